@@ -1,0 +1,38 @@
+# Everything installs itself on a fresh machine: `make demo`, `make test`, `make bench`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: deps jars lint test demo bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+deps: $(STAMP)
+
+# RocketMQ 5.3.3 jars from Maven Central into the cache (reused when present).
+jars: deps
+	$(VENV)/bin/rmq-console sandbox fetch
+
+lint: deps
+	$(VENV)/bin/ruff check console jobs tests
+	$(VENV)/bin/ruff format --check console jobs tests
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+test: lint jars
+	$(PY) -m pytest
+
+demo: jars
+	$(VENV)/bin/rmq-console demo
+
+bench: jars
+	$(PY) -m tests.benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

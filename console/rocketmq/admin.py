@@ -1,0 +1,570 @@
+"""The async admin client: name server and broker operations as typed calls.
+
+Broker operations take the broker's address (its master, `Broker.master_addr`); finding which
+brokers hold a topic or a group is the caller's business (see `console.services`), so every call
+here is exactly one request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any
+
+from . import fastjson
+from .codes import RequestCode, ResponseCode
+from .connection import ConnectionPool
+from .errors import BrokerError, ConnectError, ProtocolError, RocketMQError
+from .frame import Command
+from .models import (
+    BoundaryType,
+    Broker,
+    ClientConnection,
+    ClusterInfo,
+    ConsumeStats,
+    ConsumerConnection,
+    MessageQueue,
+    QueueConsumeStats,
+    QueueData,
+    QueueStats,
+    SendResult,
+    SubscriptionGroup,
+    TopicRoute,
+)
+from .signing import Credentials
+
+DEFAULT_TOPIC = "TBW102"
+PRODUCER_GROUP = "rmq_console_producer"
+PERM_READ_WRITE = 6
+
+
+def retry_topic(group: str) -> str:
+    return f"%RETRY%{group}"
+
+
+def dlq_topic(group: str) -> str:
+    return f"%DLQ%{group}"
+
+
+def group_topics(group: str) -> tuple[str, str]:
+    """The retry and dead-letter topics that belong to a consumer group."""
+    return retry_topic(group), dlq_topic(group)
+
+
+class AdminClient:
+    """Speaks the remoting protocol to one name server list and any broker it names."""
+
+    def __init__(
+        self,
+        namesrv: str | Sequence[str],
+        *,
+        timeout: float = 3.0,
+        credentials: Credentials | None = None,
+    ) -> None:
+        addrs = [namesrv] if isinstance(namesrv, str) else list(namesrv)
+        self.namesrv = [a.strip() for item in addrs for a in item.split(";") if a.strip()]
+        if not self.namesrv:
+            raise ValueError("no name server address given")
+        self.timeout = timeout
+        self._pool = ConnectionPool(credentials)
+        self._namesrv_index = random.randrange(len(self.namesrv))
+        self.server_versions: dict[str, int] = {}
+
+    async def __aenter__(self) -> AdminClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # ---- transport -------------------------------------------------------------------------
+
+    async def call(
+        self,
+        addr: str,
+        code: int,
+        fields: dict[str, Any] | None = None,
+        body: bytes = b"",
+        *,
+        timeout: float | None = None,
+        ok: Iterable[int] = (ResponseCode.SUCCESS,),
+    ) -> Command:
+        """One request; raises BrokerError unless the response code is in `ok`."""
+        ext = {k: _field(v) for k, v in (fields or {}).items() if v is not None}
+        resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
+        self.server_versions[addr] = resp.version
+        if resp.code not in set(ok):
+            raise BrokerError(addr, int(code), resp.code, resp.remark)
+        return resp
+
+    async def call_namesrv(
+        self, code: int, fields: dict[str, Any] | None = None, **kw: Any
+    ) -> Command:
+        """Ask the name servers in turn until one answers; its errors are final."""
+        errors: list[str] = []
+        n = len(self.namesrv)
+        for i in range(n):
+            addr = self.namesrv[(self._namesrv_index + i) % n]
+            try:
+                resp = await self.call(addr, code, fields, **kw)
+            except BrokerError:
+                raise
+            except RocketMQError as exc:
+                errors.append(str(exc))
+                continue
+            self._namesrv_index = (self._namesrv_index + i) % n
+            return resp
+        raise ConnectError(",".join(self.namesrv), "; ".join(errors))
+
+    # ---- name server -------------------------------------------------------------------------
+
+    async def cluster_info(self) -> ClusterInfo:
+        resp = await self.call_namesrv(RequestCode.GET_BROKER_CLUSTER_INFO)
+        body = _body(resp)
+        brokers = {
+            str(name): _broker(data) for name, data in _dict(body.get("brokerAddrTable")).items()
+        }
+        clusters = {
+            str(name): sorted(str(b) for b in _list(members))
+            for name, members in _dict(body.get("clusterAddrTable")).items()
+        }
+        return ClusterInfo(brokers=brokers, clusters=clusters)
+
+    async def topic_list(self) -> list[str]:
+        resp = await self.call_namesrv(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        return sorted(str(t) for t in _list(_body(resp).get("topicList")))
+
+    async def topics_by_cluster(self, cluster: str) -> list[str]:
+        resp = await self.call_namesrv(RequestCode.GET_TOPICS_BY_CLUSTER, {"cluster": cluster})
+        return sorted(str(t) for t in _list(_body(resp).get("topicList")))
+
+    async def topic_route(self, topic: str) -> TopicRoute:
+        resp = await self.call_namesrv(
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic, "acceptStandardJsonOnly": True}
+        )
+        body = _body(resp)
+        queues = [
+            QueueData(
+                broker_name=str(q.get("brokerName", "")),
+                read_queue_nums=int(q.get("readQueueNums", 0)),
+                write_queue_nums=int(q.get("writeQueueNums", 0)),
+                perm=int(q.get("perm", 0)),
+                topic_sys_flag=int(q.get("topicSysFlag", 0)),
+            )
+            for q in map(_dict, _list(body.get("queueDatas")))
+        ]
+        brokers = [_broker(b) for b in _list(body.get("brokerDatas"))]
+        return TopicRoute(
+            topic=topic,
+            brokers=sorted(brokers, key=lambda b: b.name),
+            queues=sorted(queues, key=lambda q: q.broker_name),
+        )
+
+    # ---- broker: read side -------------------------------------------------------------------
+
+    async def broker_config(self, addr: str) -> dict[str, str]:
+        resp = await self.call(addr, RequestCode.GET_BROKER_CONFIG)
+        return _properties(resp.body.decode("utf-8", errors="replace"))
+
+    async def broker_runtime(self, addr: str) -> dict[str, str]:
+        resp = await self.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        return {str(k): str(v) for k, v in _dict(_body(resp).get("table")).items()}
+
+    async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
+        resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic})
+        out: dict[MessageQueue, QueueStats] = {}
+        for key, value in _dict(_body(resp).get("offsetTable")).items():
+            mq = _message_queue(key)
+            v = _dict(value)
+            out[mq] = QueueStats(
+                queue=mq,
+                min_offset=int(v.get("minOffset", 0)),
+                max_offset=int(v.get("maxOffset", 0)),
+                last_update_timestamp=int(v.get("lastUpdateTimestamp", 0)),
+            )
+        return dict(sorted(out.items()))
+
+    async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
+        resp = await self.call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        table = _dict(_body(resp).get("subscriptionGroupTable"))
+        out: dict[str, SubscriptionGroup] = {}
+        for name, cfg in table.items():
+            c = _dict(cfg)
+            out[str(name)] = SubscriptionGroup(
+                name=str(c.get("groupName", name)),
+                consume_enable=bool(c.get("consumeEnable", True)),
+                consume_broadcast_enable=bool(c.get("consumeBroadcastEnable", True)),
+                consume_message_orderly=bool(c.get("consumeMessageOrderly", False)),
+                retry_queue_nums=int(c.get("retryQueueNums", 1)),
+                retry_max_times=int(c.get("retryMaxTimes", 16)),
+            )
+        return dict(sorted(out.items()))
+
+    async def consume_stats(
+        self, addr: str, group: str, topic: str | None = None
+    ) -> ConsumeStats:
+        resp = await self.call(
+            addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group, "topic": topic}
+        )
+        body = _body(resp)
+        queues: dict[MessageQueue, QueueConsumeStats] = {}
+        for key, value in _dict(body.get("offsetTable")).items():
+            mq = _message_queue(key)
+            v = _dict(value)
+            pull = v.get("pullOffset")
+            queues[mq] = QueueConsumeStats(
+                queue=mq,
+                broker_offset=int(v.get("brokerOffset", 0)),
+                consumer_offset=int(v.get("consumerOffset", 0)),
+                pull_offset=int(pull) if pull is not None else None,
+                last_timestamp=int(v.get("lastTimestamp", 0)),
+            )
+        return ConsumeStats(
+            queues=dict(sorted(queues.items())), consume_tps=float(body.get("consumeTps", 0.0))
+        )
+
+    async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
+        """Who is online; a group with no live client comes back with no clients."""
+        try:
+            resp = await self.call(
+                addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group}
+            )
+        except BrokerError as exc:
+            if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
+                return ConsumerConnection([], None, None, None)
+            raise
+        body = _body(resp)
+        clients = [
+            ClientConnection(
+                client_id=str(c.get("clientId", "")),
+                client_addr=str(c.get("clientAddr", "")),
+                language=str(c.get("language", "")),
+                version=int(c.get("version", 0)),
+            )
+            for c in map(_dict, _list(body.get("connectionSet")))
+        ]
+        subs = {
+            str(t): str(_dict(s).get("subString", "*"))
+            for t, s in _dict(body.get("subscriptionTable")).items()
+        }
+        return ConsumerConnection(
+            clients=sorted(clients, key=lambda c: c.client_id),
+            consume_type=_opt_str(body.get("consumeType")),
+            message_model=_opt_str(body.get("messageModel")),
+            consume_from_where=_opt_str(body.get("consumeFromWhere")),
+            subscriptions=subs,
+        )
+
+    async def query_consumer_offset(
+        self, addr: str, group: str, topic: str, queue_id: int
+    ) -> int | None:
+        """The committed offset, or None when the group never committed on that queue."""
+        resp = await self.call(
+            addr,
+            RequestCode.QUERY_CONSUMER_OFFSET,
+            {
+                "consumerGroup": group,
+                "topic": topic,
+                "queueId": queue_id,
+                "setZeroIfNotFound": False,
+            },
+            ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
+        )
+        if resp.code == ResponseCode.QUERY_NOT_FOUND:
+            return None
+        return _ext_int(resp, "offset")
+
+    async def min_offset(self, addr: str, topic: str, queue_id: int) -> int:
+        resp = await self.call(
+            addr, RequestCode.GET_MIN_OFFSET, {"topic": topic, "queueId": queue_id}
+        )
+        return _ext_int(resp, "offset")
+
+    async def max_offset(self, addr: str, topic: str, queue_id: int) -> int:
+        resp = await self.call(
+            addr, RequestCode.GET_MAX_OFFSET, {"topic": topic, "queueId": queue_id}
+        )
+        return _ext_int(resp, "offset")
+
+    async def search_offset(
+        self,
+        addr: str,
+        topic: str,
+        queue_id: int,
+        timestamp_ms: int,
+        boundary: BoundaryType = BoundaryType.LOWER,
+    ) -> int:
+        resp = await self.call(
+            addr,
+            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
+            {
+                "topic": topic,
+                "queueId": queue_id,
+                "timestamp": timestamp_ms,
+                "boundaryType": boundary.value,
+            },
+        )
+        return _ext_int(resp, "offset")
+
+    async def earliest_store_time(self, addr: str, topic: str, queue_id: int) -> int | None:
+        """Store time (epoch ms) of the first available message; None for an empty queue."""
+        resp = await self.call(
+            addr, RequestCode.GET_EARLIEST_MSG_STORETIME, {"topic": topic, "queueId": queue_id}
+        )
+        ts = _ext_int(resp, "timestamp")
+        return ts if ts > 0 else None
+
+    async def server_side_reset(self, addr: str) -> bool:
+        """Whether the broker resets offsets itself (5.1+ `useServerSideResetOffset`)."""
+        return self._truthy((await self.broker_config(addr)).get("useServerSideResetOffset"))
+
+    @staticmethod
+    def _truthy(value: str | None) -> bool:
+        return (value or "").strip().lower() == "true"
+
+    # ---- broker: write side ------------------------------------------------------------------
+
+    async def update_consumer_offset(
+        self, addr: str, group: str, topic: str, queue_id: int, offset: int
+    ) -> None:
+        """Commit `offset` and confirm: a broker with a pending server-side reset acknowledges
+        the update without applying it, so the stored value is read back and compared."""
+        resp = await self.call(
+            addr,
+            RequestCode.UPDATE_CONSUMER_OFFSET,
+            {"consumerGroup": group, "topic": topic, "queueId": queue_id, "commitOffset": offset},
+        )
+        stored = await self.query_consumer_offset(addr, group, topic, queue_id)
+        if stored != offset:
+            why = resp.remark or "the broker kept another value"
+            raise BrokerError(
+                addr,
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                ResponseCode.SUCCESS,
+                f"offset of {group} on {topic}:{queue_id} is {stored}, not {offset} ({why})",
+            )
+
+    async def reset_offset(
+        self,
+        addr: str,
+        group: str,
+        topic: str,
+        *,
+        timestamp_ms: int = -1,
+        queue_id: int = -1,
+        offset: int | None = None,
+        force: bool = True,
+    ) -> dict[MessageQueue, int]:
+        """INVOKE_BROKER_TO_RESET_OFFSET: the broker's own reset path (server-side on 5.2+,
+        client push on older brokers). Returns the new offset per queue as the broker reports."""
+        resp = await self.call(
+            addr,
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+            {
+                "group": group,
+                "topic": topic,
+                "timestamp": timestamp_ms,
+                "isForce": force,
+                "queueId": queue_id,
+                "offset": -1 if offset is None else offset,
+            },
+        )
+        table = _dict(_body(resp).get("offsetTable")) if resp.body else {}
+        return dict(sorted((_message_queue(k), int(v)) for k, v in table.items()))
+
+    async def clone_group_offset(
+        self, addr: str, src_group: str, dest_group: str, topic: str, *, offline: bool
+    ) -> None:
+        await self.call(
+            addr,
+            RequestCode.CLONE_GROUP_OFFSET,
+            {"srcGroup": src_group, "destGroup": dest_group, "topic": topic, "offline": offline},
+        )
+
+    async def create_topic(
+        self,
+        addr: str,
+        topic: str,
+        *,
+        read_queues: int = 4,
+        write_queues: int = 4,
+        perm: int = PERM_READ_WRITE,
+    ) -> None:
+        await self.call(
+            addr,
+            RequestCode.UPDATE_AND_CREATE_TOPIC,
+            {
+                "topic": topic,
+                "defaultTopic": DEFAULT_TOPIC,
+                "readQueueNums": read_queues,
+                "writeQueueNums": write_queues,
+                "perm": perm,
+                "topicFilterType": "SINGLE_TAG",
+                "topicSysFlag": 0,
+                "order": False,
+            },
+        )
+
+    async def create_group(
+        self,
+        addr: str,
+        group: str,
+        *,
+        broadcast_enable: bool = True,
+        retry_max_times: int = 16,
+        retry_queue_nums: int = 1,
+        orderly: bool = False,
+    ) -> None:
+        config = {
+            "groupName": group,
+            "consumeEnable": True,
+            "consumeFromMinEnable": True,
+            "consumeBroadcastEnable": broadcast_enable,
+            "consumeMessageOrderly": orderly,
+            "retryQueueNums": retry_queue_nums,
+            "retryMaxTimes": retry_max_times,
+        }
+        body = json.dumps(config).encode()
+        await self.call(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body)
+
+    async def send_message(
+        self,
+        addr: str,
+        topic: str,
+        queue_id: int,
+        body: bytes,
+        *,
+        tags: str | None = None,
+        keys: str | None = None,
+        producer_group: str = PRODUCER_GROUP,
+    ) -> SendResult:
+        props = {"WAIT": "true"}
+        if tags:
+            props["TAGS"] = tags
+        if keys:
+            props["KEYS"] = keys
+        properties = "".join(f"{k}\x01{v}\x02" for k, v in props.items())
+        resp = await self.call(
+            addr,
+            RequestCode.SEND_MESSAGE,
+            {
+                "producerGroup": producer_group,
+                "topic": topic,
+                "defaultTopic": DEFAULT_TOPIC,
+                "defaultTopicQueueNums": 4,
+                "queueId": queue_id,
+                "sysFlag": 0,
+                "bornTimestamp": int(time.time() * 1000),
+                "flag": 0,
+                "properties": properties,
+                "reconsumeTimes": 0,
+                "unitMode": False,
+                "batch": False,
+            },
+            body,
+        )
+        return SendResult(
+            msg_id=resp.ext_fields.get("msgId", ""),
+            topic=topic,
+            queue_id=_ext_int(resp, "queueId"),
+            queue_offset=_ext_int(resp, "queueOffset"),
+        )
+
+    # ---- fan-out helpers ----------------------------------------------------------------------
+
+    async def master_addrs(self) -> dict[str, str]:
+        """Master address of every broker the name servers list, by broker name."""
+        info = await self.cluster_info()
+        return {n: b.master_addr for n, b in sorted(info.brokers.items()) if b.master_addr}
+
+    async def gather(self, *aws: Any) -> list[Any]:
+        """Run requests concurrently; each result is a value or the exception it raised."""
+        return list(await asyncio.gather(*aws, return_exceptions=True))
+
+
+# ---- body helpers --------------------------------------------------------------------------------
+
+
+def _field(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _body(resp: Command) -> dict[Any, Any]:
+    if not resp.body:
+        return {}
+    value = fastjson.loads(resp.body)
+    if not isinstance(value, dict):
+        raise ProtocolError(f"response body of {resp.code} is not an object")
+    return value
+
+
+def _dict(value: Any) -> dict[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ProtocolError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProtocolError(f"expected an array, got {type(value).__name__}")
+    return value
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _ext_int(resp: Command, name: str) -> int:
+    raw = resp.ext_fields.get(name)
+    try:
+        return int(raw) if raw is not None else 0
+    except ValueError:
+        raise ProtocolError(f"response field {name!r} is not an integer: {raw!r}") from None
+
+
+def _broker(data: Any) -> Broker:
+    d = _dict(data)
+    addrs = {int(k): str(v) for k, v in _dict(d.get("brokerAddrs")).items()}
+    return Broker(name=str(d.get("brokerName", "")), cluster=str(d.get("cluster", "")), addrs=addrs)
+
+
+def _message_queue(key: Any) -> MessageQueue:
+    if not isinstance(key, tuple):
+        raise ProtocolError(f"expected a MessageQueue key, got {key!r}")
+    fields = fastjson.object_key_fields(key)
+    try:
+        return MessageQueue(
+            topic=str(fields["topic"]),
+            broker_name=str(fields["brokerName"]),
+            queue_id=int(fields["queueId"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise ProtocolError(f"not a MessageQueue key: {fields!r}") from None
+
+
+def _properties(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        out[key.strip()] = value.strip()
+    return out

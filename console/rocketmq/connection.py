@@ -1,0 +1,173 @@
+"""One TCP connection per server address, requests multiplexed by opaque.
+
+Many requests can be in flight on one connection: each gets a future keyed by its opaque, and a
+single reader task resolves them as responses arrive in any order. A connection that the server
+closed (idle timeout, restart) is replaced on the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+
+from . import frame
+from .codes import FLAG_ONEWAY, FLAG_RESPONSE, ResponseCode
+from .errors import ConnectError, ConnectionLost, ProtocolError, RequestTimeout
+from .frame import Command
+from .signing import Credentials, sign
+
+log = logging.getLogger(__name__)
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not a host:port address: {addr!r}")
+    return host, int(port)
+
+
+class Connection:
+    def __init__(self, addr: str, opaques: itertools.count[int]) -> None:
+        self.addr = addr
+        self._opaques = opaques
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, asyncio.Future[Command]] = {}
+        self._read_task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        return self._writer is not None and not self._writer.is_closing()
+
+    async def open(self, timeout: float) -> None:
+        async with self._lock:
+            if self.is_open:
+                return
+            try:
+                host, port = split_addr(self.addr)
+            except ValueError as exc:
+                raise ConnectError(self.addr, str(exc)) from None
+            try:
+                async with asyncio.timeout(timeout):
+                    self._reader, self._writer = await asyncio.open_connection(host, port)
+            except TimeoutError:
+                raise ConnectError(self.addr, f"no answer within {timeout:g}s") from None
+            except OSError as exc:
+                raise ConnectError(self.addr, exc.strerror or str(exc)) from None
+            self._read_task = asyncio.create_task(self._read_loop(), name=f"rmq-read {self.addr}")
+
+    async def request(self, cmd: Command, timeout: float) -> Command:
+        if not self.is_open:
+            await self.open(timeout)
+        assert self._writer is not None
+        cmd.opaque = next(self._opaques) & 0x7FFFFFFF
+        future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
+        self._pending[cmd.opaque] = future
+        try:
+            self._writer.write(frame.encode(cmd))
+            async with asyncio.timeout(timeout):
+                await self._writer.drain()
+                return await future
+        except TimeoutError:
+            raise RequestTimeout(self.addr, cmd.code, timeout) from None
+        except (ConnectionError, OSError) as exc:
+            self._fail_all(ConnectionLost(self.addr, str(exc)))
+            raise ConnectionLost(self.addr, str(exc)) from None
+        finally:
+            self._pending.pop(cmd.opaque, None)
+
+    async def _read_loop(self) -> None:
+        assert self._reader is not None
+        reason = "closed by the server"
+        try:
+            while True:
+                prefix = await self._reader.readexactly(4)
+                length = frame.frame_length(prefix)
+                cmd = frame.decode(await self._reader.readexactly(length))
+                if cmd.flag & FLAG_RESPONSE:
+                    future = self._pending.get(cmd.opaque)
+                    if future is not None and not future.done():
+                        future.set_result(cmd)
+                elif not cmd.flag & FLAG_ONEWAY:
+                    self._refuse(cmd)
+        except asyncio.IncompleteReadError:
+            pass
+        except ProtocolError as exc:
+            # After a bad frame the stream position is unknown: drop the connection.
+            reason = f"protocol error: {exc}"
+            log.warning("%s: %s", self.addr, reason)
+        except (ConnectionError, OSError) as exc:
+            reason = str(exc)
+        self._fail_all(ConnectionLost(self.addr, reason))
+        self._close_transport()
+
+    def _refuse(self, cmd: Command) -> None:
+        """An admin client serves no requests; say so rather than leave the server waiting."""
+        reply = Command(
+            code=ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+            opaque=cmd.opaque,
+            flag=FLAG_RESPONSE,
+            remark=f"request code {cmd.code} not supported by an admin client",
+        )
+        if self._writer is not None:
+            self._writer.write(frame.encode(reply))
+
+    def _fail_all(self, exc: Exception) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(exc)
+        self._pending.clear()
+
+    def _close_transport(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self._writer = None
+        self._reader = None
+
+    async def close(self) -> None:
+        task = self._read_task
+        self._read_task = None
+        self._fail_all(ConnectionLost(self.addr, "closed by the client"))
+        writer = self._writer
+        self._close_transport()
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+
+class ConnectionPool:
+    """Connections by address, shared by every request of one client."""
+
+    def __init__(self, credentials: Credentials | None = None) -> None:
+        self._connections: dict[str, Connection] = {}
+        self._opaques = itertools.count(1)
+        self._credentials = credentials
+
+    async def request(
+        self,
+        addr: str,
+        code: int,
+        fields: dict[str, str] | None,
+        body: bytes,
+        timeout: float,
+    ) -> Command:
+        ext = dict(fields or {})
+        if self._credentials is not None:
+            ext = sign(self._credentials, ext, body)
+        cmd = Command(code=code, ext_fields=ext, body=body)
+        conn = self._connections.get(addr)
+        if conn is None:
+            conn = self._connections[addr] = Connection(addr, self._opaques)
+        return await conn.request(cmd, timeout)
+
+    async def close(self) -> None:
+        conns = list(self._connections.values())
+        self._connections.clear()
+        await asyncio.gather(*(c.close() for c in conns))

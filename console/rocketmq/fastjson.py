@@ -1,0 +1,164 @@
+"""A tolerant parser for the JSON that fastjson 1.x writes.
+
+fastjson writes a map key that is not a String as its JSON value: `{0:"addr"}` for Long keys and
+`{{"brokerName":"b","queueId":0,"topic":"T"}:{...}}` for MessageQueue keys. Standard JSON parsers
+reject both, so objects here accept any value as a key. Keys come back hashable: strings stay
+strings, numbers become int/float, objects become an `ObjectKey` (sorted field/value pairs) and
+arrays become tuples. Everything else is standard JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json.decoder import scanstring
+from typing import Any
+
+from .errors import ProtocolError
+
+ObjectKey = tuple[tuple[Any, Any], ...]
+
+MAX_DEPTH = 64
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse one fastjson document. Raises ProtocolError on anything that is not one."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"body is not UTF-8: {exc}") from None
+    # Most bodies are standard JSON; the C parser takes those much faster.
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    parser = _Parser(text)
+    value = parser.document()
+    return value
+
+
+def object_key_fields(key: ObjectKey) -> dict[str, Any]:
+    """The fields of an object that stood in key position."""
+    return {str(k): v for k, v in key}
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted(((k, _freeze(v)) for k, v in value.items()), key=_sort_key))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _sort_key(item: tuple[Any, Any]) -> tuple[str, str]:
+    k = item[0]
+    return (type(k).__name__, repr(k))
+
+
+class _Parser:
+    __slots__ = ("text", "pos")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, what: str) -> ProtocolError:
+        snippet = self.text[self.pos : self.pos + 20]
+        return ProtocolError(f"bad fastjson at char {self.pos}: {what} (near {snippet!r})")
+
+    def skip_ws(self) -> None:
+        m = _WS.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+
+    def document(self) -> Any:
+        value = self.value(0)
+        self.skip_ws()
+        if self.pos != len(self.text):
+            raise self.fail("trailing data")
+        return value
+
+    def value(self, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise self.fail(f"nesting deeper than {MAX_DEPTH}")
+        self.skip_ws()
+        if self.pos >= len(self.text):
+            raise self.fail("unexpected end")
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self.object(depth)
+        if ch == "[":
+            return self.array(depth)
+        if ch == '"':
+            return self.string()
+        if ch == "-" or ch.isdigit():
+            return self.number()
+        for word, literal in _LITERALS.items():
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return literal
+        raise self.fail("unexpected character")
+
+    def string(self) -> str:
+        try:
+            s, end = scanstring(self.text, self.pos + 1, True)
+        except ValueError as exc:
+            raise self.fail(f"bad string: {exc}") from None
+        self.pos = end
+        return s
+
+    def number(self) -> int | float:
+        m = _NUMBER.match(self.text, self.pos)
+        if not m or m.end() == self.pos:
+            raise self.fail("bad number")
+        self.pos = m.end()
+        if m.group(1) or m.group(2):
+            return float(m.group(0))
+        return int(m.group(0))
+
+    def array(self, depth: int) -> list[Any]:
+        self.pos += 1
+        items: list[Any] = []
+        self.skip_ws()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return items
+        while True:
+            items.append(self.value(depth + 1))
+            self.skip_ws()
+            ch = self.text[self.pos : self.pos + 1]
+            self.pos += 1
+            if ch == ",":
+                continue
+            if ch == "]":
+                return items
+            self.pos -= 1
+            raise self.fail("expected ',' or ']'")
+
+    def object(self, depth: int) -> dict[Any, Any]:
+        self.pos += 1
+        result: dict[Any, Any] = {}
+        self.skip_ws()
+        if self.text.startswith("}", self.pos):
+            self.pos += 1
+            return result
+        while True:
+            key = _freeze(self.value(depth + 1))
+            self.skip_ws()
+            if not self.text.startswith(":", self.pos):
+                raise self.fail("expected ':'")
+            self.pos += 1
+            result[key] = self.value(depth + 1)
+            self.skip_ws()
+            ch = self.text[self.pos : self.pos + 1]
+            self.pos += 1
+            if ch == ",":
+                continue
+            if ch == "}":
+                return result
+            self.pos -= 1
+            raise self.fail("expected ',' or '}'")

@@ -1,0 +1,136 @@
+"""Typed results of admin operations: what the broker and name server answer, and nothing more."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+MASTER_ID = 0
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class MessageQueue:
+    topic: str
+    broker_name: str
+    queue_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """One broker set (a master and its slaves) as the name server lists it."""
+
+    name: str
+    cluster: str
+    addrs: dict[int, str]
+
+    @property
+    def master_addr(self) -> str | None:
+        return self.addrs.get(MASTER_ID)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    brokers: dict[str, Broker]
+    clusters: dict[str, list[str]]
+
+    def brokers_of(self, cluster: str) -> list[Broker]:
+        return [self.brokers[n] for n in sorted(self.clusters.get(cluster, [])) if n in self.brokers]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueData:
+    broker_name: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int
+    topic_sys_flag: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRoute:
+    topic: str
+    brokers: list[Broker]
+    queues: list[QueueData]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """Broker offsets of one queue: min offset, max offset (next to write), last store time."""
+
+    queue: MessageQueue
+    min_offset: int
+    max_offset: int
+    last_update_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueConsumeStats:
+    """One queue of GET_CONSUME_STATS. consumer_offset is 0 when nothing is committed (broker's rule)."""
+
+    queue: MessageQueue
+    broker_offset: int
+    consumer_offset: int
+    pull_offset: int | None
+    last_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeStats:
+    queues: dict[MessageQueue, QueueConsumeStats]
+    consume_tps: float
+
+
+class MessageModel(StrEnum):
+    CLUSTERING = "CLUSTERING"
+    BROADCASTING = "BROADCASTING"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConnection:
+    client_id: str
+    client_addr: str
+    language: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerConnection:
+    """Who is online for a group right now; an empty `clients` list means offline."""
+
+    clients: list[ClientConnection]
+    consume_type: str | None
+    message_model: str | None
+    consume_from_where: str | None
+    subscriptions: dict[str, str] = field(default_factory=dict)  # topic -> expression
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionGroup:
+    name: str
+    consume_enable: bool
+    consume_broadcast_enable: bool
+    consume_message_orderly: bool
+    retry_queue_nums: int
+    retry_max_times: int
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    msg_id: str
+    topic: str
+    queue_id: int
+    queue_offset: int
+
+
+class BoundaryType(StrEnum):
+    """Which message a timestamp search lands on when several share or straddle the time."""
+
+    LOWER = "LOWER"  # first message stored at or after the timestamp
+    UPPER = "UPPER"  # last message stored at or before the timestamp
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What a response header says about the server: its MQVersion ordinal."""
+
+    version: int
