@@ -25,8 +25,9 @@ from .models import (
     Broker,
     ClientConnection,
     ClusterInfo,
-    ConsumeStats,
     ConsumerConnection,
+    ConsumeStats,
+    ConsumeTimeSpan,
     MessageQueue,
     QueueConsumeStats,
     QueueData,
@@ -112,7 +113,7 @@ class AdminClient:
         self, code: int, fields: dict[str, Any] | None = None, **kw: Any
     ) -> Command:
         """Ask the name servers in turn until one answers; its errors are final."""
-        errors: list[str] = []
+        errors: list[RocketMQError] = []
         n = len(self.namesrv)
         for i in range(n):
             addr = self.namesrv[(self._namesrv_index + i) % n]
@@ -121,11 +122,13 @@ class AdminClient:
             except BrokerError:
                 raise
             except RocketMQError as exc:
-                errors.append(str(exc))
+                errors.append(exc)
                 continue
             self._namesrv_index = (self._namesrv_index + i) % n
             return resp
-        raise ConnectError(",".join(self.namesrv), "; ".join(errors))
+        if len(errors) == 1:
+            raise errors[0]
+        raise ConnectError(",".join(self.namesrv), "; ".join(str(e) for e in errors))
 
     # ---- name server -------------------------------------------------------------------------
 
@@ -198,22 +201,29 @@ class AdminClient:
     async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
         resp = await self.call(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
         table = _dict(_body(resp).get("subscriptionGroupTable"))
-        out: dict[str, SubscriptionGroup] = {}
-        for name, cfg in table.items():
-            c = _dict(cfg)
-            out[str(name)] = SubscriptionGroup(
-                name=str(c.get("groupName", name)),
-                consume_enable=bool(c.get("consumeEnable", True)),
-                consume_broadcast_enable=bool(c.get("consumeBroadcastEnable", True)),
-                consume_message_orderly=bool(c.get("consumeMessageOrderly", False)),
-                retry_queue_nums=int(c.get("retryQueueNums", 1)),
-                retry_max_times=int(c.get("retryMaxTimes", 16)),
+        out = {str(name): _subscription_group(str(name), _dict(c)) for name, c in table.items()}
+        return dict(sorted(out.items()))
+
+    async def consume_time_span(
+        self, addr: str, topic: str, group: str
+    ) -> dict[MessageQueue, ConsumeTimeSpan]:
+        """Per queue: earliest, latest and last-consumed store times, and how far behind."""
+        resp = await self.call(
+            addr, RequestCode.QUERY_CONSUME_TIME_SPAN, {"topic": topic, "group": group}
+        )
+        out: dict[MessageQueue, ConsumeTimeSpan] = {}
+        for item in map(_dict, _list(_body(resp).get("consumeTimeSpanSet"))):
+            mq = _message_queue(_freeze_key(item.get("messageQueue")))
+            out[mq] = ConsumeTimeSpan(
+                queue=mq,
+                min_timestamp=int(item.get("minTimeStamp", 0)),
+                max_timestamp=int(item.get("maxTimeStamp", 0)),
+                consume_timestamp=int(item.get("consumeTimeStamp", 0)),
+                delay_ms=int(item.get("delayTime", 0)),
             )
         return dict(sorted(out.items()))
 
-    async def consume_stats(
-        self, addr: str, group: str, topic: str | None = None
-    ) -> ConsumeStats:
+    async def consume_stats(self, addr: str, group: str, topic: str | None = None) -> ConsumeStats:
         resp = await self.call(
             addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group, "topic": topic}
         )
@@ -557,6 +567,24 @@ def _message_queue(key: Any) -> MessageQueue:
         )
     except (KeyError, TypeError, ValueError):
         raise ProtocolError(f"not a MessageQueue key: {fields!r}") from None
+
+
+def _subscription_group(name: str, c: dict[Any, Any]) -> SubscriptionGroup:
+    return SubscriptionGroup(
+        name=str(c.get("groupName", name)),
+        consume_enable=bool(c.get("consumeEnable", True)),
+        consume_broadcast_enable=bool(c.get("consumeBroadcastEnable", True)),
+        consume_message_orderly=bool(c.get("consumeMessageOrderly", False)),
+        retry_queue_nums=int(c.get("retryQueueNums", 1)),
+        retry_max_times=int(c.get("retryMaxTimes", 16)),
+    )
+
+
+def _freeze_key(value: Any) -> Any:
+    """A MessageQueue written as a plain (standard JSON) object, made into key form."""
+    if isinstance(value, dict):
+        return tuple(sorted(value.items()))
+    return value
 
 
 def _properties(text: str) -> dict[str, str]:

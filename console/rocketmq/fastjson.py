@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
 from typing import Any
 
 from .errors import ProtocolError
@@ -23,6 +22,9 @@ MAX_DEPTH = 64
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+# The C string scanner json itself uses; not in the typeshed stubs, so looked up once here.
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 
 
 def loads(data: bytes | str) -> Any:
@@ -105,11 +107,11 @@ class _Parser:
 
     def string(self) -> str:
         try:
-            s, end = scanstring(self.text, self.pos + 1, True)
+            s, end = _scanstring(self.text, self.pos + 1, True)
         except ValueError as exc:
             raise self.fail(f"bad string: {exc}") from None
         self.pos = end
-        return s
+        return str(s)
 
     def number(self) -> int | float:
         m = _NUMBER.match(self.text, self.pos)

@@ -1,8 +1,8 @@
 """The remoting frame: length-prefixed header (JSON or ROCKETMQ binary) plus an opaque body.
 
-    int32 length = 4 + headerLen + bodyLen   (big-endian, does not count itself)
-    int32 (serializeType << 24) | headerLen
-    header, body
+int32 length = 4 + headerLen + bodyLen   (big-endian, does not count itself)
+int32 (serializeType << 24) | headerLen
+header, body
 """
 
 from __future__ import annotations
@@ -74,7 +74,10 @@ def encode(cmd: Command) -> bytes:
         header["remark"] = cmd.remark
     if cmd.ext_fields:
         header["extFields"] = cmd.ext_fields
-    raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    try:
+        raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ProtocolError(f"header field is not encodable as UTF-8: {exc}") from None
     total = 4 + len(raw) + len(cmd.body)
     if total > MAX_FRAME:
         raise ProtocolError(f"frame of {total} bytes exceeds the {MAX_FRAME}-byte limit")
@@ -83,7 +86,7 @@ def encode(cmd: Command) -> bytes:
 
 def frame_length(prefix: bytes) -> int:
     """Validate the 4-byte length prefix and return how many bytes follow it."""
-    (length,) = struct.unpack(">i", prefix)
+    length: int = struct.unpack(">i", prefix)[0]
     if length < 4:
         raise ProtocolError(f"frame length {length} is shorter than its header-length field")
     if length > MAX_FRAME:

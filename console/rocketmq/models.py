@@ -34,7 +34,9 @@ class ClusterInfo:
     clusters: dict[str, list[str]]
 
     def brokers_of(self, cluster: str) -> list[Broker]:
-        return [self.brokers[n] for n in sorted(self.clusters.get(cluster, [])) if n in self.brokers]
+        return [
+            self.brokers[n] for n in sorted(self.clusters.get(cluster, [])) if n in self.brokers
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ class QueueStats:
 
 @dataclass(frozen=True, slots=True)
 class QueueConsumeStats:
-    """One queue of GET_CONSUME_STATS. consumer_offset is 0 when nothing is committed (broker's rule)."""
+    """One queue of GET_CONSUME_STATS; consumer_offset is 0 when nothing is committed there."""
 
     queue: MessageQueue
     broker_offset: int
@@ -78,6 +80,17 @@ class QueueConsumeStats:
 class ConsumeStats:
     queues: dict[MessageQueue, QueueConsumeStats]
     consume_tps: float
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeTimeSpan:
+    """Store times around a group's position on one queue (QUERY_CONSUME_TIME_SPAN)."""
+
+    queue: MessageQueue
+    min_timestamp: int
+    max_timestamp: int
+    consume_timestamp: int
+    delay_ms: int  # now - store time of the first unconsumed message; 0 when caught up
 
 
 class MessageModel(StrEnum):

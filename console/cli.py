@@ -1,7 +1,0 @@
-"""Command-line entry point."""
-
-from __future__ import annotations
-
-
-def main(argv: list[str] | None = None) -> int:
-    raise SystemExit("not yet")

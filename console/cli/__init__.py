@@ -1,0 +1,66 @@
+"""`rmq-console`: the console (no subcommand) and its non-interactive commands.
+
+Each module in COMMAND_MODULES adds its subcommands through `register(subparsers)`. Modules keep
+heavy imports (Textual, PySpark) inside their handlers so that `rmq-console lag` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from console import __version__
+from console.cli.target import add_target_arguments
+from console.config import ConfigError
+from console.rocketmq.errors import RocketMQError
+
+COMMAND_MODULES = ("console.cli.browse",)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rmq-console",
+        description="Terminal operations console for Apache RocketMQ consumer offsets. "
+        "Without a command, opens the console.",
+    )
+    parser.add_argument("--version", action="version", version=f"rmq-console {__version__}")
+    add_target_arguments(parser)
+    parser.set_defaults(handler=_open_console)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def _open_console(args: argparse.Namespace) -> int:
+    from console.ui.main import run_console
+
+    status: int = run_console(args)
+    return status
+
+
+def run_async(coro: Coroutine[Any, Any, int]) -> int:
+    return asyncio.run(coro)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except (ConfigError, RocketMQError, ValueError) as exc:
+        print(f"rmq-console: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

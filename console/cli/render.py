@@ -1,0 +1,55 @@
+"""Plain-text tables and JSON for the non-interactive commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO = sys.stdout) -> None:
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    numeric = [
+        all(_is_number(row[i]) for row in rows if row[i] is not None) and bool(rows)
+        for i in range(len(headers))
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    out.write(line(list(headers)) + "\n")
+    for row in cells:
+        out.write(line(row) + "\n")
+
+
+def dump_json(value: Any, out: TextIO = sys.stdout) -> None:
+    json.dump(value, out, indent=2, sort_keys=False)
+    out.write("\n")
+
+
+def timestamp(ms: int) -> str | None:
+    """Epoch ms as ISO 8601 UTC; None for 0 (the broker's "unknown")."""
+    if ms <= 0:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

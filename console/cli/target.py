@@ -1,0 +1,75 @@
+"""Which cluster a command talks to: `--namesrv HOST:PORT` or `--cluster NAME` from the config."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from console.config import ClusterConfig, Config, ConfigError, load_config
+from console.rocketmq.admin import AdminClient
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    cluster: ClusterConfig
+    config: Config
+
+    def admin(self) -> AdminClient:
+        creds = self.cluster.credentials.resolve() if self.cluster.credentials else None
+        return AdminClient(
+            list(self.cluster.namesrv), timeout=self.config.timeout, credentials=creds
+        )
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """The cluster options. Subcommands take them too (`rmq-console lag --namesrv …`); there
+    they default to SUPPRESS so they do not overwrite what was given before the subcommand."""
+    kw: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    group = parser.add_argument_group("cluster")
+    group.add_argument(
+        "--namesrv", metavar="HOST:PORT", help="name server address(es), ';'-separated", **kw
+    )
+    group.add_argument("--cluster", metavar="NAME", help="a cluster named in the config file", **kw)
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="config file (default: $RMQ_CONSOLE_CONFIG or ~/.config/rmq-console/config.yaml)",
+        **kw,
+    )
+    group.add_argument("--timeout", type=float, metavar="SECONDS", help="request timeout", **kw)
+
+
+def target_parent() -> argparse.ArgumentParser:
+    """A parent parser that gives a subcommand the cluster options."""
+    parent = argparse.ArgumentParser(add_help=False)
+    add_target_arguments(parent, suppress=True)
+    return parent
+
+
+def resolve_target(args: argparse.Namespace) -> Target:
+    from pathlib import Path
+
+    config = load_config(Path(args.config) if getattr(args, "config", None) else None)
+    if getattr(args, "timeout", None):
+        from dataclasses import replace
+
+        config = replace(config, timeout=float(args.timeout))
+    if getattr(args, "namesrv", None):
+        addrs = tuple(a.strip() for a in args.namesrv.split(";") if a.strip())
+        cluster = ClusterConfig(name=args.namesrv, namesrv=addrs)
+        if getattr(args, "cluster", None):
+            # --namesrv with --cluster: the RocketMQ cluster name inside that name server.
+            cluster = ClusterConfig(name=args.cluster, namesrv=addrs, rocketmq_cluster=args.cluster)
+        return Target(cluster, config)
+    if getattr(args, "cluster", None):
+        return Target(config.cluster(args.cluster), config)
+    if len(config.clusters) == 1:
+        return Target(config.clusters[0], config)
+    if not config.clusters:
+        raise ConfigError(
+            "no cluster given: use --namesrv HOST:PORT or --cluster NAME "
+            "(clusters are listed in the config file)"
+        )
+    names = ", ".join(c.name for c in config.clusters)
+    raise ConfigError(f"several clusters configured ({names}): choose one with --cluster NAME")

@@ -1,0 +1,332 @@
+"""Typed configuration, loaded once: built-in defaults < YAML file < environment.
+
+The file is `~/.config/rmq-console/config.yaml` unless `RMQ_CONSOLE_CONFIG` names another (tests
+point it at their own file so a developer's config never leaks in). Every error names the file
+and the line.
+
+    clusters:
+      - name: prod
+        namesrv: [10.0.0.1:9876, 10.0.0.2:9876]
+        colour: red            # banner colour, so prod never looks like staging
+        read_only: true        # refuse every write to this cluster
+        credentials:           # by reference only: env:VAR or file:/path
+          access_key: env:PROD_RMQ_AK
+          secret_key: file:/etc/rmq/prod.secret
+    refresh_interval: 5
+    theme: rmq-dark
+    keymap: {refresh: f5}
+    spark_master: local[*]
+    workspace: ~/.local/share/rmq-console
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from console.rocketmq.signing import Credentials
+
+CONFIG_ENV = "RMQ_CONSOLE_CONFIG"
+DEFAULT_CONFIG = Path("~/.config/rmq-console/config.yaml")
+DEFAULT_WORKSPACE = Path("~/.local/share/rmq-console")
+
+
+class ConfigError(Exception):
+    """A config problem, worded for the operator: file, line, field, what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialsRef:
+    """Where the access and secret keys live; the values are read only when connecting."""
+
+    access_key: str
+    secret_key: str
+
+    def resolve(self) -> Credentials:
+        return Credentials(_deref(self.access_key), _deref(self.secret_key))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    name: str
+    namesrv: tuple[str, ...]
+    colour: str = "green"
+    read_only: bool = False
+    #: RocketMQ cluster name inside the name server, when one name server serves several.
+    rocketmq_cluster: str | None = None
+    credentials: CredentialsRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    clusters: tuple[ClusterConfig, ...] = ()
+    #: Seconds between refreshes of the console's views.
+    refresh_interval: float = 5.0
+    #: Seconds before a request to a name server or broker is given up.
+    timeout: float = 3.0
+    #: A theme name from themes/ or a built-in Textual theme.
+    theme: str = "rmq-dark"
+    #: Binding id -> keys, e.g. {refresh: f5}; see `?` in the console for the ids.
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    #: Spark master for plan jobs: local[*], spark://host:7077, or sc://host:15002 (Connect).
+    spark_master: str = "local[*]"
+    #: Where snapshots, plans, journals and the audit log are written (a path or a URI).
+    workspace: str = str(DEFAULT_WORKSPACE)
+    #: How many snapshots to keep per cluster.
+    snapshot_retention: int = 500
+    #: Take a snapshot of the shown groups on every refresh.
+    snapshot_on_refresh: bool = False
+    source: str | None = None
+
+    def cluster(self, name: str) -> ClusterConfig:
+        for c in self.clusters:
+            if c.name == name:
+                return c
+        known = ", ".join(c.name for c in self.clusters) or "none configured"
+        where = f" in {self.source}" if self.source else ""
+        raise ConfigError(f"unknown cluster {name!r}{where} (known: {known})")
+
+    @property
+    def workspace_path(self) -> str:
+        if "://" in self.workspace:
+            return self.workspace
+        return str(Path(self.workspace).expanduser())
+
+
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG).expanduser()
+
+
+def load_config(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if environ is None else environ
+    explicit = path is not None or bool(env.get(CONFIG_ENV))
+    path = path or config_path(env)
+    config = Config()
+    if path.exists():
+        config = _from_file(path)
+    elif explicit:
+        raise ConfigError(f"{path}: config file not found")
+    return _apply_env(config, env)
+
+
+def _apply_env(config: Config, env: Mapping[str, str]) -> Config:
+    changes: dict[str, Any] = {}
+    if env.get("RMQ_CONSOLE_WORKSPACE"):
+        changes["workspace"] = env["RMQ_CONSOLE_WORKSPACE"]
+    if env.get("RMQ_CONSOLE_SPARK_MASTER"):
+        changes["spark_master"] = env["RMQ_CONSOLE_SPARK_MASTER"]
+    if env.get("RMQ_CONSOLE_THEME"):
+        changes["theme"] = env["RMQ_CONSOLE_THEME"]
+    if env.get("RMQ_CONSOLE_REFRESH"):
+        try:
+            changes["refresh_interval"] = float(env["RMQ_CONSOLE_REFRESH"])
+        except ValueError:
+            raise ConfigError(
+                f"RMQ_CONSOLE_REFRESH: expected seconds, got {env['RMQ_CONSOLE_REFRESH']!r}"
+            ) from None
+    return replace(config, **changes) if changes else config
+
+
+# ---- parsing -------------------------------------------------------------------------------------
+
+
+class _Doc:
+    """A YAML document plus the line of every mapping key, for error messages."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            self.data = yaml.safe_load(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+        self.lines: dict[tuple[Any, ...], int] = {}
+        if node is not None:
+            self._index(node, ())
+
+    def _index(self, node: yaml.Node, where: tuple[Any, ...]) -> None:
+        self.lines[where] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = (*where, k.value)
+                self.lines[key] = k.start_mark.line + 1
+                self._index(v, key)
+                self.lines[key] = k.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self._index(item, (*where, i))
+
+    def error(self, where: tuple[Any, ...], message: str) -> ConfigError:
+        probe = where
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        line = self.lines.get(probe)
+        name = ".".join(str(p) for p in where) or "(top level)"
+        loc = f"{self.path}:{line}" if line else str(self.path)
+        return ConfigError(f"{loc}: {name}: {message}")
+
+
+_TOP_LEVEL = {
+    "clusters",
+    "refresh_interval",
+    "timeout",
+    "theme",
+    "keymap",
+    "spark_master",
+    "workspace",
+    "snapshot_retention",
+    "snapshot_on_refresh",
+}
+_CLUSTER_KEYS = {
+    "name",
+    "namesrv",
+    "colour",
+    "color",
+    "read_only",
+    "rocketmq_cluster",
+    "credentials",
+}
+
+
+def _from_file(path: Path) -> Config:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    doc = _Doc(path, text)
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise doc.error((), "expected a mapping of settings")
+    for key in data:
+        if key not in _TOP_LEVEL:
+            raise doc.error((key,), f"unknown setting (known: {', '.join(sorted(_TOP_LEVEL))})")
+    values: dict[str, Any] = {"source": str(path)}
+    for key in ("refresh_interval", "timeout"):
+        if key in data:
+            values[key] = _number(doc, (key,), data[key], minimum=0.1)
+    for key in ("theme", "spark_master", "workspace"):
+        if key in data:
+            values[key] = _string(doc, (key,), data[key])
+    if "snapshot_retention" in data:
+        values["snapshot_retention"] = int(
+            _number(doc, ("snapshot_retention",), data["snapshot_retention"], minimum=1)
+        )
+    if "snapshot_on_refresh" in data:
+        values["snapshot_on_refresh"] = _bool(
+            doc, ("snapshot_on_refresh",), data["snapshot_on_refresh"]
+        )
+    if "keymap" in data:
+        keymap = data["keymap"] or {}
+        if not isinstance(keymap, dict):
+            raise doc.error(("keymap",), "expected a mapping of binding id to keys")
+        values["keymap"] = {str(k): _string(doc, ("keymap", k), v) for k, v in keymap.items()}
+    clusters = data.get("clusters") or []
+    if not isinstance(clusters, list):
+        raise doc.error(("clusters",), "expected a list of clusters")
+    parsed = [_cluster(doc, i, c) for i, c in enumerate(clusters)]
+    names = [c.name for c in parsed]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise doc.error(("clusters", i, "name"), f"duplicate cluster name {name!r}")
+    values["clusters"] = tuple(parsed)
+    return Config(**values)
+
+
+def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
+    where: tuple[Any, ...] = ("clusters", i)
+    if not isinstance(raw, dict):
+        raise doc.error(where, "expected a mapping with at least name and namesrv")
+    for key in raw:
+        if key not in _CLUSTER_KEYS:
+            raise doc.error((*where, key), f"unknown cluster setting ({', '.join(_CLUSTER_KEYS)})")
+    if "name" not in raw:
+        raise doc.error(where, "missing 'name'")
+    if "namesrv" not in raw:
+        raise doc.error(where, "missing 'namesrv' (host:port, or a list of them)")
+    name = _string(doc, (*where, "name"), raw["name"])
+    ns = raw["namesrv"]
+    items = ns if isinstance(ns, list) else str(ns).split(";")
+    namesrv = tuple(_addr(doc, (*where, "namesrv"), a) for a in items if str(a).strip())
+    if not namesrv:
+        raise doc.error((*where, "namesrv"), "no address given")
+    creds = None
+    if raw.get("credentials") is not None:
+        c = raw["credentials"]
+        cw = (*where, "credentials")
+        if not isinstance(c, dict) or set(c) != {"access_key", "secret_key"}:
+            raise doc.error(cw, "expected access_key and secret_key references")
+        creds = CredentialsRef(
+            access_key=_reference(doc, (*cw, "access_key"), c["access_key"]),
+            secret_key=_reference(doc, (*cw, "secret_key"), c["secret_key"]),
+        )
+    colour = raw.get("colour", raw.get("color", "green"))
+    rmq_cluster = raw.get("rocketmq_cluster")
+    return ClusterConfig(
+        name=name,
+        namesrv=namesrv,
+        colour=_string(doc, (*where, "colour"), colour),
+        read_only=_bool(doc, (*where, "read_only"), raw.get("read_only", False)),
+        rocketmq_cluster=None
+        if rmq_cluster is None
+        else _string(doc, (*where, "rocketmq_cluster"), rmq_cluster),
+        credentials=creds,
+    )
+
+
+def _string(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise doc.error(where, f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _number(doc: _Doc, where: tuple[Any, ...], value: Any, *, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise doc.error(where, f"expected a number, got {value!r}")
+    if value < minimum:
+        raise doc.error(where, f"must be at least {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def _bool(doc: _Doc, where: tuple[Any, ...], value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise doc.error(where, f"expected true or false, got {value!r}")
+    return value
+
+
+def _addr(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
+    text = str(value).strip()
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise doc.error(where, f"not a host:port address: {text!r}")
+    return text
+
+
+def _reference(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
+    text = _string(doc, where, value)
+    if not text.startswith(("env:", "file:")):
+        # A literal secret in a config file ends up in backups and screenshots.
+        raise doc.error(where, "must be a reference, env:VARIABLE or file:/path (not the value)")
+    return text
+
+
+def _deref(ref: str) -> str:
+    kind, _, target = ref.partition(":")
+    if kind == "env":
+        value = os.environ.get(target)
+        if value is None:
+            raise ConfigError(f"credentials: environment variable {target} is not set")
+        return value
+    try:
+        return Path(target).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"credentials: cannot read {target}: {exc.strerror}") from None

@@ -1,0 +1,99 @@
+"""Offsets of a consumer group as the console talks about them (see PRODUCT.md "Words")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RETRY_PREFIX = "%RETRY%"
+DLQ_PREFIX = "%DLQ%"
+
+
+def is_retry_topic(topic: str) -> bool:
+    return topic.startswith(RETRY_PREFIX)
+
+
+def is_dlq_topic(topic: str) -> bool:
+    return topic.startswith(DLQ_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOffsets:
+    """One queue of one group: broker offsets and what the group committed.
+
+    `committed` is None when the group never committed on the queue: the lag is then unknown,
+    never 0 (the broker's consume stats would say 0, which reads as "caught up").
+    """
+
+    topic: str
+    broker: str
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    committed: int | None
+    pull_offset: int | None = None
+    last_timestamp: int = 0  # store time of the last consumed message, epoch ms; 0 = unknown
+    client_id: str | None = None
+
+    @property
+    def lag(self) -> int | None:
+        if self.committed is None:
+            return None
+        return max(self.max_offset - self.committed, 0)
+
+    @property
+    def in_flight(self) -> int | None:
+        if self.committed is None or self.pull_offset is None:
+            return None
+        return max(self.pull_offset - self.committed, 0)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.topic, self.broker, self.queue_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    client_id: str
+    addr: str
+    language: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupOffsets:
+    """All queues of one group at one instant, with who was online."""
+
+    group: str
+    taken_at_ms: int
+    queues: tuple[QueueOffsets, ...]
+    clients: tuple[Client, ...] = ()
+    message_model: str | None = None
+    consume_type: str | None = None
+    consume_tps: float = 0.0
+    dlq_messages: int = 0
+    unreachable_brokers: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def online(self) -> bool:
+        return bool(self.clients)
+
+    @property
+    def topic_queues(self) -> tuple[QueueOffsets, ...]:
+        return tuple(q for q in self.queues if not is_retry_topic(q.topic))
+
+    @property
+    def retry_queues(self) -> tuple[QueueOffsets, ...]:
+        return tuple(q for q in self.queues if is_retry_topic(q.topic))
+
+    @property
+    def total_lag(self) -> int:
+        """Lag summed over the group's topics (retry excluded); unknown queues count nothing."""
+        return sum(q.lag or 0 for q in self.topic_queues)
+
+    @property
+    def retry_backlog(self) -> int:
+        return sum(q.lag or 0 for q in self.retry_queues)
+
+    @property
+    def unknown_queues(self) -> int:
+        return sum(1 for q in self.queues if q.committed is None)

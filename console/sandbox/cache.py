@@ -1,0 +1,77 @@
+"""Where the sandbox keeps what it downloads and builds: a cache directory outside the repo."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROCKETMQ_VERSION = "5.3.3"
+CACHE_ENV = "RMQ_CONSOLE_CACHE"
+
+
+def cache_root(env: Mapping[str, str] | None = None) -> Path:
+    """`$RMQ_CONSOLE_CACHE`, else `$XDG_CACHE_HOME/rmq-console`, else `~/.cache/rmq-console`."""
+    env = os.environ if env is None else env
+    if env.get(CACHE_ENV):
+        return Path(env[CACHE_ENV]).expanduser()
+    xdg = env.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "rmq-console"
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """The RocketMQ jars of one version, as laid out in the cache."""
+
+    root: Path
+
+    @classmethod
+    def in_cache(cls, cache: Path, version: str = ROCKETMQ_VERSION) -> Distribution:
+        return cls(cache / f"rocketmq-{version}")
+
+    @property
+    def lib(self) -> Path:
+        return self.root / "lib"
+
+    @property
+    def marker(self) -> Path:
+        """Written only after a complete download; its absence means "fetch again"."""
+        return self.root / "lib.complete"
+
+    @property
+    def classpath(self) -> str:
+        return f"{self.lib}/*"
+
+    @property
+    def classes(self) -> Path:
+        """Compiled sandbox Java programs, one sub-directory per source hash."""
+        return self.root / "classes"
+
+
+@asynccontextmanager
+async def file_lock(path: Path, poll: float = 0.2) -> AsyncIterator[None]:
+    """Serialise fetches and builds across processes (a test run and a demo may share a cache).
+
+    Polls a non-blocking flock so that waiting for another process never blocks the event loop.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while not _try_lock(fd):
+            await asyncio.sleep(poll)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -1,0 +1,262 @@
+"""A real RocketMQ cluster on loopback: one name server and two brokers in one run directory."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import RocketMQError
+from console.sandbox.cache import Distribution
+from console.sandbox.errors import StartupError
+from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
+from console.sandbox.ports import LOOPBACK, ClusterPorts, port_free
+from console.sandbox.proc import LaunchSpec, ManagedProcess, PidFile, log_tail
+
+CLUSTER_NAME = "SandboxCluster"
+BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
+NAMESRV = "namesrv"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    run_dir: Path
+    ports: ClusterPorts
+    cluster_name: str = CLUSTER_NAME
+    namesrv_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=128))
+    broker_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=256, direct_mb=256))
+
+    @property
+    def broker_names(self) -> list[str]:
+        return list(self.ports.brokers)
+
+    @property
+    def rocketmq_home(self) -> Path:
+        return self.run_dir / "rocketmq-home"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.run_dir / "sandbox.pids"
+
+
+def namesrv_properties(config: ClusterConfig) -> dict[str, str]:
+    return {"listenPort": str(config.ports.namesrv), "bindAddress": LOOPBACK}
+
+
+def broker_properties(config: ClusterConfig, name: str) -> dict[str, str]:
+    """A broker small enough for a laptop: 16 MiB commit-log files, no timer wheel, no index."""
+    store = config.run_dir / name / "store"
+    return {
+        "brokerClusterName": config.cluster_name,
+        "brokerName": name,
+        "brokerId": "0",
+        "namesrvAddr": f"{LOOPBACK}:{config.ports.namesrv}",
+        # brokerIP1 is the address registered with the name server, brokerIP2 the HA address;
+        # both default to the first non-loopback interface.
+        "brokerIP1": LOOPBACK,
+        "brokerIP2": LOOPBACK,
+        "bindAddress": LOOPBACK,
+        "listenPort": str(config.ports.brokers[name]),
+        "storePathRootDir": str(store),
+        "storePathCommitLog": str(store / "commitlog"),
+        "mappedFileSizeCommitLog": str(16 * 1024 * 1024),
+        "mappedFileSizeConsumeQueue": str(3000 * 20),  # a multiple of the 20-byte entry
+        "timerWheelEnable": "false",
+        "messageIndexEnable": "false",
+        # A developer's disk is often fuller than the defaults (75 %/90 %) allow: the broker would
+        # delete the store or reject sends.
+        "diskMaxUsedSpaceRatio": "95",
+        "diskSpaceWarningLevelRatio": "98",
+    }
+
+
+def render_properties(props: Mapping[str, str]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+class SandboxCluster:
+    """Starts, watches and stops the name server and brokers; knows their addresses and logs."""
+
+    def __init__(self, dist: Distribution, java: Path, config: ClusterConfig) -> None:
+        self.dist = dist
+        self.java = java
+        self.config = config
+        self.pidfile = PidFile(config.pidfile)
+        self._procs: dict[str, ManagedProcess] = {}
+
+    # ---- addresses -------------------------------------------------------------------------
+
+    @property
+    def cluster_name(self) -> str:
+        return self.config.cluster_name
+
+    @property
+    def namesrv_addr(self) -> str:
+        return f"{LOOPBACK}:{self.config.ports.namesrv}"
+
+    @property
+    def broker_names(self) -> list[str]:
+        return self.config.broker_names
+
+    @property
+    def broker_addrs(self) -> dict[str, str]:
+        return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.brokers.items()}
+
+    def log_path(self, name: str) -> Path:
+        return self.config.run_dir / name / f"{name}.out"
+
+    def pids(self) -> dict[str, int]:
+        """PIDs of the cluster's processes that are running now."""
+        return {n: p.pid for n, p in self._procs.items() if p.running and p.pid is not None}
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def start(self, timeout: float = 90.0) -> float:
+        """Start the name server and every broker; return seconds until all were registered."""
+        started = time.monotonic()
+        self._check_ports(self.config.ports.all_ports())
+        self.config.rocketmq_home.mkdir(parents=True, exist_ok=True)
+        self._spawn(NAMESRV)
+        # Brokers retry registration, but starting them against a listening name server saves
+        # one 30 s re-registration period when the name server is slow to boot.
+        await self._wait_port(NAMESRV, self.config.ports.namesrv, timeout)
+        for name in self.broker_names:
+            self._spawn(name)
+        await self.wait_registered(self.broker_names, timeout - (time.monotonic() - started))
+        return time.monotonic() - started
+
+    async def stop(self, grace: float = 30.0) -> None:
+        """Stop brokers first (they unregister from the name server), then the name server."""
+        brokers = [p for n, p in self._procs.items() if n != NAMESRV]
+        await asyncio.gather(*(p.stop(grace) for p in brokers))
+        if NAMESRV in self._procs:
+            await self._procs[NAMESRV].stop(grace)
+
+    async def stop_broker(self, name: str, grace: float = 30.0) -> None:
+        """Stop one broker cleanly; its store and ports stay reserved for start_broker()."""
+        proc = self._procs.get(self._known_broker(name))
+        if proc is not None:
+            await proc.stop(grace)
+
+    async def start_broker(self, name: str, timeout: float = 60.0) -> None:
+        """Start one broker again on the same ports and store, and wait until it is registered."""
+        self._known_broker(name)
+        proc = self._procs.get(name)
+        if proc is not None and proc.running:
+            return
+        self._spawn(name)
+        await self.wait_registered([name], timeout)
+
+    def stop_now(self, grace: float = 10.0) -> None:
+        """Blocking stop for signal handlers and atexit: SIGTERM everything, then wait."""
+        for proc in self._procs.values():
+            if proc.running:
+                proc.request_stop()
+        deadline = time.monotonic() + grace
+        for proc in self._procs.values():
+            proc.stop_now(max(0.0, deadline - time.monotonic()))
+
+    # ---- readiness -------------------------------------------------------------------------
+
+    async def wait_registered(self, names: Iterable[str], timeout: float) -> None:
+        """Poll GET_BROKER_CLUSTER_INFO until every named broker is listed with its address."""
+        wanted = {n: self.broker_addrs[n] for n in names}
+        deadline = time.monotonic() + timeout
+        last_error = "no answer yet"
+        async with AdminClient([self.namesrv_addr], timeout=2.0) as admin:
+            while True:
+                self._check_alive([NAMESRV, *wanted])
+                try:
+                    info = await admin.cluster_info()
+                except RocketMQError as exc:
+                    last_error = str(exc)
+                else:
+                    listed = {n: b.master_addr for n, b in info.brokers.items()}
+                    members = set(info.clusters.get(self.cluster_name, []))
+                    missing = [n for n, a in wanted.items() if listed.get(n) != a or n not in members]
+                    if not missing:
+                        return
+                    last_error = f"not yet registered: {', '.join(missing)}"
+                if time.monotonic() >= deadline:
+                    raise StartupError(
+                        f"brokers not registered with {self.namesrv_addr} after {timeout:.0f}s "
+                        f"({last_error})\n" + self._logs_of(wanted)
+                    )
+                await asyncio.sleep(0.25)
+
+    async def _wait_port(self, name: str, port: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_alive([name])
+            try:
+                _, writer = await asyncio.open_connection(LOOPBACK, port)
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise StartupError(
+                        f"{name} not listening on {LOOPBACK}:{port} after {timeout:.0f}s\n"
+                        + log_tail(self.log_path(name))
+                    ) from None
+                await asyncio.sleep(0.1)
+            else:
+                writer.close()
+                return
+
+    def _check_alive(self, names: Iterable[str]) -> None:
+        for name in names:
+            proc = self._procs.get(name)
+            if proc is not None and not proc.running:
+                raise StartupError(
+                    f"{name} exited with code {proc.returncode} during start-up\n"
+                    + log_tail(self.log_path(name))
+                )
+
+    def _logs_of(self, names: Iterable[str]) -> str:
+        return "\n".join(log_tail(self.log_path(n), 25) for n in [NAMESRV, *names])
+
+    def _check_ports(self, ports: Sequence[int]) -> None:
+        busy = [p for p in ports if not port_free(p)]
+        if busy:
+            raise StartupError(
+                f"port(s) {', '.join(map(str, busy))} already in use; stop whatever listens there "
+                "(`rmq-console sandbox down` for an earlier sandbox) or choose other ports"
+            )
+
+    def _known_broker(self, name: str) -> str:
+        if name not in self.config.ports.brokers:
+            raise KeyError(f"no broker {name!r} in this sandbox ({', '.join(self.broker_names)})")
+        return name
+
+    # ---- processes -------------------------------------------------------------------------
+
+    def _spawn(self, name: str) -> None:
+        proc = ManagedProcess(self._launch_spec(name), self.pidfile)
+        proc.start()
+        self._procs[name] = proc
+
+    def _launch_spec(self, name: str) -> LaunchSpec:
+        workdir = self.config.run_dir / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        conf = workdir / f"{name}.conf"
+        if name == NAMESRV:
+            props, main, jvm = namesrv_properties(self.config), NAMESRV_MAIN, self.config.namesrv_jvm
+        else:
+            props, main, jvm = broker_properties(self.config, name), BROKER_MAIN, self.config.broker_jvm
+        conf.write_text(render_properties(props))
+        argv = java_argv(
+            self.java,
+            self.dist.classpath,
+            main,
+            ["-c", str(conf)],
+            options=jvm,
+            home=workdir / "home",
+        )
+        return LaunchSpec(
+            name=name,
+            argv=argv,
+            log=self.log_path(name),
+            cwd=workdir,
+            env=jvm_env(self.config.rocketmq_home),
+        )

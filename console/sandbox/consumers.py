@@ -1,0 +1,125 @@
+"""The sandbox's real push consumers: SandboxConsumer.java run as child JVMs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from console.rocketmq.models import MessageModel
+from console.sandbox.errors import StartupError
+from console.sandbox.jvm import JvmOptions, java_argv, jvm_env
+from console.sandbox.proc import LaunchSpec, ManagedProcess, PidFile, log_tail
+
+READY_LINE = "READY"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerSpec:
+    """What one SandboxConsumer process does; see SandboxConsumer.java for the behaviour."""
+
+    name: str  # process name in the pidfile and log file name; unique in a sandbox
+    group: str
+    topics: tuple[str, ...]
+    model: MessageModel = MessageModel.CLUSTERING
+    sleep_ms: int = 0  # per message: a slow consumer keeps its lag above zero
+    fail_every: int = 0  # RECONSUME_LATER for every Nth delivery: fills %RETRY%<group>
+    max_reconsume: int | None = None  # small values send failing messages to %DLQ%<group>
+    threads: int = 1
+
+    def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
+        args = [
+            "--namesrv", namesrv,
+            "--group", self.group,
+            "--topic", ",".join(self.topics),
+            "--model", self.model.value,
+            "--sleep-ms", str(self.sleep_ms),
+            "--fail-every", str(self.fail_every),
+            "--threads", str(self.threads),
+            "--instance", self.name,
+            "--offset-dir", str(offset_dir),
+        ]  # fmt: skip
+        if self.max_reconsume is not None:
+            args += ["--max-reconsume", str(self.max_reconsume)]
+        return args
+
+
+class JavaConsumer:
+    """One running SandboxConsumer; it stops on stdin EOF, so it dies with its parent."""
+
+    def __init__(
+        self,
+        spec: ConsumerSpec,
+        *,
+        java: Path,
+        classpath: str,
+        namesrv: str,
+        run_dir: Path,
+        pidfile: PidFile | None = None,
+        jvm: JvmOptions | None = None,
+    ) -> None:
+        self.spec = spec
+        self.workdir = run_dir / "consumers" / spec.name
+        # Broadcasting consumers keep their offsets here, in the sandbox, not in ~/.rocketmq_offsets.
+        self.offset_dir = self.workdir / "offsets"
+        self.log = self.workdir / f"{spec.name}.out"
+        argv = java_argv(
+            java,
+            classpath,
+            "SandboxConsumer",
+            spec.program_args(namesrv, self.offset_dir),
+            options=jvm or JvmOptions(heap_mb=96),
+            home=self.workdir / "home",
+        )
+        launch = LaunchSpec(
+            name=f"consumer-{spec.name}",
+            argv=argv,
+            log=self.log,
+            cwd=self.workdir,
+            env=jvm_env(run_dir / "rocketmq-home"),
+            stdin_pipe=True,
+        )
+        self.process = ManagedProcess(launch, pidfile)
+        self._log_start = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.running
+
+    async def start(self, timeout: float = 60.0) -> None:
+        """Start the JVM and wait until it printed READY (its output goes to a log file)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        # The log is appended to across restarts: only a READY printed after this start counts.
+        self._log_start = self.log.stat().st_size if self.log.exists() else 0
+        self.process.start()
+        deadline = time.monotonic() + timeout
+        while not self._ready():
+            if not self.process.running:
+                raise StartupError(
+                    f"consumer {self.spec.name} exited with code {self.process.returncode}\n"
+                    + log_tail(self.log)
+                )
+            if time.monotonic() >= deadline:
+                await self.process.stop(5.0)
+                raise StartupError(
+                    f"consumer {self.spec.name} not READY after {timeout:.0f}s\n"
+                    + log_tail(self.log)
+                )
+            await asyncio.sleep(0.1)
+
+    async def stop(self, grace: float = 20.0) -> None:
+        await self.process.stop(grace)
+
+    def _ready(self) -> bool:
+        try:
+            with self.log.open("rb") as log:
+                log.seek(self._log_start)
+                text = log.read().decode(errors="replace")
+        except OSError:
+            return False
+        return any(line.strip() == READY_LINE for line in text.splitlines())

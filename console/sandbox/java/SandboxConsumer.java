@@ -1,0 +1,138 @@
+/*
+ * A real push consumer for the rmq-console sandbox, built on the official rocketmq-client.
+ *
+ * It gives the sandbox groups that behave like production ones: a slow consumer whose lag stays
+ * above zero and moves, one that fails messages so its %RETRY% topic fills (and, with a small
+ * --max-reconsume, its %DLQ% topic too), and a broadcasting one whose offsets live on local disk.
+ *
+ * Contract with the Python side (console/sandbox/consumers.py):
+ *   - prints the line READY on stdout once the consumer has started;
+ *   - shuts down cleanly (offsets persisted, client unregistered) when stdin reaches EOF, which
+ *     happens when its parent closes the pipe or dies, and on SIGTERM.
+ */
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
+
+public final class SandboxConsumer {
+
+    private SandboxConsumer() {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = parse(argv);
+        String namesrv = required(args, "namesrv");
+        String group = required(args, "group");
+        String topics = required(args, "topic");
+        MessageModel model = MessageModel.valueOf(args.getOrDefault("model", "CLUSTERING"));
+        long sleepMs = Long.parseLong(args.getOrDefault("sleep-ms", "0"));
+        long failEvery = Long.parseLong(args.getOrDefault("fail-every", "0"));
+        int maxReconsume = Integer.parseInt(args.getOrDefault("max-reconsume", "-1"));
+        int threads = Integer.parseInt(args.getOrDefault("threads", "1"));
+
+        // Must be set before the client instance is created: LocalFileOffsetStore reads it once.
+        String offsetDir = args.get("offset-dir");
+        if (offsetDir != null) {
+            System.setProperty("rocketmq.client.localOffsetStoreDir", offsetDir);
+        }
+
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        consumer.setNamesrvAddr(namesrv);
+        consumer.setMessageModel(model);
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        // One thread makes --sleep-ms an exact rate limit, so lag moves predictably.
+        consumer.setConsumeThreadMin(threads);
+        consumer.setConsumeThreadMax(threads);
+        // Commit every second instead of every five so the console sees offsets move quickly.
+        consumer.setPersistConsumerOffsetInterval(1000);
+        if (maxReconsume >= 0) {
+            consumer.setMaxReconsumeTimes(maxReconsume);
+        }
+        String instance = args.get("instance");
+        if (instance != null) {
+            consumer.setInstanceName(instance);
+        }
+        for (String topic : topics.split(",")) {
+            consumer.subscribe(topic.trim(), "*");
+        }
+
+        AtomicLong delivered = new AtomicLong();
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) ->
+            consume(msgs, context, delivered, sleepMs, failEvery));
+
+        // SIGTERM and System.exit both run this: offsets are persisted and the client unregisters.
+        Runtime.getRuntime().addShutdownHook(new Thread(consumer::shutdown, "sandbox-shutdown"));
+
+        consumer.start();
+        System.out.println("READY");
+        System.out.flush();
+
+        waitForEof(System.in);
+        System.exit(0);
+    }
+
+    private static ConsumeConcurrentlyStatus consume(List<MessageExt> msgs,
+        ConsumeConcurrentlyContext context, AtomicLong delivered, long sleepMs, long failEvery) {
+        for (MessageExt ignored : msgs) {
+            long n = delivered.incrementAndGet();
+            if (sleepMs > 0) {
+                try {
+                    Thread.sleep(sleepMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                }
+            }
+            if (failEvery > 0 && n % failEvery == 0) {
+                // Delay level 1 (1 s) instead of the default ladder (10 s, 30 s, ...) so retries
+                // and dead letters show up within a short seed.
+                context.setDelayLevelWhenNextConsume(1);
+                return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+            }
+        }
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    }
+
+    private static void waitForEof(InputStream in) {
+        byte[] buffer = new byte[256];
+        try {
+            while (in.read(buffer) >= 0) {
+                // The parent never writes; anything read is ignored.
+            }
+        } catch (IOException e) {
+            // A broken pipe means the parent is gone: same as EOF.
+        }
+    }
+
+    private static Map<String, String> parse(String[] argv) {
+        Map<String, String> out = new HashMap<>();
+        for (int i = 0; i < argv.length; i++) {
+            String key = argv[i];
+            if (!key.startsWith("--") || i + 1 >= argv.length) {
+                throw new IllegalArgumentException("expected --name value pairs, got: " + key);
+            }
+            out.put(key.substring(2), argv[++i]);
+        }
+        return out;
+    }
+
+    private static String required(Map<String, String> args, String name) {
+        String value = args.get(name);
+        if (value == null) {
+            throw new IllegalArgumentException("missing --" + name);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,318 @@
+"""Child processes that cannot outlive the sandbox.
+
+Every JVM the sandbox starts gets several independent safety nets, because any single one can be
+bypassed (a SIGKILL skips atexit, a crashed event loop skips teardown, a reused PID fools a naive
+pidfile):
+
+1. its own session and process group, so a terminal Ctrl-C does not kill brokers in random order
+   and a stop signal reaches anything the JVM itself spawned;
+2. PR_SET_PDEATHSIG(SIGTERM) on Linux, so the kernel stops it when its parent dies, even by SIGKILL;
+3. a pidfile in the run directory, so the next start in that directory kills what a crash left;
+4. an atexit hook that stops whatever is still running when the interpreter exits.
+
+PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, so start processes only from
+a thread that lives as long as they should (the main thread or the sandbox's own loop thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+_POLL = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """How to start one child: argv, environment, working directory, and the file its output goes to."""
+
+    name: str
+    argv: Sequence[str]
+    log: Path
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    # Give the child a stdin pipe that the sandbox holds open: EOF on it means "stop".
+    stdin_pipe: bool = False
+
+
+class ManagedProcess:
+    """One child started with every safety net; stop() is SIGTERM, a grace period, then SIGKILL."""
+
+    def __init__(self, spec: LaunchSpec, pidfile: PidFile | None = None) -> None:
+        self.spec = spec
+        self._pidfile = pidfile
+        self._popen: subprocess.Popen[bytes] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen else None
+
+    @property
+    def running(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll() if self._popen else None
+
+    def start(self) -> None:
+        if self.running:
+            raise RuntimeError(f"{self.name} is already running")
+        self.spec.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.spec.log.open("ab") as log:
+            self._popen = subprocess.Popen(
+                list(self.spec.argv),
+                stdin=subprocess.PIPE if self.spec.stdin_pipe else subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.spec.cwd,
+                env=dict(self.spec.env),
+                start_new_session=True,
+                preexec_fn=_child_setup(os.getpid()),
+            )
+        _register(self)
+        if self._pidfile is not None:
+            self._pidfile.record(self.name, self._popen.pid)
+
+    async def stop(self, grace: float = 20.0) -> int | None:
+        """Ask politely (stdin EOF, SIGTERM), wait up to `grace` seconds, then SIGKILL."""
+        if self._popen is None:
+            return None
+        self.request_stop()
+        deadline = time.monotonic() + grace
+        while self._popen.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL)
+        return self._finish()
+
+    def stop_now(self, grace: float = 5.0) -> int | None:
+        """Blocking stop, for atexit and signal handlers where no event loop runs."""
+        if self._popen is None:
+            return None
+        self.request_stop()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout=grace)
+        return self._finish()
+
+    def request_stop(self) -> None:
+        assert self._popen is not None
+        if self._popen.stdin is not None and not self._popen.stdin.closed:
+            with contextlib.suppress(OSError):
+                self._popen.stdin.close()
+        if self._popen.poll() is None:
+            _signal_group(self._popen.pid, signal.SIGTERM)
+
+    def _finish(self) -> int | None:
+        assert self._popen is not None
+        if self._popen.poll() is None:
+            _signal_group(self._popen.pid, signal.SIGKILL)
+            self._popen.wait()
+        # The leader is gone; anything it left in its group goes too.
+        _signal_group(self._popen.pid, signal.SIGKILL)
+        _unregister(self)
+        if self._pidfile is not None:
+            self._pidfile.forget(self.name)
+        return self._popen.returncode
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    # start_new_session makes the child a session and group leader: its pgid is its pid.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _child_setup(parent_pid: int) -> Callable[[], None]:
+    prctl = _load_prctl()  # resolved before fork: the child must not load libraries
+
+    def setup() -> None:
+        if prctl is None:
+            return
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        # If the parent died between fork and prctl, no death signal will ever come.
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return setup
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    prctl: Callable[..., int] = libc.prctl
+    return prctl
+
+
+# --- last resort: the interpreter exits with children still running -------------------------
+
+_LIVE: set[ManagedProcess] = set()
+_LIVE_LOCK = threading.Lock()
+_ATEXIT_INSTALLED = False
+
+
+def _register(proc: ManagedProcess) -> None:
+    global _ATEXIT_INSTALLED
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+        if not _ATEXIT_INSTALLED:
+            atexit.register(stop_all_now)
+            _ATEXIT_INSTALLED = True
+
+
+def _unregister(proc: ManagedProcess) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
+
+
+def live_processes() -> list[ManagedProcess]:
+    with _LIVE_LOCK:
+        return [p for p in _LIVE if p.running]
+
+
+def stop_all_now(grace: float = 5.0) -> None:
+    """Stop every child this interpreter started and has not stopped yet (SIGTERM all, then wait)."""
+    procs = live_processes()
+    for proc in procs:
+        proc.request_stop()
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        proc.stop_now(grace=max(0.0, deadline - time.monotonic()))
+
+
+# --- pidfile: what a crashed earlier run left behind -----------------------------------------
+
+
+class PidFile:
+    """`{"owner": pid, "processes": {name: pid}}` in the run directory, rewritten atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def claim(self) -> None:
+        """Record this interpreter as the owner of the run directory."""
+        with self._lock:
+            self._write({"owner": os.getpid(), "processes": {}})
+
+    def record(self, name: str, pid: int) -> None:
+        with self._lock:
+            data = self._read()
+            data.setdefault("processes", {})[name] = pid
+            self._write(data)
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            data = self._read()
+            data.get("processes", {}).pop(name, None)
+            self._write(data)
+
+    def owner(self) -> int | None:
+        owner = self._read().get("owner")
+        return owner if isinstance(owner, int) else None
+
+    def processes(self) -> dict[str, int]:
+        procs = self._read().get("processes", {})
+        return {str(k): v for k, v in procs.items() if isinstance(v, int)}
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: object) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+        tmp.replace(self.path)
+
+
+def kill_stale(pidfile: PidFile, marker: str, grace: float = 15.0) -> list[int]:
+    """Stop the processes a pidfile lists whose command line still contains `marker`.
+
+    The marker (the run directory's path) guards against killing an unrelated process that
+    reused a PID after a reboot. Returns the PIDs that were signalled.
+    """
+    victims = [pid for pid in pidfile.processes().values() if marker in command_line(pid)]
+    for pid in victims:
+        _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while any(pid_alive(p) for p in victims) and time.monotonic() < deadline:
+        time.sleep(_POLL)
+    for pid in victims:
+        if pid_alive(pid):
+            _signal_group(pid, signal.SIGKILL)
+    for pid in victims:
+        _wait_gone(pid, 5.0)
+    return victims
+
+
+def command_line(pid: int) -> str:
+    """The process's argv joined by spaces, or "" when it does not exist."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return raw.replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        pass
+    if sys.platform.startswith("linux"):
+        return ""
+    try:
+        out = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return ""
+    return out.stdout.strip()
+
+
+def pid_alive(pid: int) -> bool:
+    """True while the PID exists and is not a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    # Field 3, after the parenthesised command name, is the state; Z is a zombie.
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _wait_gone(pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(_POLL)
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last lines of a log, for error messages; says so when the file does not exist."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    tail = text.splitlines()[-lines:]
+    return f"--- last {len(tail)} lines of {path} ---\n" + "\n".join(tail)
