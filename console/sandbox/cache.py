@@ -62,7 +62,8 @@ async def file_lock(path: Path, poll: float = 0.2) -> AsyncIterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        while not _try_lock(fd):
+        # The holder is another process: there is no event to wait on, only the lock to retry.
+        while not _try_lock(fd):  # noqa: ASYNC110
             await asyncio.sleep(poll)
         yield
     finally:

@@ -13,12 +13,15 @@ from console.rocketmq.errors import RocketMQError
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
+from console.sandbox.pidfile import PidFile
 from console.sandbox.ports import LOOPBACK, ClusterPorts, port_free
-from console.sandbox.proc import LaunchSpec, ManagedProcess, PidFile, log_tail
+from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
 
 CLUSTER_NAME = "SandboxCluster"
 BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
 NAMESRV = "namesrv"
+UPDATE_BROKER_CONFIG = 25  # RequestCode.UPDATE_BROKER_CONFIG; only the sandbox needs it
+_NUDGE_EVERY = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,8 @@ class SandboxCluster:
         self.config = config
         self.pidfile = PidFile(config.pidfile)
         self._procs: dict[str, ManagedProcess] = {}
+        # Spawning counts as a nudge: the broker gets its own chance to register first.
+        self._last_nudge: dict[str, float] = {}
 
     # ---- addresses -------------------------------------------------------------------------
 
@@ -176,16 +181,39 @@ class SandboxCluster:
                 else:
                     listed = {n: b.master_addr for n, b in info.brokers.items()}
                     members = set(info.clusters.get(self.cluster_name, []))
-                    missing = [n for n, a in wanted.items() if listed.get(n) != a or n not in members]
+                    missing = [
+                        n for n, a in wanted.items() if listed.get(n) != a or n not in members
+                    ]
                     if not missing:
                         return
                     last_error = f"not yet registered: {', '.join(missing)}"
+                    await self._nudge(admin, missing)
                 if time.monotonic() >= deadline:
                     raise StartupError(
                         f"brokers not registered with {self.namesrv_addr} after {timeout:.0f}s "
                         f"({last_error})\n" + self._logs_of(wanted)
                     )
                 await asyncio.sleep(0.25)
+
+    async def _nudge(self, admin: AdminClient, names: Iterable[str]) -> None:
+        """Make a booted but unregistered broker register now instead of 10 s later.
+
+        A 5.3.3 broker registers once at boot, but only with name servers its background scan
+        has already connected to; when the scan loses that race the next attempt is a fixed
+        10 s later. Re-setting brokerPermission to its current value (6, read-write) makes the
+        broker call registerBrokerAll at once, with no other effect.
+        """
+        now = time.monotonic()
+        for name in names:
+            if now - self._last_nudge.get(name, 0.0) < _NUDGE_EVERY:
+                continue
+            self._last_nudge[name] = now
+            try:
+                await admin.call(
+                    self.broker_addrs[name], UPDATE_BROKER_CONFIG, body=b"brokerPermission=6\n"
+                )
+            except RocketMQError:
+                pass  # not listening yet: the next round tries again
 
     async def _wait_port(self, name: str, port: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -235,15 +263,18 @@ class SandboxCluster:
         proc = ManagedProcess(self._launch_spec(name), self.pidfile)
         proc.start()
         self._procs[name] = proc
+        self._last_nudge[name] = time.monotonic()
 
     def _launch_spec(self, name: str) -> LaunchSpec:
         workdir = self.config.run_dir / name
         workdir.mkdir(parents=True, exist_ok=True)
         conf = workdir / f"{name}.conf"
         if name == NAMESRV:
-            props, main, jvm = namesrv_properties(self.config), NAMESRV_MAIN, self.config.namesrv_jvm
+            props, main = namesrv_properties(self.config), NAMESRV_MAIN
+            jvm = self.config.namesrv_jvm
         else:
-            props, main, jvm = broker_properties(self.config, name), BROKER_MAIN, self.config.broker_jvm
+            props, main = broker_properties(self.config, name), BROKER_MAIN
+            jvm = self.config.broker_jvm
         conf.write_text(render_properties(props))
         argv = java_argv(
             self.java,

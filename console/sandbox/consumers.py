@@ -10,7 +10,8 @@ from pathlib import Path
 from console.rocketmq.models import MessageModel
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JvmOptions, java_argv, jvm_env
-from console.sandbox.proc import LaunchSpec, ManagedProcess, PidFile, log_tail
+from console.sandbox.pidfile import PidFile
+from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
 
 READY_LINE = "READY"
 
@@ -61,7 +62,7 @@ class JavaConsumer:
     ) -> None:
         self.spec = spec
         self.workdir = run_dir / "consumers" / spec.name
-        # Broadcasting consumers keep their offsets here, in the sandbox, not in ~/.rocketmq_offsets.
+        # Broadcasting consumers keep their offsets here, not in ~/.rocketmq_offsets.
         self.offset_dir = self.workdir / "offsets"
         self.log = self.workdir / f"{spec.name}.out"
         argv = java_argv(

@@ -37,6 +37,7 @@ class JvmOptions:
     heap_mb: int
     direct_mb: int | None = None
     system_props: Mapping[str, str] = field(default_factory=dict)
+    extra: Sequence[str] = ()
 
 
 def java_argv(
@@ -56,7 +57,9 @@ def java_argv(
     argv = [str(java), f"-Xms{options.heap_mb}m", f"-Xmx{options.heap_mb}m"]
     if options.direct_mb is not None:
         argv.append(f"-XX:MaxDirectMemorySize={options.direct_mb}m")
-    argv += ["-XX:+UseSerialGC", *JDK_OPENS, f"-Duser.home={home}"]
+    # The serial collector has no background GC threads: less CPU taken from sibling JVMs
+    # on a small machine, and these heaps are tiny anyway.
+    argv += ["-XX:+UseSerialGC", *options.extra, *JDK_OPENS, f"-Duser.home={home}"]
     argv += [f"-D{k}={v}" for k, v in sorted(options.system_props.items())]
     argv += ["-cp", classpath, main_class, *args]
     return argv

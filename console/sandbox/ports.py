@@ -28,7 +28,7 @@ def broker_ports(listen_port: int) -> list[int]:
 
 
 def default_ports(broker_names: Sequence[str]) -> ClusterPorts:
-    """The ports of a stock RocketMQ install (9876, 10911) so a demo looks familiar; brokers 10 apart."""
+    """A stock install's ports (9876, 10911) so a demo looks familiar; brokers 10 apart."""
     return ClusterPorts(9876, {name: 10911 + 10 * i for i, name in enumerate(broker_names)})
 
 

@@ -20,7 +20,6 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
-import json
 import os
 import signal
 import subprocess
@@ -30,7 +29,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from console.sandbox.pidfile import PidFile
+from console.sandbox.pids import signal_group
 
 PR_SET_PDEATHSIG = 1
 _POLL = 0.05
@@ -38,7 +39,7 @@ _POLL = 0.05
 
 @dataclass(frozen=True, slots=True)
 class LaunchSpec:
-    """How to start one child: argv, environment, working directory, and the file its output goes to."""
+    """How to start one child: argv, environment, working directory, and its output file."""
 
     name: str
     argv: Sequence[str]
@@ -97,9 +98,8 @@ class ManagedProcess:
         if self._popen is None:
             return None
         self.request_stop()
-        deadline = time.monotonic() + grace
-        while self._popen.poll() is None and time.monotonic() < deadline:
-            await asyncio.sleep(_POLL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            await asyncio.to_thread(self._popen.wait, grace)
         return self._finish()
 
     def stop_now(self, grace: float = 5.0) -> int | None:
@@ -117,25 +117,19 @@ class ManagedProcess:
             with contextlib.suppress(OSError):
                 self._popen.stdin.close()
         if self._popen.poll() is None:
-            _signal_group(self._popen.pid, signal.SIGTERM)
+            signal_group(self._popen.pid, signal.SIGTERM)
 
     def _finish(self) -> int | None:
         assert self._popen is not None
         if self._popen.poll() is None:
-            _signal_group(self._popen.pid, signal.SIGKILL)
+            signal_group(self._popen.pid, signal.SIGKILL)
             self._popen.wait()
         # The leader is gone; anything it left in its group goes too.
-        _signal_group(self._popen.pid, signal.SIGKILL)
+        signal_group(self._popen.pid, signal.SIGKILL)
         _unregister(self)
         if self._pidfile is not None:
             self._pidfile.forget(self.name)
         return self._popen.returncode
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    # start_new_session makes the child a session and group leader: its pgid is its pid.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
 
 
 def _child_setup(parent_pid: int) -> Callable[[], None]:
@@ -190,122 +184,13 @@ def live_processes() -> list[ManagedProcess]:
 
 
 def stop_all_now(grace: float = 5.0) -> None:
-    """Stop every child this interpreter started and has not stopped yet (SIGTERM all, then wait)."""
+    """Stop every child this interpreter started and has not stopped (SIGTERM all, then wait)."""
     procs = live_processes()
     for proc in procs:
         proc.request_stop()
     deadline = time.monotonic() + grace
     for proc in procs:
         proc.stop_now(grace=max(0.0, deadline - time.monotonic()))
-
-
-# --- pidfile: what a crashed earlier run left behind -----------------------------------------
-
-
-class PidFile:
-    """`{"owner": pid, "processes": {name: pid}}` in the run directory, rewritten atomically."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def claim(self) -> None:
-        """Record this interpreter as the owner of the run directory."""
-        with self._lock:
-            self._write({"owner": os.getpid(), "processes": {}})
-
-    def record(self, name: str, pid: int) -> None:
-        with self._lock:
-            data = self._read()
-            data.setdefault("processes", {})[name] = pid
-            self._write(data)
-
-    def forget(self, name: str) -> None:
-        with self._lock:
-            data = self._read()
-            data.get("processes", {}).pop(name, None)
-            self._write(data)
-
-    def owner(self) -> int | None:
-        owner = self._read().get("owner")
-        return owner if isinstance(owner, int) else None
-
-    def processes(self) -> dict[str, int]:
-        procs = self._read().get("processes", {})
-        return {str(k): v for k, v in procs.items() if isinstance(v, int)}
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _write(self, data: object) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-        tmp.replace(self.path)
-
-
-def kill_stale(pidfile: PidFile, marker: str, grace: float = 15.0) -> list[int]:
-    """Stop the processes a pidfile lists whose command line still contains `marker`.
-
-    The marker (the run directory's path) guards against killing an unrelated process that
-    reused a PID after a reboot. Returns the PIDs that were signalled.
-    """
-    victims = [pid for pid in pidfile.processes().values() if marker in command_line(pid)]
-    for pid in victims:
-        _signal_group(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while any(pid_alive(p) for p in victims) and time.monotonic() < deadline:
-        time.sleep(_POLL)
-    for pid in victims:
-        if pid_alive(pid):
-            _signal_group(pid, signal.SIGKILL)
-    for pid in victims:
-        _wait_gone(pid, 5.0)
-    return victims
-
-
-def command_line(pid: int) -> str:
-    """The process's argv joined by spaces, or "" when it does not exist."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        return raw.replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        pass
-    if sys.platform.startswith("linux"):
-        return ""
-    try:
-        out = subprocess.run(
-            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return ""
-    return out.stdout.strip()
-
-
-def pid_alive(pid: int) -> bool:
-    """True while the PID exists and is not a zombie waiting to be reaped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    # Field 3, after the parenthesised command name, is the state; Z is a zombie.
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def _wait_gone(pid: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(_POLL)
 
 
 def log_tail(path: Path, lines: int = 40) -> str:

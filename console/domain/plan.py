@@ -1,0 +1,453 @@
+"""A plan: per queue current → target with warnings, computed from a snapshot and a spec.
+
+This module holds what both sides of the plan job agree on — the column layout of snapshots and
+plan rows, warning codes, the header written next to the rows, the content hash, and which reset
+path an apply would take — as plain values with no Spark or Arrow in sight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+# Column name -> logical type ("string", "int", "bigint", "double", "array<string>").
+# The snapshot writer (pyarrow) and the plan job (Spark) both derive their schemas from these.
+SNAPSHOT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cluster", "string"),
+    ("broker", "string"),
+    ("broker_addr", "string"),
+    ("topic", "string"),
+    ("queue_id", "int"),
+    ("group", "string"),
+    ("min_offset", "bigint"),
+    ("max_offset", "bigint"),
+    ("committed", "bigint"),  # null: the group never committed on this queue
+    ("last_timestamp", "bigint"),  # store time of message committed-1; null when unknown
+    ("min_timestamp", "bigint"),  # store time of the first message; null when unknown
+    ("max_timestamp", "bigint"),  # store time of the last message; null when unknown
+    ("clients", "int"),  # consumers of the group online when the snapshot was taken
+    ("message_model", "string"),
+    ("consume_tps", "double"),  # the group's consume rate as the brokers report it
+    ("taken_at", "bigint"),  # epoch ms
+)
+
+PLAN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cluster", "string"),
+    ("group", "string"),
+    ("topic", "string"),
+    ("broker", "string"),
+    ("queue_id", "int"),
+    ("min_offset", "bigint"),
+    ("max_offset", "bigint"),
+    ("current", "bigint"),
+    ("requested", "bigint"),  # what the strategy asked for, before clamping
+    ("target", "bigint"),  # null: this queue is left as it is
+    ("delta", "bigint"),  # target - current: + re-consumes, - skips
+    ("clamp", "string"),  # why target differs from requested: below_min / above_max
+    ("warnings", "array<string>"),
+    ("current_time", "bigint"),  # store time at the current offset (epoch ms)
+    ("target_time", "bigint"),  # store time at the target offset (estimated, see the job)
+    ("span_ms", "bigint"),  # current_time - target_time: + replays that much time, - skips it
+)
+PLAN_KEY = ("group", "topic", "broker", "queue_id")
+
+
+class PlanWarning(StrEnum):
+    BELOW_MIN = "below_min"
+    ABOVE_MAX = "above_max"
+    NO_COMMITTED = "no_committed"
+    NO_SOURCE = "no_source"
+    CONSUMERS_ONLINE = "consumers_online"
+    BROADCASTING = "broadcasting"
+
+    @property
+    def text(self) -> str:
+        return WARNING_TEXT[self]
+
+
+WARNING_TEXT = {
+    PlanWarning.BELOW_MIN: "target below the min offset: those messages are already deleted",
+    PlanWarning.ABOVE_MAX: "target above the max offset: nothing has been written there yet",
+    PlanWarning.NO_COMMITTED: "nothing committed on this queue: the current offset is unknown",
+    PlanWarning.NO_SOURCE: "the source has no offset for this queue: it is left as it is",
+    PlanWarning.CONSUMERS_ONLINE: "consumers of the group are online",
+    PlanWarning.BROADCASTING: "broadcasting group: its offsets live on the clients, not the broker",
+}
+
+
+class Clamp(StrEnum):
+    BELOW_MIN = "below_min"
+    ABOVE_MAX = "above_max"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    cluster: str
+    group: str
+    topic: str
+    broker: str
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    current: int | None
+    requested: int | None
+    target: int | None
+    delta: int | None
+    clamp: str | None
+    warnings: tuple[str, ...]
+    current_time: int | None = None
+    target_time: int | None = None
+    span_ms: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PlanRow:
+        values: dict[str, Any] = {name: d.get(name) for name, _ in PLAN_COLUMNS}
+        values["warnings"] = tuple(values["warnings"] or ())
+        return cls(**values)
+
+    @property
+    def changed(self) -> bool:
+        return self.target is not None and self.target != self.current
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Sums over the rows of one group (topic None) or one topic of a group."""
+
+    group: str
+    topic: str | None
+    queues: int
+    changed: int
+    re_consume: int  # sum of the positive deltas
+    skip: int  # sum of the negative deltas (<= 0)
+    warned: int  # rows with at least one warning
+    lag_before: int  # sum of max - current where current is known
+    lag_after: int  # sum of max - target where target is known
+
+    @property
+    def net(self) -> int:
+        return self.re_consume + self.skip
+
+    @staticmethod
+    def combine(group: str, parts: Iterable[Totals]) -> Totals:
+        parts = list(parts)
+        return Totals(
+            group=group,
+            topic=None,
+            queues=sum(p.queues for p in parts),
+            changed=sum(p.changed for p in parts),
+            re_consume=sum(p.re_consume for p in parts),
+            skip=sum(p.skip for p in parts),
+            warned=sum(p.warned for p in parts),
+            lag_before=sum(p.lag_before for p in parts),
+            lag_after=sum(p.lag_after for p in parts),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """How long a group (topic None) or one of its topics would take to catch up."""
+
+    group: str
+    topic: str | None
+    re_consume: int
+    lag_after: int
+    rate: float | None  # messages per second
+    rate_source: str | None  # "history" (snapshots) or "broker tps"
+    catch_up_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Impact:
+        values: dict[str, Any] = {name: d.get(name) for name in cls.__dataclass_fields__}
+        return cls(**values)
+
+
+# ---- reset path -------------------------------------------------------------------------------
+
+# MQVersion ordinals (response header `version`); names only for releases we know.
+V5_1_0 = 433
+VERSION_NAMES = {
+    213: "4.0.0",
+    401: "4.9.4",
+    409: "4.9.8",
+    413: "5.0.0",
+    433: "5.1.0",
+    453: "5.2.0",
+    473: "5.3.0",
+    475: "5.3.1",
+    477: "5.3.2",
+    479: "5.3.3",
+    481: "5.3.4",
+}
+
+
+def version_name(ordinal: int | None) -> str:
+    if ordinal is None:
+        return "unknown version"
+    return VERSION_NAMES.get(ordinal, f"MQVersion #{ordinal}")
+
+
+class ResetPathKind(StrEnum):
+    SERVER_SIDE = "server-side reset"
+    CLIENT_PUSH = "client push"
+    OFFLINE_UPDATE = "offline update"
+    NONE = "no broker-side path"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerFacts:
+    name: str
+    version: int | None  # MQVersion ordinal; None when the broker did not answer
+    server_side_reset: bool | None  # useServerSideResetOffset; None when unknown
+
+
+@dataclass(frozen=True, slots=True)
+class ResetPath:
+    kind: ResetPathKind
+    reason: str
+    blocker: str | None = None  # what the operator must do before an apply can work
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": str(self.kind), "reason": self.reason, "blocker": self.blocker}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ResetPath:
+        return cls(ResetPathKind(d["kind"]), str(d["reason"]), d.get("blocker"))
+
+
+def choose_reset_path(
+    brokers: Sequence[BrokerFacts],
+    *,
+    consumers_online: int,
+    broadcasting: bool,
+    per_queue: bool,
+) -> ResetPath:
+    """Which way an apply would move the offsets of one group, and why (protocol §4.3, §4.4).
+
+    `per_queue` is true when targets are not "every queue of a topic to one timestamp" (explicit
+    offsets, shifts, copies, or a scope limited to some queues): the legacy client push can only
+    carry a timestamp, so those need the server-side path or a direct write.
+    """
+    if broadcasting:
+        return ResetPath(
+            ResetPathKind.NONE,
+            "broadcasting group: each client keeps its own offsets (offsets.json); "
+            "the broker's offsets are not read",
+            blocker="reset the clients' local offset files instead",
+        )
+    legacy = [b for b in brokers if not _server_side(b)]
+    names = ", ".join(b.name for b in brokers)
+    if not legacy:
+        online = f"; the {consumers_online} online consumer(s) pick it up on their next pull"
+        return ResetPath(
+            ResetPathKind.SERVER_SIDE,
+            f"every broker ({names}) runs 5.1+ with useServerSideResetOffset=true: the broker "
+            "moves the offsets itself" + (online if consumers_online else ""),
+        )
+    why = "; ".join(_legacy_reason(b) for b in legacy)
+    if consumers_online and not per_queue:
+        return ResetPath(
+            ResetPathKind.CLIENT_PUSH,
+            f"{why}; {consumers_online} consumer(s) are online: the broker sends the new "
+            "offsets to them (RESET_CONSUMER_CLIENT_OFFSET) and they commit them",
+        )
+    if consumers_online:
+        return ResetPath(
+            ResetPathKind.OFFLINE_UPDATE,
+            f"{why}; per-queue targets can only be written directly (UPDATE_CONSUMER_OFFSET)",
+            blocker=f"stop the {consumers_online} online consumer(s) first: their next commit "
+            "would overwrite a direct write within seconds",
+        )
+    return ResetPath(
+        ResetPathKind.OFFLINE_UPDATE,
+        f"{why}; no consumer is online: the offsets are written directly "
+        "(UPDATE_CONSUMER_OFFSET per queue)",
+    )
+
+
+def _server_side(b: BrokerFacts) -> bool:
+    return b.version is not None and b.version >= V5_1_0 and b.server_side_reset is True
+
+
+def _legacy_reason(b: BrokerFacts) -> str:
+    if b.version is None:
+        return f"{b.name}: version unknown (broker did not answer)"
+    if b.version < V5_1_0:
+        return f"{b.name} runs {version_name(b.version)} (no server-side reset before 5.1)"
+    return f"{b.name} ({version_name(b.version)}) has useServerSideResetOffset=false"
+
+
+# ---- header -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    cluster: str
+    snapshot_id: str
+    taken_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlanHeader:
+    """plan.json: everything about a plan except its rows (rows.parquet)."""
+
+    plan_id: str
+    spec: dict[str, Any]
+    snapshot: SnapshotInfo
+    created_at_ms: int
+    content_hash: str
+    rows: int
+    totals: tuple[Totals, ...]
+    timestamp_ms: int | None = None  # the store time a time strategy resolved to
+    reset_paths: dict[str, ResetPath] = field(default_factory=dict)
+    source_snapshot: SnapshotInfo | None = None  # to-snapshot: the snapshot restored
+    imported_from: str | None = None
+    format: int = 1
+
+    def to_json(self) -> str:
+        doc = {
+            "format": self.format,
+            "id": self.plan_id,
+            "created_at": _iso(self.created_at_ms),
+            "created_at_ms": self.created_at_ms,
+            "spec": self.spec,
+            "snapshot": _snapshot_dict(self.snapshot),
+            "source_snapshot": _snapshot_dict(self.source_snapshot)
+            if self.source_snapshot
+            else None,
+            "timestamp_ms": self.timestamp_ms,
+            "content_hash": self.content_hash,
+            "rows": self.rows,
+            "totals": [_totals_dict(t) for t in self.totals],
+            "reset_paths": {g: p.to_dict() for g, p in sorted(self.reset_paths.items())},
+            "imported_from": self.imported_from,
+        }
+        return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "plan.json") -> PlanHeader:
+        try:
+            d = json.loads(text)
+            src = d.get("source_snapshot")
+            return cls(
+                plan_id=str(d["id"]),
+                spec=dict(d["spec"]),
+                snapshot=_snapshot_info(d["snapshot"]),
+                created_at_ms=int(d["created_at_ms"]),
+                content_hash=str(d["content_hash"]),
+                rows=int(d["rows"]),
+                totals=tuple(Totals(**t) for t in d["totals"]),
+                timestamp_ms=d.get("timestamp_ms"),
+                reset_paths={
+                    g: ResetPath.from_dict(p) for g, p in (d.get("reset_paths") or {}).items()
+                },
+                source_snapshot=_snapshot_info(src) if src else None,
+                imported_from=d.get("imported_from"),
+                format=int(d.get("format", 1)),
+            )
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}:{exc.lineno}: not JSON: {exc.msg}") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: not a plan header ({exc!r})") from None
+
+    def group_totals(self) -> list[Totals]:
+        return [t for t in self.totals if t.topic is None]
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def _snapshot_dict(s: SnapshotInfo) -> dict[str, Any]:
+    return {"cluster": s.cluster, "id": s.snapshot_id, "taken_at_ms": s.taken_at_ms}
+
+
+def _snapshot_info(d: Mapping[str, Any]) -> SnapshotInfo:
+    return SnapshotInfo(str(d["cluster"]), str(d["id"]), int(d["taken_at_ms"]))
+
+
+def _totals_dict(t: Totals) -> dict[str, Any]:
+    return {
+        "group": t.group,
+        "topic": t.topic,
+        "queues": t.queues,
+        "changed": t.changed,
+        "re_consume": t.re_consume,
+        "skip": t.skip,
+        "warned": t.warned,
+        "lag_before": t.lag_before,
+        "lag_after": t.lag_after,
+    }
+
+
+# ---- ids ----------------------------------------------------------------------------------------
+
+
+def stamp(ms: int) -> str:
+    """Sortable, file-name safe UTC time: 20261122T030101123Z."""
+    t = datetime.fromtimestamp(ms / 1000, UTC)
+    return t.strftime("%Y%m%dT%H%M%S") + f"{ms % 1000:03d}Z"
+
+
+_STAMP = re.compile(r"(\d{8}T\d{6})(\d{3})Z")
+
+
+def parse_stamp(text: str) -> int | None:
+    m = _STAMP.fullmatch(text)
+    if not m:
+        return None
+    t = datetime.strptime(m.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    return int(t.timestamp()) * 1000 + int(m.group(2))
+
+
+def new_plan_id(created_at_ms: int, groups: Sequence[str], kind: str, salt: str) -> str:
+    """`<stamp>-<first group>-<strategy>-<6 hex>`; readable in a listing, unique by the salt."""
+    first = re.sub(r"[^A-Za-z0-9._-]+", "-", groups[0] if groups else "plan").strip("-")
+    digest = hashlib.sha256(f"{created_at_ms}:{salt}".encode()).hexdigest()[:6]
+    return f"{stamp(created_at_ms)}-{first[:40]}-{kind}-{digest}"
+
+
+# ---- content hash ------------------------------------------------------------------------------
+# A two-level SHA-256 that the plan job computes with Spark aggregates and that this module
+# recomputes in plain Python, so an apply can check a plan's rows without a Spark session:
+#   leaf   = sha256(group US topic US broker US queue_id US current US target), null as ""
+#   topic  = sha256(concatenated leaf hex digests, rows ordered by (broker, queue_id))
+#   root   = sha256(cluster LF, then "group US topic US topic-digest" lines ordered by group, topic)
+SEP = "\x1f"
+
+
+def leaf_digest(
+    group: str, topic: str, broker: str, queue_id: int, current: int | None, target: int | None
+) -> str:
+    fields = (group, topic, broker, str(queue_id), _s(current), _s(target))
+    return hashlib.sha256(SEP.join(fields).encode()).hexdigest()
+
+
+def root_digest(cluster: str, topic_digests: Mapping[tuple[str, str], str]) -> str:
+    lines = [f"{g}{SEP}{t}{SEP}{d}" for (g, t), d in sorted(topic_digests.items())]
+    return "sha256:" + hashlib.sha256((cluster + "\n" + "\n".join(lines)).encode()).hexdigest()
+
+
+def content_hash(cluster: str, rows: Iterable[PlanRow]) -> str:
+    by_topic: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    for r in rows:
+        leaf = leaf_digest(r.group, r.topic, r.broker, r.queue_id, r.current, r.target)
+        by_topic.setdefault((r.group, r.topic), []).append((r.broker, r.queue_id, leaf))
+    digests = {
+        key: hashlib.sha256("".join(leaf for *_, leaf in sorted(items)).encode()).hexdigest()
+        for key, items in by_topic.items()
+    }
+    return root_digest(cluster, digests)
+
+
+def _s(value: int | None) -> str:
+    return "" if value is None else str(value)

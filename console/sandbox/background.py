@@ -1,0 +1,83 @@
+"""The sandbox on its own thread and event loop, for synchronous callers (pytest, a TUI)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, TypeVar
+
+from console.sandbox.runner import Sandbox, SandboxOptions, sandbox
+
+T = TypeVar("T")
+
+
+class BackgroundSandbox:
+    """`with BackgroundSandbox(options) as sb:` runs `sandbox()` in a daemon thread.
+
+    The live parts (trickle producer, log-free consumers) need an event loop that keeps running
+    between a caller's calls, which a test session or a Textual app cannot promise; their own
+    thread can. The JVMs are spawned from that thread, which lives exactly as long as they
+    should (PR_SET_PDEATHSIG follows the spawning thread).
+    """
+
+    def __init__(self, options: SandboxOptions | None = None) -> None:
+        self.options = options
+        self._ready: concurrent.futures.Future[Sandbox] = concurrent.futures.Future()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, name="rmq-sandbox", daemon=True)
+        self._error: BaseException | None = None
+
+    def start(self, timeout: float = 600.0) -> Sandbox:
+        """Start and wait until the sandbox is up; re-raises whatever made start-up fail."""
+        self._thread.start()
+        return self._ready.result(timeout)
+
+    def stop(self, timeout: float = 180.0) -> None:
+        """Tear the sandbox down and wait for it; re-raises a teardown failure."""
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"sandbox did not stop within {timeout}s")
+        if self._error is not None and self._ready.done() and self._ready.exception() is None:
+            raise self._error
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine on the sandbox's loop (e.g. one that uses its admin client)."""
+        if self._loop is None:
+            raise RuntimeError("sandbox not started")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def __enter__(self) -> Sandbox:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # handed to the caller's thread, never swallowed
+            self._error = exc
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with sandbox(self.options) as sb:
+            self._ready.set_result(sb)
+            await self._stop.wait()

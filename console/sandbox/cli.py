@@ -1,0 +1,107 @@
+"""`sandbox fetch|up|down|status`: argument parsing and output, for both CLIs.
+
+`rmq-console sandbox ...` (console/cli.py) and `python -m console.sandbox ...` share this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from console.sandbox import rundir
+from console.sandbox import scenario as sc
+from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.errors import SandboxError
+from console.sandbox.jars import fetch_jars
+from console.sandbox.ports import free_ports
+from console.sandbox.runner import Sandbox, SandboxOptions, serve
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="sandbox_command", required=True)
+    fetch = sub.add_parser("fetch", help="download the RocketMQ 5.3.3 jars into the cache")
+    fetch.add_argument("--cache", type=Path, help="cache directory (default ~/.cache/rmq-console)")
+    fetch.add_argument("--force", action="store_true", help="download again even if cached")
+    up = sub.add_parser("up", help="start a seeded local cluster and keep it running")
+    up.add_argument("--cache", type=Path)
+    up.add_argument("--run-dir", type=Path, help="where stores and logs go (wiped at start)")
+    up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
+    up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
+    for name, text in (("down", "stop a running sandbox"), ("status", "show a sandbox")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--run-dir", type=Path)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        match args.sandbox_command:
+            case "fetch":
+                return cmd_fetch(args.cache, force=args.force)
+            case "up":
+                options = SandboxOptions(
+                    run_dir=args.run_dir,
+                    cache=args.cache,
+                    ports=free_ports(BROKER_NAMES) if args.free_ports else None,
+                    seed=not args.no_seed,
+                    live=not args.no_seed,
+                )
+                return cmd_up(options)
+            case "down":
+                return cmd_down(args.run_dir)
+            case "status":
+                return cmd_status(args.run_dir)
+    except SandboxError as exc:
+        print(f"error: {exc}")
+        return 1
+    raise ValueError(f"unknown sandbox command {args.sandbox_command!r}")
+
+
+def cmd_fetch(cache: Path | None = None, *, force: bool = False) -> int:
+    result = asyncio.run(fetch_jars(cache, force=force))
+    verb = "downloaded" if result.downloaded else "already cached"
+    print(f"{result.jar_count} jars {verb} in {result.distribution.lib} ({result.seconds:.1f}s)")
+    return 0
+
+
+def cmd_up(options: SandboxOptions) -> int:
+    try:
+        asyncio.run(serve(options, on_ready=print_ready))
+    except KeyboardInterrupt:
+        pass
+    print("sandbox stopped")
+    return 0
+
+
+def cmd_down(run_dir: Path | None = None) -> int:
+    pids = rundir.down(run_dir)
+    print(f"stopped {len(pids)} process(es)" if pids else "no sandbox running")
+    return 0
+
+
+def cmd_status(run_dir: Path | None = None) -> int:
+    st = rundir.status(run_dir)
+    print(f"run dir: {st.run_dir}")
+    print(f"owner:   {st.owner if st.owner is not None else 'not running'}")
+    if st.info is not None:
+        print(f"namesrv: {st.info.namesrv}  cluster: {st.info.cluster}")
+    for name, (pid, alive) in sorted(st.processes.items()):
+        print(f"  {name:<28} pid {pid:<8} {'running' if alive else 'gone'}")
+    return 0 if st.running else 3
+
+
+def print_ready(sb: Sandbox) -> None:
+    t = sb.timings
+    print(f"RocketMQ sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
+    for name, addr in sorted(sb.broker_addrs.items()):
+        print(f"  {name}: {addr}")
+    print(
+        f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
+        f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s)"
+    )
+    if sb.report is not None:
+        print("  groups:")
+        for g in sc.GROUPS:
+            print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
+    print(f"  logs and stores: {sb.run_dir}")
+    print("Ctrl-C (or `rmq-console sandbox down`) stops it.", flush=True)

@@ -1,0 +1,278 @@
+"""The official mqadmin (from the fetched tools jar) as an oracle: run it, parse what it prints.
+
+Tests and the benchmark compare our client's numbers with these. Layouts were checked against the
+real 5.3.3 output; the tools JVM also prints logback status lines on stdout before the table, and
+reports command failures as a stack trace on stderr with exit code 0, so both are handled here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from console.sandbox.cache import Distribution
+from console.sandbox.errors import MqadminError
+from console.sandbox.jvm import MQADMIN_MAIN, JvmOptions, java_argv, jvm_env
+
+_NOT_AVAILABLE = "N/A"
+_MS_FORMAT = "%Y-%m-%d %H:%M:%S,%f"
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRow:
+    """One queue of `consumerProgress -g G` (no -s, so no client column)."""
+
+    topic: str
+    broker_name: str
+    queue_id: int
+    broker_offset: int
+    consumer_offset: int  # mqadmin shows 0 when nothing is committed
+    diff: int
+    inflight: int
+    last_time_ms: int | None  # store time of the last consumed message, second precision
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerProgress:
+    rows: list[ProgressRow]
+    consume_tps: float
+    diff_total: int
+    inflight_total: int | None
+
+    def row(self, topic: str, broker_name: str, queue_id: int) -> ProgressRow:
+        for r in self.rows:
+            if (r.topic, r.broker_name, r.queue_id) == (topic, broker_name, queue_id):
+                return r
+        raise KeyError((topic, broker_name, queue_id))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """One line of `consumerProgress` without -g: groups found through their %RETRY% topics."""
+
+    group: str
+    count: int  # online client connections
+    version: str  # client version, "OFFLINE" when nobody is connected
+    consume_type: str | None  # PUSH / PULL; absent when offline
+    message_model: str | None  # CLUSTERING / BROADCASTING; absent when offline
+    tps: int
+    diff_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicStatusRow:
+    broker_name: str
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    last_updated_ms: int | None  # store time of the newest message, millisecond precision
+
+
+@dataclass(frozen=True, slots=True)
+class TopicStatus:
+    rows: list[TopicStatusRow]
+    put_tps: float | None
+
+
+# ---- parsing --------------------------------------------------------------------------------
+
+
+def parse_consumer_progress(text: str) -> ConsumerProgress:
+    rows: list[ProgressRow] = []
+    for line in _table(text, "#Topic"):
+        # The last column is "yyyy-MM-dd HH:mm:ss" (one space inside) or N/A.
+        f = line.split(maxsplit=7)
+        if len(f) != 8:
+            raise MqadminError(f"unexpected consumerProgress row: {line!r}")
+        rows.append(
+            ProgressRow(
+                topic=f[0],
+                broker_name=f[1],
+                queue_id=int(f[2]),
+                broker_offset=int(f[3]),
+                consumer_offset=int(f[4]),
+                diff=int(f[5]),
+                inflight=int(f[6]),
+                last_time_ms=_local_time_ms(f[7], "%Y-%m-%d %H:%M:%S"),
+            )
+        )
+    inflight = _summary(text, "Consume Inflight Total")
+    return ConsumerProgress(
+        rows=rows,
+        consume_tps=float(_summary(text, "Consume TPS") or 0),
+        diff_total=int(_summary(text, "Consume Diff Total") or 0),
+        inflight_total=int(inflight) if inflight is not None else None,
+    )
+
+
+def parse_group_list(text: str) -> list[GroupSummary]:
+    groups: list[GroupSummary] = []
+    for line in _table(text, "#Group"):
+        f = line.split()
+        # Offline groups print empty type and model columns, so count from both ends.
+        if len(f) not in (5, 7):
+            raise MqadminError(f"unexpected consumerProgress group row: {line!r}")
+        online = len(f) == 7
+        groups.append(
+            GroupSummary(
+                group=f[0],
+                count=int(f[1]),
+                version=f[2],
+                consume_type=f[3] if online else None,
+                message_model=f[4] if online else None,
+                tps=int(f[-2]),
+                diff_total=int(f[-1]),
+            )
+        )
+    return groups
+
+
+def parse_topic_status(text: str) -> TopicStatus:
+    rows: list[TopicStatusRow] = []
+    for line in _table(text, "#Broker Name"):
+        # An empty queue prints nothing in the Last Updated column.
+        f = line.split(maxsplit=4)
+        if len(f) not in (4, 5):
+            raise MqadminError(f"unexpected topicStatus row: {line!r}")
+        rows.append(
+            TopicStatusRow(
+                broker_name=f[0],
+                queue_id=int(f[1]),
+                min_offset=int(f[2]),
+                max_offset=int(f[3]),
+                last_updated_ms=_local_time_ms(f[4], _MS_FORMAT) if len(f) == 5 else None,
+            )
+        )
+    tps = _summary(text, "Topic Put TPS")
+    return TopicStatus(rows=rows, put_tps=float(tps) if tps is not None else None)
+
+
+def _table(text: str, header_start: str) -> list[str]:
+    """Rows between the header line and the first blank line after it."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(header_start):
+            body = []
+            for row in lines[i + 1 :]:
+                if not row.strip():
+                    break
+                body.append(row.strip())
+            return body
+    raise MqadminError(f"no table starting with {header_start!r} in mqadmin output")
+
+
+def _summary(text: str, label: str) -> str | None:
+    m = re.search(rf"^{re.escape(label)}:\s*(\S+)\s*$", text, re.MULTILINE)
+    return m.group(1) if m else None
+
+
+def _local_time_ms(value: str, fmt: str) -> int | None:
+    """mqadmin prints times in the JVM's default zone, which is this machine's local zone."""
+    value = value.strip()
+    if value == _NOT_AVAILABLE:
+        return None
+    ms = int(datetime.strptime(value, fmt).timestamp() * 1000)
+    return ms if ms > 0 else None
+
+
+def command_error(stdout: str, stderr: str) -> str | None:
+    """The failure mqadmin reported, if any: it prints a stack trace and still exits 0."""
+    for text in (stderr, stdout):
+        causes = [ln.strip() for ln in text.splitlines() if ln.startswith("Caused by:")]
+        if causes:
+            return causes[-1].removeprefix("Caused by:").strip()
+        for ln in text.splitlines():
+            if "SubCommandException" in ln or ln.startswith("Exception in thread"):
+                return ln.strip()
+    return None
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+
+class Mqadmin:
+    """Runs `MQAdminStartup <subcommand> -n <namesrv>` in a throw-away JVM (about 2–5 s a call)."""
+
+    def __init__(self, java: Path, dist: Distribution, namesrv: str, work_dir: Path) -> None:
+        self.java = java
+        self.dist = dist
+        self.namesrv = namesrv
+        self.work_dir = work_dir
+
+    def argv(self, subcommand: str, *args: str) -> list[str]:
+        return java_argv(
+            self.java,
+            self.dist.classpath,
+            MQADMIN_MAIN,
+            [subcommand, *args, "-n", self.namesrv],
+            # A one-shot JVM: the C1 compiler alone starts faster and the run is too short to
+            # profit from C2.
+            options=JvmOptions(heap_mb=128, extra=("-XX:TieredStopAtLevel=1",)),
+            home=self.work_dir / "home",
+        )
+
+    async def run(
+        self, subcommand: str, *args: str, until: str | None = None, timeout: float = 60.0
+    ) -> str:
+        """Stdout of one mqadmin command; MqadminError when it fails, even with exit code 0.
+
+        `until` is the start of the line a read-only command prints last. Once it appears the
+        JVM is killed instead of waiting ~3 s for its remoting client to shut down (a
+        non-interruptible 3 s poll in NettyEventExecutor); there is nothing left for it to do.
+        """
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        (self.work_dir / "rocketmq-home").mkdir(exist_ok=True)
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv(subcommand, *args),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.work_dir,
+            env=jvm_env(self.work_dir / "rocketmq-home"),
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        stderr_task = asyncio.ensure_future(proc.stderr.read())
+        lines: list[str] = []
+        finished_early = False
+        try:
+            async with asyncio.timeout(timeout):
+                async for raw in proc.stdout:
+                    line = raw.decode(errors="replace")
+                    lines.append(line)
+                    if until is not None and line.startswith(until):
+                        finished_early = True
+                        proc.kill()
+                        break
+                await proc.wait()
+                err = (await stderr_task).decode(errors="replace")
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            stderr_task.cancel()
+        out = "".join(lines)
+        problem = command_error(out, err)
+        if (proc.returncode != 0 and not finished_early) or problem:
+            raise MqadminError(
+                f"mqadmin {subcommand} {' '.join(args)} failed "
+                f"(exit {proc.returncode}): {problem or err.strip()[-2000:]}"
+            )
+        return out
+
+    async def consumer_progress(self, group: str, topic: str | None = None) -> ConsumerProgress:
+        args: Sequence[str] = ("-g", group, "-t", topic) if topic else ("-g", group)
+        out = await self.run("consumerProgress", *args, until="Consume Inflight Total:")
+        return parse_consumer_progress(out)
+
+    async def groups(self) -> list[GroupSummary]:
+        return parse_group_list(await self.run("consumerProgress"))
+
+    async def topic_status(self, topic: str) -> TopicStatus:
+        out = await self.run("topicStatus", "-t", topic, until="Topic Put TPS:")
+        return parse_topic_status(out)

@@ -1,0 +1,247 @@
+"""The whole sandbox as one async context: fetch, build, start, seed, live traffic, teardown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from console.rocketmq.admin import AdminClient
+from console.sandbox import rundir
+from console.sandbox import scenario as sc
+from console.sandbox.cache import cache_root
+from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, SandboxCluster
+from console.sandbox.consumers import ConsumerSpec, JavaConsumer
+from console.sandbox.jars import fetch_jars
+from console.sandbox.javabuild import build_consumer
+from console.sandbox.mqadmin import Mqadmin
+from console.sandbox.pidfile import PidFile
+from console.sandbox.pids import rss_kb
+from console.sandbox.ports import ClusterPorts, default_ports
+from console.sandbox.seed import SeedReport, seed_scenario
+from console.sandbox.toolchain import find_tools
+from console.sandbox.trickle import TrickleStats, trickle
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxOptions:
+    run_dir: Path | None = None  # default <cache>/sandbox; wiped at start
+    ports: ClusterPorts | None = None  # default 9876 / 10911 / 10921, as a stock install
+    cache: Path | None = None  # default $RMQ_CONSOLE_CACHE or ~/.cache/rmq-console
+    seed: bool = True  # create the scenario's topics, groups, messages and offsets
+    live: bool = True  # keep the live consumers and the trickle producer running
+    start_timeout: float = 120.0
+
+
+@dataclass(slots=True)
+class Timings:
+    """Seconds spent in each phase of bringing the sandbox up."""
+
+    fetch: float = 0.0
+    build: float = 0.0
+    cluster_start: float = 0.0  # spawn until both brokers are registered
+    seed: float = 0.0
+    live_start: float = 0.0
+    total: float = 0.0
+
+
+class Sandbox:
+    """A running sandbox: addresses, the seed report, and control over its processes."""
+
+    def __init__(
+        self,
+        cluster: SandboxCluster,
+        consumer_factory: _ConsumerFactory,
+        mqadmin: Mqadmin,
+        timings: Timings,
+    ) -> None:
+        self.cluster = cluster
+        self.mqadmin = mqadmin
+        self.timings = timings
+        self.report: SeedReport | None = None
+        self.trickle_stats = TrickleStats()
+        self.consumers: dict[str, JavaConsumer] = {}  # live consumers, by group
+        self._consumer_factory = consumer_factory
+
+    @property
+    def run_dir(self) -> Path:
+        return self.cluster.config.run_dir
+
+    @property
+    def namesrv_addr(self) -> str:
+        return self.cluster.namesrv_addr
+
+    @property
+    def broker_addrs(self) -> dict[str, str]:
+        return self.cluster.broker_addrs
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.cluster_name
+
+    def admin(self, timeout: float = 3.0) -> AdminClient:
+        """A new admin client for this sandbox; use it as `async with sb.admin() as c:`."""
+        return AdminClient([self.namesrv_addr], timeout=timeout)
+
+    def pids(self) -> dict[str, int]:
+        """Every process of the sandbox that runs now, by name."""
+        pids = self.cluster.pids()
+        for group, consumer in self.consumers.items():
+            if consumer.running and consumer.pid is not None:
+                pids[f"consumer-{group}"] = consumer.pid
+        return pids
+
+    def rss_kb(self) -> dict[str, int]:
+        """Resident memory of each running JVM in KiB."""
+        return {n: kb for n, pid in self.pids().items() if (kb := rss_kb(pid)) is not None}
+
+    async def stop_broker(self, name: str) -> None:
+        await self.cluster.stop_broker(name)
+
+    async def start_broker(self, name: str, timeout: float = 60.0) -> None:
+        await self.cluster.start_broker(name, timeout)
+
+    async def start_consumer(self, plan: sc.GroupPlan) -> JavaConsumer:
+        """Start one more SandboxConsumer as described by `plan`; stopped with the sandbox."""
+        return await self._consumer_factory.launch(plan)
+
+
+@dataclass(slots=True)
+class _ConsumerFactory:
+    java: Path
+    classpath: str
+    namesrv: str
+    run_dir: Path
+    pidfile: PidFile
+    started: list[JavaConsumer] = field(default_factory=list)
+
+    def create(self, plan: sc.GroupPlan) -> JavaConsumer:
+        spec = ConsumerSpec(
+            name=plan.name,
+            group=plan.name,
+            topics=(plan.topic,),
+            model=plan.model,
+            sleep_ms=plan.sleep_ms,
+            fail_every=plan.fail_every,
+            max_reconsume=plan.max_reconsume,
+        )
+        consumer = JavaConsumer(
+            spec,
+            java=self.java,
+            classpath=self.classpath,
+            namesrv=self.namesrv,
+            run_dir=self.run_dir,
+            pidfile=self.pidfile,
+        )
+        self.started.append(consumer)
+        return consumer
+
+    async def launch(self, plan: sc.GroupPlan) -> JavaConsumer:
+        consumer = self.create(plan)
+        await consumer.start()
+        return consumer
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.started if c.running))
+
+
+@asynccontextmanager
+async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbox]:
+    """Bring the sandbox up (fetch jars, compile, start, seed, live traffic) and always down.
+
+    Processes started here are stopped on exit, on cancellation (Ctrl-C), by the atexit hook if
+    the loop dies, and by the kernel (PR_SET_PDEATHSIG) if this process is killed.
+    """
+    options = options or SandboxOptions()
+    started = time.monotonic()
+    timings = Timings()
+    tools = find_tools("javac")
+    cache = options.cache or cache_root()
+
+    fetched = await fetch_jars(cache)
+    timings.fetch = fetched.seconds
+    dist = fetched.distribution
+    t = time.monotonic()
+    classes = await build_consumer(dist)
+    timings.build = time.monotonic() - t
+
+    run_dir = (options.run_dir or rundir.default_run_dir(cache)).resolve()
+    pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
+    ports = options.ports or default_ports(BROKER_NAMES)
+    cluster = SandboxCluster(dist, tools.java, ClusterConfig(run_dir, ports))
+    factory = _ConsumerFactory(
+        tools.java, f"{classes}:{dist.classpath}", cluster.namesrv_addr, run_dir, pidfile
+    )
+    mqadmin = Mqadmin(tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin")
+    sb = Sandbox(cluster, factory, mqadmin, timings)
+    live_task: asyncio.Task[None] | None = None
+    try:
+        timings.cluster_start = await cluster.start(options.start_timeout)
+        rundir.write_info(
+            run_dir, rundir.SandboxInfo(cluster.namesrv_addr, cluster.cluster_name, sb.broker_addrs)
+        )
+        async with sb.admin() as admin:
+            if options.seed:
+                sb.report = await seed_scenario(admin, sb.broker_addrs, factory.launch)
+                timings.seed = sb.report.seconds
+            if options.live and options.seed:
+                t = time.monotonic()
+                live = [g for g in sc.GROUPS if g.setup is sc.Setup.LIVE_CONSUMER]
+                consumers = await asyncio.gather(*(factory.launch(g) for g in live))
+                sb.consumers = {g.name: c for g, c in zip(live, consumers, strict=True)}
+                live_task = asyncio.create_task(
+                    trickle(admin, sb.broker_addrs, sb.trickle_stats), name="sandbox-trickle"
+                )
+                timings.live_start = time.monotonic() - t
+            timings.total = time.monotonic() - started
+            try:
+                yield sb
+            finally:
+                if live_task is not None:
+                    live_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await live_task
+    finally:
+        try:
+            await factory.stop_all()
+            await cluster.stop()
+        except BaseException:
+            # Cancelled again while stopping (a second Ctrl-C): stop without the event loop.
+            for consumer in factory.started:
+                consumer.process.stop_now(2.0)
+            cluster.stop_now()
+            raise
+        finally:
+            pidfile.release()
+
+
+async def serve(
+    options: SandboxOptions | None = None,
+    on_ready: Callable[[Sandbox], None] | None = None,
+) -> None:
+    """Run the sandbox until cancelled (Ctrl-C) or sent SIGTERM/SIGHUP, then tear it down.
+
+    `rmq-console sandbox up` is `asyncio.run(serve(...))`; SIGTERM is what `sandbox down`
+    sends to this process.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    installed: list[signal.Signals] = []
+    if task is not None and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, task.cancel)
+            installed.append(sig)
+    try:
+        async with sandbox(options) as sb:
+            if on_ready is not None:
+                on_ready(sb)
+            await asyncio.Event().wait()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

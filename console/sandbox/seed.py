@@ -1,0 +1,253 @@
+"""Seeds the scenario of `console.sandbox.scenario` into a fresh cluster with our admin client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from console.rocketmq.admin import AdminClient, dlq_topic, retry_topic
+from console.rocketmq.errors import RocketMQError
+from console.rocketmq.models import MessageModel, MessageQueue
+from console.sandbox import scenario as sc
+from console.sandbox.errors import SeedError
+
+_SEND_CONCURRENCY = 32
+RETRY_TARGET = 40  # messages in %RETRY%risk-engine before its consumer is stopped
+DLQ_TARGET = 10  # messages in %DLQ%fraud-audit before its consumer is stopped
+_DELAY_LEVEL_1_S = 1.0  # SandboxConsumer retries at delay level 1
+
+
+class RunningConsumer(Protocol):
+    async def stop(self, grace: float = ...) -> None: ...
+
+
+Launcher = Callable[[sc.GroupPlan], Awaitable[RunningConsumer]]
+
+
+@dataclass(frozen=True, slots=True)
+class SeedBatch:
+    """One timed batch of sends. A timestamp between two batches' times separates them."""
+
+    index: int
+    started_ms: int  # wall clock just before the first send of the batch
+    finished_ms: int  # wall clock after the last send was acknowledged
+    max_offsets: dict[MessageQueue, int]  # every queue's max offset after this batch
+
+
+@dataclass(frozen=True, slots=True)
+class SeedReport:
+    seconds: float
+    batches: list[SeedBatch]
+    committed: dict[str, dict[MessageQueue, int]]  # hand-committed offsets, by group
+    retry_backlog: int  # unconsumed messages in %RETRY%risk-engine after its consumer stopped
+    dead_letters: int  # messages in %DLQ%fraud-audit
+
+    @property
+    def max_offsets(self) -> dict[MessageQueue, int]:
+        """Max offsets when seeding ended (orders grows later; payments and audit do not)."""
+        return self.batches[-1].max_offsets
+
+    def messages(self, topic: str) -> int:
+        return sum(n for mq, n in self.max_offsets.items() if mq.topic == topic)
+
+
+async def seed_scenario(
+    admin: AdminClient, brokers: Mapping[str, str], launch: Launcher
+) -> SeedReport:
+    """Create topics and groups, send the messages, commit offsets, run the failing consumers.
+
+    `brokers` maps broker name to master address; it must be a fresh cluster.
+    """
+    started = time.monotonic()
+    await create_resources(admin, brokers)
+    batches = await send_batches(admin, brokers)
+    committed = await commit_by_hand(admin, brokers, batches[-1].max_offsets)
+    retry_backlog, dead_letters = await run_failing_consumers(admin, brokers, launch)
+    return SeedReport(
+        seconds=time.monotonic() - started,
+        batches=batches,
+        committed=committed,
+        retry_backlog=retry_backlog,
+        dead_letters=dead_letters,
+    )
+
+
+async def create_resources(admin: AdminClient, brokers: Mapping[str, str]) -> None:
+    """Topics, groups and the groups' %RETRY% topics on every broker, then wait for routes.
+
+    Retry topics are created up front even though brokers create them on a consumer's first
+    heartbeat: a group that only has hand-committed offsets needs one for mqadmin to find it,
+    and a Java consumer only learns a route that exists when it starts (else 30 s later).
+    """
+    topics = [(t.name, t.queues_per_broker) for t in sc.TOPICS]
+    topics += [(retry_topic(g.name), 1) for g in sc.GROUPS if g.model is MessageModel.CLUSTERING]
+    for addr in brokers.values():
+        for topic, queues in topics:
+            await admin.create_topic(addr, topic, read_queues=queues, write_queues=queues)
+        for group in sc.GROUPS:
+            await admin.create_group(
+                addr, group.name, broadcast_enable=True, retry_max_times=group.retry_max_times
+            )
+    await wait_for_routes(admin, [t for t, _ in topics], set(brokers))
+
+
+async def wait_for_routes(
+    admin: AdminClient, topics: list[str], brokers: set[str], timeout: float = 30.0
+) -> None:
+    deadline = time.monotonic() + timeout
+    pending = list(topics)
+    while pending:
+        still: list[str] = []
+        for topic in pending:
+            try:
+                route = await admin.topic_route(topic)
+            except RocketMQError:
+                still.append(topic)
+                continue
+            if {q.broker_name for q in route.queues} != brokers:
+                still.append(topic)
+        pending = still
+        if pending and time.monotonic() >= deadline:
+            raise SeedError(f"name server has no complete route for {pending} after {timeout}s")
+        if pending:
+            await asyncio.sleep(0.2)
+
+
+async def send_batches(admin: AdminClient, brokers: Mapping[str, str]) -> list[SeedBatch]:
+    names = sorted(brokers)
+    plan = [
+        (topic, broker, queue_id, topic.messages_in(b_index, queue_id))
+        for topic in sc.TOPICS
+        for b_index, broker in enumerate(names)
+        for queue_id in range(topic.queues_per_broker)
+    ]
+    offsets = {MessageQueue(t.name, b, q): 0 for t, b, q, _ in plan}
+    limit = asyncio.Semaphore(_SEND_CONCURRENCY)
+    batches: list[SeedBatch] = []
+
+    async def send(topic: sc.TopicPlan, broker: str, queue_id: int, seq: int, batch: int) -> None:
+        body = {"topic": topic.name, "broker": broker, "queue": queue_id, "seq": seq}
+        async with limit:
+            result = await admin.send_message(
+                brokers[broker],
+                topic.name,
+                queue_id,
+                json.dumps(body | {"batch": batch}).encode(),
+                tags=topic.tags,
+                keys=f"{topic.name}-{broker}-{queue_id}-{seq}",
+            )
+        mq = MessageQueue(topic.name, broker, queue_id)
+        offsets[mq] = max(offsets[mq], result.queue_offset + 1)
+
+    for batch in range(sc.BATCHES):
+        if batch:
+            await asyncio.sleep(sc.BATCH_PAUSE_S)
+        started = _now_ms()
+        sends = []
+        for topic, broker, queue_id, total in plan:
+            first, count = _batch_slice(total, batch)
+            sends += [send(topic, broker, queue_id, s, batch) for s in range(first, first + count)]
+        await asyncio.gather(*sends)
+        batches.append(SeedBatch(batch, started, _now_ms(), dict(offsets)))
+    return batches
+
+
+def _batch_slice(total: int, batch: int) -> tuple[int, int]:
+    """First sequence number and count of a queue's messages that go in `batch`."""
+    size, extra = divmod(total, sc.BATCHES)
+    first = batch * size + min(batch, extra)
+    return first, size + (1 if batch < extra else 0)
+
+
+async def commit_by_hand(
+    admin: AdminClient, brokers: Mapping[str, str], max_offsets: Mapping[MessageQueue, int]
+) -> dict[str, dict[MessageQueue, int]]:
+    first_broker = sorted(brokers)[0]
+    targets: dict[str, dict[MessageQueue, int]] = {
+        sc.GROUP_OFFLINE: {
+            mq: int(m * sc.OFFLINE_COMMIT_FRACTION)
+            for mq, m in max_offsets.items()
+            if mq.topic == sc.TOPIC_ORDERS
+        },
+        sc.GROUP_PARTIAL: {
+            mq: m // 2
+            for mq, m in max_offsets.items()
+            if mq.topic == sc.TOPIC_PAYMENTS
+            and mq.broker_name == first_broker
+            and mq.queue_id in sc.PARTIAL_COMMIT_QUEUES
+        },
+        sc.GROUP_CAUGHT_UP: {mq: m for mq, m in max_offsets.items() if mq.topic == sc.TOPIC_AUDIT},
+    }
+    for group, offsets in targets.items():
+        for mq, offset in offsets.items():
+            await admin.update_consumer_offset(
+                brokers[mq.broker_name], group, mq.topic, mq.queue_id, offset
+            )
+    return targets
+
+
+async def run_failing_consumers(
+    admin: AdminClient, brokers: Mapping[str, str], launch: Launcher, timeout: float = 45.0
+) -> tuple[int, int]:
+    """Run risk-engine until its retry topic fills and fraud-audit until dead letters appear.
+
+    Returns (retry backlog, dead letters) once both consumers are stopped.
+    """
+    retry_plan, dlq_plan = sc.group_plan(sc.GROUP_RETRY), sc.group_plan(sc.GROUP_DLQ)
+    retry_consumer, dlq_consumer = await asyncio.gather(launch(retry_plan), launch(dlq_plan))
+
+    async def run_until(consumer: RunningConsumer, topic: str, target: int, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        try:
+            while await _messages_in(admin, brokers, topic) < target:
+                if time.monotonic() >= deadline:
+                    raise SeedError(
+                        f"{what}: fewer than {target} messages in {topic} after {timeout}s"
+                    )
+                await asyncio.sleep(0.25)
+        finally:
+            await consumer.stop()
+
+    await asyncio.gather(
+        run_until(retry_consumer, retry_topic(sc.GROUP_RETRY), RETRY_TARGET, sc.GROUP_RETRY),
+        run_until(dlq_consumer, dlq_topic(sc.GROUP_DLQ), DLQ_TARGET, sc.GROUP_DLQ),
+    )
+    # Messages sent back just before the stop reach %RETRY% after their delay level.
+    await asyncio.sleep(_DELAY_LEVEL_1_S + 0.5)
+    backlog = await _unconsumed(admin, brokers, sc.GROUP_RETRY, retry_topic(sc.GROUP_RETRY))
+    if backlog <= 0:
+        raise SeedError(f"{sc.GROUP_RETRY} left no retry backlog")
+    return backlog, await _messages_in(admin, brokers, dlq_topic(sc.GROUP_DLQ))
+
+
+async def _messages_in(admin: AdminClient, brokers: Mapping[str, str], topic: str) -> int:
+    """Messages ever written to queue 0 of `topic` on all brokers (retry and DLQ have one queue)."""
+    total = 0
+    for addr in brokers.values():
+        try:
+            total += await admin.max_offset(addr, topic, 0)
+        except RocketMQError:
+            pass  # the broker has not created the topic (yet)
+    return total
+
+
+async def _unconsumed(
+    admin: AdminClient, brokers: Mapping[str, str], group: str, topic: str
+) -> int:
+    total = 0
+    for addr in brokers.values():
+        try:
+            max_offset = await admin.max_offset(addr, topic, 0)
+            committed = await admin.query_consumer_offset(addr, group, topic, 0)
+        except RocketMQError:
+            continue
+        total += max_offset - (committed or 0)
+    return total
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,50 @@
+"""The mqadmin command lines that show what each console view shows, for runbooks and tickets.
+
+Every function returns complete, shell-quoted lines; `-n` carries all name servers of the cluster
+the way mqadmin takes them (';'-separated).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from console.rocketmq.admin import dlq_topic
+
+
+def _line(namesrv: Sequence[str], subcommand: str, *args: str) -> str:
+    return shlex.join(["mqadmin", subcommand, "-n", ";".join(namesrv), *args])
+
+
+def clusters(namesrv: Sequence[str]) -> list[str]:
+    return [_line(namesrv, "clusterList")]
+
+
+def overview(namesrv: Sequence[str], broker_addrs: Sequence[str]) -> list[str]:
+    """Cluster membership, then each broker's runtime status."""
+    return [
+        _line(namesrv, "clusterList"),
+        *(_line(namesrv, "brokerStatus", "-b", addr) for addr in broker_addrs),
+    ]
+
+
+def topics(namesrv: Sequence[str], cluster: str | None = None) -> list[str]:
+    return [_line(namesrv, "topicList", *(("-c", cluster) if cluster else ()))]
+
+
+def topic(namesrv: Sequence[str], name: str) -> list[str]:
+    return [_line(namesrv, "topicStatus", "-t", name), _line(namesrv, "topicRoute", "-t", name)]
+
+
+def groups(namesrv: Sequence[str]) -> list[str]:
+    """consumerProgress without -g lists every group with its total diff."""
+    return [_line(namesrv, "consumerProgress")]
+
+
+def group(namesrv: Sequence[str], name: str) -> list[str]:
+    """Per-queue offsets with the client of each queue, who is online, and the DLQ."""
+    return [
+        _line(namesrv, "consumerProgress", "-g", name, "-s", "true"),
+        _line(namesrv, "consumerConnection", "-g", name),
+        _line(namesrv, "topicStatus", "-t", dlq_topic(name)),
+    ]

@@ -1,0 +1,206 @@
+"""The console app and `make_app`, the one way to build it (the CLI and the tests both call it).
+
+What the app owns: the screen stack, the refresh interval and its pause, themes and the keymap,
+and error reports. Data comes from a `ClusterSource` per cluster, made by the injected `connect`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
+
+from console.config import ClusterConfig, Config
+from console.services.triage import DEFAULT_WINDOW, History
+from console.ui.commands import ScreenActions
+from console.ui.screens.base import ConsoleScreen, DataScreen
+from console.ui.screens.help import HelpScreen, KeyHelp
+from console.ui.session import ClusterSession
+from console.ui.source import SourceFactory
+from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
+
+Clock = Callable[[], float]
+
+
+class ConsoleApp(App[int]):
+    CSS_PATH = "console.tcss"
+    TITLE = "rmq-console"
+    ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {ScreenActions}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("p", "toggle_pause", "Pause", id="pause"),
+    ]
+
+    def __init__(
+        self,
+        config: Config,
+        connect: SourceFactory,
+        *,
+        cluster: ClusterConfig | None,
+        clock: Clock,
+        themes: LoadedThemes,
+        window: int,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.connect = connect
+        self.start_cluster = cluster
+        self.clock = clock
+        self.window = window
+        self.paused = False
+        self._problems: list[str] = list(themes.problems)
+        self._error_shown: str | None = None
+        for theme in themes.themes:
+            self.register_theme(theme)
+        if config.theme in self.available_themes:
+            self.theme = config.theme
+        else:
+            self._problems.append(f"theme {config.theme!r} not found; using {FALLBACK_THEME}")
+            self.theme = FALLBACK_THEME
+        self._apply_keymap(config.keymap)
+
+    # ---- start-up ------------------------------------------------------------------------------
+
+    def _apply_keymap(self, keymap: Any) -> None:
+        known = binding_ids()
+        unknown = sorted(set(keymap) - known)
+        if unknown:
+            self._problems.append(
+                f"keymap: unknown binding id(s) {', '.join(unknown)} (see ? for the ids)"
+            )
+        self.set_keymap({k: v for k, v in keymap.items() if k in known})
+
+    def on_mount(self) -> None:
+        if self.start_cluster is not None:
+            self.open_cluster(self.start_cluster)
+        else:
+            from console.ui.screens.clusters import ClustersScreen
+
+            self.push_screen(ClustersScreen(self.config.clusters, self.config.source))
+        self.set_interval(self.config.refresh_interval, self._tick, name="refresh")
+        if self._problems:
+            # Reported once, at start-up; the console works on with the fallbacks.
+            self.notify("\n".join(self._problems), title="Config", severity="warning", timeout=15)
+
+    def clock_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # ---- navigation ------------------------------------------------------------------------------
+
+    def open_cluster(self, cluster: ClusterConfig) -> None:
+        from console.ui.screens.overview import OverviewScreen
+
+        session = ClusterSession(cluster, self.connect(cluster), History(self.window))
+        self.push_screen(OverviewScreen(session))
+
+    def is_root(self, screen: Screen[Any]) -> bool:
+        consoles = [s for s in self.screen_stack if isinstance(s, ConsoleScreen)]
+        return bool(consoles) and consoles[0] is screen
+
+    # ---- refresh -------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if self.paused:
+            return
+        # The top-most data screen refreshes even under a dialog: help open at 3 a.m. must not
+        # freeze the numbers behind it.
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, DataScreen):
+                screen.refresh_due()
+                return
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        for screen in self.screen_stack:
+            if isinstance(screen, ConsoleScreen):
+                screen.status.update_state(paused=self.paused)
+        self.notify("refresh paused" if self.paused else "refresh resumed", timeout=2)
+
+    # ---- help ----------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        keys = [
+            KeyHelp(self.get_key_display(a.binding), a.binding.id or "", a.binding.description)
+            for a in self.screen.active_bindings.values()
+            if a.binding.description
+        ]
+        name = self.screen.crumb if isinstance(self.screen, ConsoleScreen) else "dialog"
+        self.push_screen(HelpScreen(name, keys))
+
+    # ---- errors --------------------------------------------------------------------------------
+
+    def report_error(self, title: str, error: BaseException) -> None:
+        """Show a failure in a dialog, once: the same failure on every refresh of a cluster
+        that is down is shown again only after something succeeded in between."""
+        from console.ui.screens.dialogs import ErrorDialog
+
+        text = str(error) or type(error).__name__
+        if text == self._error_shown:
+            return
+        self._error_shown = text
+        if not isinstance(self.screen, ErrorDialog):
+            self.push_screen(ErrorDialog(title, text))
+
+    def clear_error(self) -> None:
+        self._error_shown = None
+
+
+def binding_ids() -> set[str]:
+    """Every binding id the console declares, for checking the config's keymap."""
+    from console.ui.screens.clusters import ClustersScreen
+    from console.ui.screens.dialogs import CommandsDialog, ErrorDialog, SaveDialog
+    from console.ui.screens.group import GroupScreen
+    from console.ui.screens.groups import GroupsScreen
+    from console.ui.screens.overview import OverviewScreen
+    from console.ui.screens.topics import TopicScreen, TopicsScreen
+    from console.ui.widgets.dataview import DataView, FilterInput
+
+    owners: Iterable[type[DOMNode]] = (
+        ConsoleApp,
+        ClustersScreen,
+        OverviewScreen,
+        TopicsScreen,
+        TopicScreen,
+        GroupsScreen,
+        GroupScreen,
+        HelpScreen,
+        ErrorDialog,
+        CommandsDialog,
+        SaveDialog,
+        DataView,
+        FilterInput,
+    )
+    ids: set[str] = set()
+    for owner in owners:
+        for klass in owner.__mro__:
+            for b in vars(klass).get("BINDINGS", []):
+                if isinstance(b, Binding) and b.id:
+                    ids.add(b.id)
+    return ids
+
+
+def make_app(
+    config: Config,
+    connect: SourceFactory,
+    *,
+    cluster: ClusterConfig | None = None,
+    clock: Clock = time.time,
+    theme_paths: Sequence[Path] | None = None,
+    window: int = DEFAULT_WINDOW,
+) -> ConsoleApp:
+    """The console. `cluster` opens that cluster's overview; without it, the Clusters screen
+    lists `config.clusters`. `connect` makes the data source of a cluster when it is opened."""
+    themes = load_themes(theme_dirs() if theme_paths is None else theme_paths)
+    return ConsoleApp(
+        config, connect, cluster=cluster, clock=clock, themes=themes, window=window
+    )

@@ -1,0 +1,39 @@
+"""The command palette's view of the current screen: every action it offers, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+# The palette opening itself is not worth offering inside the palette.
+_SKIP = {"command_palette", "app.command_palette"}
+
+
+class ScreenActions(Provider):
+    def _actions(self) -> Iterator[tuple[str, str, partial[object]]]:
+        screen = self.screen
+        seen: set[str] = set()
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not active.enabled or binding.action in _SKIP or not binding.description:
+                continue
+            name = binding.description
+            if name in seen:
+                continue
+            seen.add(name)
+            shown_key = self.app.get_key_display(binding)
+            help_text = f"key {shown_key}" + (f" · id {binding.id}" if binding.id else "")
+            yield name, help_text, partial(active.node.run_action, binding.action)
+
+    async def discover(self) -> Hits:
+        for name, help_text, run in self._actions():
+            yield DiscoveryHit(name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, run in self._actions():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), run, help=help_text)

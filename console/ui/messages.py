@@ -1,0 +1,81 @@
+"""What workers tell screens: each message names something that already happened."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from console.rocketmq.models import QueueStats
+from console.services.triage import GroupSummary, QueueKey
+from console.ui.source import BrokerState
+
+
+@dataclass
+class BrokersChecked(Message):
+    brokers: tuple[BrokerState, ...]
+    at_ms: int
+
+
+@dataclass
+class RefreshFinished(Message):
+    at_ms: int
+
+
+@dataclass
+class OverviewRefreshed(Message):
+    topics: int | None
+    groups: int | None
+
+
+@dataclass
+class TopicsListed(Message):
+    topics: tuple[str, ...]
+
+
+@dataclass
+class TopicRefreshed(Message):
+    queues: tuple[QueueStats, ...]
+
+
+@dataclass
+class GroupsListed(Message):
+    groups: tuple[str, ...]
+
+
+class GroupsProgressed(Message):
+    """How far a refresh of the group list got; a newer one replaces an unread older one."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, GroupsProgressed)
+
+
+@dataclass
+class GroupsRefreshed(Message):
+    summaries: tuple[GroupSummary, ...]
+    errors: Mapping[str, str]
+
+
+@dataclass
+class GroupRefreshed(Message):
+    summary: GroupSummary
+    dlq: tuple[QueueStats, ...]
+    delays: Mapping[QueueKey, int]
+
+
+@dataclass
+class AssignmentsRefreshed(Message):
+    assignments: Mapping[QueueKey, tuple[str, ...]]
+
+
+@dataclass
+class TableExported(Message):
+    path: Path
+    rows: int

@@ -1,0 +1,214 @@
+"""The real `ClusterSource`: the async wire client, run on its own thread (see netloop)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TypeVar
+
+from console.config import ClusterConfig, Config
+from console.domain.offsets import GroupOffsets
+from console.rocketmq.admin import AdminClient, dlq_topic
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.models import QueueStats
+from console.rocketmq.running_info import consumer_running_info
+from console.services.cluster import ClusterReader
+from console.services.triage import QueueKey
+from console.ui.netloop import NetworkLoop
+from console.ui.source import BrokerState, ClusterSource, SourceFactory
+
+T = TypeVar("T")
+
+#: How long one name-server answer about brokers serves the many group reads of a refresh.
+BROKERS_TTL = 1.0
+
+
+class _Reader(ClusterReader):
+    """A ClusterReader that asks the name server for the brokers at most once per BROKERS_TTL.
+
+    Every group read starts with the broker list; a refresh of 500 groups would otherwise send the
+    name server 500 identical requests.
+    """
+
+    def __init__(self, admin: AdminClient, cluster: str | None) -> None:
+        super().__init__(admin, cluster)
+        self._brokers: dict[str, str] | None = None
+        self._at = 0.0
+        self._lock = asyncio.Lock()
+
+    async def brokers(self) -> dict[str, str]:
+        async with self._lock:
+            if self._brokers is None or time.monotonic() - self._at > BROKERS_TTL:
+                await self.fresh_brokers()
+            assert self._brokers is not None
+            return dict(self._brokers)
+
+    async def fresh_brokers(self) -> dict[str, str]:
+        self._brokers = await ClusterReader.brokers(self)
+        self._at = time.monotonic()
+        return dict(self._brokers)
+
+
+class RemoteSource:
+    def __init__(self, cluster: ClusterConfig, config: Config) -> None:
+        creds = cluster.credentials.resolve() if cluster.credentials else None
+        self._admin = AdminClient(list(cluster.namesrv), timeout=config.timeout, credentials=creds)
+        self._reader = _Reader(self._admin, cluster.rocketmq_cluster)
+        self._net = NetworkLoop()
+
+    async def _on_net(self, fn: Callable[[], Awaitable[T]]) -> T:
+        async def call() -> T:
+            return await fn()
+
+        return await self._net.run(call())
+
+    # ---- ClusterSource ----------------------------------------------------------------------
+
+    async def brokers(self) -> tuple[BrokerState, ...]:
+        return await self._on_net(self._brokers)
+
+    async def topics(self) -> list[str]:
+        return await self._on_net(self._reader.topics)
+
+    async def topic_queues(self, topic: str) -> list[QueueStats]:
+        return await self._on_net(lambda: self._topic_queues(topic))
+
+    async def groups(self) -> list[str]:
+        return list(await self._on_net(self._reader.groups))
+
+    async def group_offsets(self, group: str) -> GroupOffsets:
+        return await self._on_net(lambda: self._reader.group_offsets(group))
+
+    async def consume_delays(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, int]:
+        return await self._on_net(lambda: self._consume_delays(group, topics_by_broker))
+
+    async def dlq_queues(self, group: str) -> list[QueueStats]:
+        return await self._on_net(lambda: self._dlq_queues(group))
+
+    async def assignments(
+        self, group: str, client_ids: Sequence[str]
+    ) -> dict[QueueKey, tuple[str, ...]]:
+        return await self._on_net(lambda: self._assignments(group, client_ids))
+
+    def close(self) -> None:
+        self._net.stop(self._admin.close())
+
+    # ---- on the network thread ----------------------------------------------------------------
+
+    async def _brokers(self) -> tuple[BrokerState, ...]:
+        masters = await self._reader.fresh_brokers()
+        names = list(masters)
+        answers = await asyncio.gather(
+            *(self._admin.broker_runtime(masters[n]) for n in names), return_exceptions=True
+        )
+        out = []
+        for name, answer in zip(names, answers, strict=True):
+            addr = masters[name]
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, RocketMQError):
+                    raise answer
+                out.append(BrokerState(name, addr, up=False, error=str(answer)))
+                continue
+            out.append(
+                BrokerState(
+                    name,
+                    addr,
+                    up=True,
+                    version=answer.get("brokerVersionDesc"),
+                    put_today=_int(answer.get("msgPutTotalTodayNow")),
+                    get_today=_int(answer.get("msgGetTotalTodayNow")),
+                )
+            )
+        return tuple(out)
+
+    async def _topic_queues(self, topic: str) -> list[QueueStats]:
+        route = await self._admin.topic_route(topic)
+        addrs = [b.master_addr for b in route.brokers if b.master_addr]
+        answers = await asyncio.gather(
+            *(self._admin.topic_stats(a, topic) for a in addrs), return_exceptions=True
+        )
+        out: list[QueueStats] = []
+        for answer in answers:
+            if isinstance(answer, dict):
+                out.extend(answer.values())
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return sorted(out, key=lambda s: s.queue)
+
+    async def _consume_delays(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, int]:
+        masters = await self._reader.brokers()
+        pairs = [
+            (masters[b], t) for b, topics in topics_by_broker.items() if b in masters for t in topics
+        ]
+        answers = await asyncio.gather(
+            *(self._admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
+            return_exceptions=True,
+        )
+        out: dict[QueueKey, int] = {}
+        for answer in answers:
+            if isinstance(answer, dict):
+                for mq, span in answer.items():
+                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span.delay_ms
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return out
+
+    async def _dlq_queues(self, group: str) -> list[QueueStats]:
+        masters = await self._reader.brokers()
+        answers = await asyncio.gather(
+            *(self._admin.topic_stats(a, dlq_topic(group)) for a in masters.values()),
+            return_exceptions=True,
+        )
+        out: list[QueueStats] = []
+        for answer in answers:
+            if isinstance(answer, dict):
+                out.extend(answer.values())
+            elif isinstance(answer, BrokerError) and answer.code == ResponseCode.TOPIC_NOT_EXIST:
+                continue
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return sorted(out, key=lambda s: s.queue)
+
+    async def _assignments(
+        self, group: str, client_ids: Sequence[str]
+    ) -> dict[QueueKey, tuple[str, ...]]:
+        masters = await self._reader.brokers()
+        if not masters or not client_ids:
+            return {}
+        # Any broker forwards the request: every client heartbeats every broker.
+        addr = next(iter(masters.values()))
+        answers = await asyncio.gather(
+            *(consumer_running_info(self._admin, addr, group, c) for c in client_ids),
+            return_exceptions=True,
+        )
+        holders: dict[QueueKey, list[str]] = {}
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, RocketMQError):
+                    raise answer
+                continue  # a client that does not answer simply shows no queues
+            for mq in answer.queues:
+                holders.setdefault((mq.topic, mq.broker_name, mq.queue_id), []).append(
+                    answer.client_id
+                )
+        return {k: tuple(sorted(v)) for k, v in holders.items()}
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def remote_sources(config: Config) -> SourceFactory:
+    def connect(cluster: ClusterConfig) -> ClusterSource:
+        return RemoteSource(cluster, config)
+
+    return connect

@@ -1,0 +1,205 @@
+"""What every console screen has: banner, breadcrumbs, status line, footer, esc, mqadmin, CSV.
+
+`ConsoleScreen` holds the one `Worker.StateChanged` handler of the console: every worker belongs
+to a screen, and a failed one becomes the app's error report. `DataScreen` adds the refresh cycle
+of a screen that shows one cluster's data: check the brokers, fetch the view, post messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
+
+from console.services import export
+from console.ui.messages import BrokersChecked, RefreshFinished, TableExported
+from console.ui.screens.dialogs import CommandsDialog, SaveDialog
+from console.ui.session import ClusterSession
+from console.ui.source import ClusterSource
+from console.ui.widgets.banner import ClusterBanner
+from console.ui.widgets.dataview import DataView
+from console.ui.widgets.statusline import StatusLine
+
+if TYPE_CHECKING:
+    from console.ui.app import ConsoleApp
+
+REFRESH_GROUP = "refresh"
+
+
+class ConsoleScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("m", "mqadmin", "mqadmin", id="mqadmin"),
+    ]
+
+    crumb = ""
+
+    def __init__(self, session: ClusterSession | None = None) -> None:
+        super().__init__()
+        self.session = session
+
+    @property
+    def console(self) -> ConsoleApp:
+        return cast("ConsoleApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield ClusterBanner(self.session.cluster if self.session else None)
+        yield Static(id="crumbs")
+        yield from self.compose_body()
+        yield StatusLine(self.console.clock_ms)
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        raise NotImplementedError
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    def on_screen_resume(self) -> None:
+        crumbs = [s.crumb for s in self.app.screen_stack if isinstance(s, ConsoleScreen)]
+        self.query_one("#crumbs", Static).update(" › ".join(c for c in crumbs if c))
+        self.status.update_state(paused=self.console.paused)
+
+    # ---- back and mqadmin ------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        if self.console.is_root(self):
+            self.notify("nothing to go back to (q quits)", timeout=2)
+            return
+        self.app.pop_screen()
+
+    def mqadmin_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def action_mqadmin(self) -> None:
+        self.app.push_screen(CommandsDialog(self.crumb, self.mqadmin_lines()))
+
+    # ---- CSV -----------------------------------------------------------------------------------
+
+    @on(DataView.SaveRequested)
+    def _save_requested(self, event: DataView.SaveRequested) -> None:
+        event.stop()
+        view = event.view
+        headers, rows = view.export()
+        name = export.default_name(f"{self.crumb}-{view.title}", self.console.clock())
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.export_csv(path, headers, rows)
+
+        self.app.push_screen(SaveDialog(view.title, Path.cwd() / name), chosen)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def export_csv(self, path: Path, headers: list[str], rows: list[list[Any]]) -> None:
+        count = export.write_csv(path, headers, rows)
+        self.post_message(TableExported(path, count))
+
+    def on_table_exported(self, message: TableExported) -> None:
+        self.notify(f"saved {message.rows} rows to {message.path}")
+
+    # ---- the one worker handler ------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state is WorkerState.ERROR:
+            error = worker.error
+            assert error is not None
+            self.worker_failed(worker.group, error)
+        elif event.state is WorkerState.SUCCESS and worker.group == REFRESH_GROUP:
+            self.console.clear_error()
+        if worker.group == REFRESH_GROUP and event.state in (
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.status.update_state(loading=False, progress=None)
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        what = "Refresh failed" if group == REFRESH_GROUP else f"{group.capitalize()} failed"
+        self.status.update_state(error=_one_line(error))
+        self.console.report_error(what, error)
+
+
+class DataScreen(ConsoleScreen):
+    """A screen of one cluster's data, refreshed now, on `r`, and on the app's interval."""
+
+    BINDINGS = [Binding("r", "refresh", "Refresh", id="refresh")]
+
+    def __init__(self, session: ClusterSession) -> None:
+        super().__init__(session)
+        self.cluster_session = session
+        self._loader: Worker[None] | None = None
+        self._resumed_once = False
+
+    @property
+    def source(self) -> ClusterSource:
+        return self.cluster_session.source
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.redraw())
+
+    def on_screen_resume(self) -> None:
+        # ConsoleScreen's own handler runs too (Textual calls each class's handler in the MRO).
+        self.status.update_state(down=self.cluster_session.down)
+        # Coming back from a detail: what this screen shows is as old as the time spent away.
+        self.refresh_now()
+
+    # ---- the refresh cycle -----------------------------------------------------------------------
+
+    @property
+    def loading(self) -> bool:
+        return self._loader is not None and self._loader.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    def action_refresh(self) -> None:
+        self.refresh_now()
+
+    def refresh_now(self) -> None:
+        self.status.update_state(loading=True)
+        self._loader = self.load()
+
+    def refresh_due(self) -> None:
+        """The interval elapsed: start a refresh unless one is still running (a slow cluster
+        would otherwise never finish one)."""
+        if not self.loading:
+            self.refresh_now()
+
+    @work(exclusive=True, group=REFRESH_GROUP, exit_on_error=False)
+    async def load(self) -> None:
+        brokers = await self.cluster_session.source.brokers()
+        self.post_message(BrokersChecked(brokers, self.console.clock_ms()))
+        await self.fetch()
+        self.post_message(RefreshFinished(self.console.clock_ms()))
+
+    async def fetch(self) -> None:
+        """Read this view's data and post it as messages."""
+        raise NotImplementedError
+
+    def on_brokers_checked(self, message: BrokersChecked) -> None:
+        self.cluster_session.observe_brokers(message.brokers, message.at_ms)
+        self.status.update_state(down=self.cluster_session.down)
+        self.brokers_changed()
+
+    def on_refresh_finished(self, message: RefreshFinished) -> None:
+        self.status.update_state(
+            loading=False, progress=None, refreshed_at_ms=message.at_ms, error=None
+        )
+
+    def brokers_changed(self) -> None:
+        """Hook: the session's broker states were updated."""
+
+    def redraw(self) -> None:
+        """Hook: rebuild styled cells (the theme changed)."""
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0][:200]

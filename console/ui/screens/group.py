@@ -1,0 +1,269 @@
+"""One consumer group: every queue with its offsets and client, retry and DLQ queues, clients,
+and the lag sparkline from the refresh history."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TypeVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Label, Sparkline, Static
+
+from console.domain.offsets import GroupOffsets, QueueOffsets, is_retry_topic
+from console.rocketmq.errors import RocketMQError
+from console.rocketmq.models import QueueStats
+from console.services import mqadmin_commands, triage
+from console.services.triage import GroupSummary, QueueKey
+from console.ui import format as fmt
+from console.ui import registry
+from console.ui.messages import AssignmentsRefreshed, GroupRefreshed
+from console.ui.screens.base import DataScreen
+from console.ui.session import ClusterSession
+from console.ui.tones import status_text, toned
+from console.ui.widgets.dataview import DataView
+from console.ui.widgets.tablemodel import Column, Row, cell
+
+QUEUE_COLUMNS = (
+    Column("topic", "TOPIC", "topic"),
+    Column("broker", "BROKER", "broker"),
+    Column("queue", "Q", "queue id", numeric=True),
+    Column("min", "MIN", "min offset", numeric=True),
+    Column("max", "MAX", "max offset", numeric=True),
+    Column("committed", "COMMITTED", "committed offset", numeric=True),
+    Column("inflight", "INFL", "in-flight", numeric=True),
+    Column("lag", "LAG", "lag", numeric=True),
+    Column("behind", "BEHIND", "time behind (ms)", numeric=True),
+    Column("last", "LAST", "last consumed (ms ago)", numeric=True),
+    Column("client", "CLIENT", "assigned client"),
+)
+
+CLIENT_COLUMNS = (
+    Column("client", "CLIENT ID", "client id"),
+    Column("addr", "ADDRESS", "address"),
+    Column("language", "LANG", "language"),
+    Column("version", "VERSION", "version"),
+)
+
+NOT_CONSUMED = "-"
+
+T = TypeVar("T")
+
+
+def short_topic(topic: str) -> str:
+    """The group's own retry and DLQ topics shown by their prefix: the group is on screen."""
+    if is_retry_topic(topic):
+        return "%RETRY%"
+    if topic.startswith("%DLQ%"):
+        return "%DLQ%"
+    return topic
+
+
+def queue_rows(
+    offsets: GroupOffsets,
+    dlq: tuple[QueueStats, ...],
+    delays: Mapping[QueueKey, int],
+    assignments: Mapping[QueueKey, tuple[str, ...]],
+    now_ms: int,
+) -> list[Row]:
+    ordered = [*offsets.topic_queues, *offsets.retry_queues]
+    rows = [_queue_row(q, delays, assignments, now_ms) for q in ordered]
+    for s in dlq:
+        q = s.queue
+        rows.append(
+            Row(
+                f"{q.topic}|{q.broker_name}|{q.queue_id}",
+                (
+                    cell(q.topic, short_topic(q.topic)),
+                    cell(q.broker_name),
+                    cell(q.queue_id),
+                    cell(s.min_offset),
+                    cell(s.max_offset),
+                    cell(None, NOT_CONSUMED),
+                    cell(None, NOT_CONSUMED),
+                    cell(None, NOT_CONSUMED),
+                    cell(None, NOT_CONSUMED),
+                    cell(None, NOT_CONSUMED),
+                    cell(None, ""),
+                ),
+            )
+        )
+    return rows
+
+
+def _queue_row(
+    q: QueueOffsets,
+    delays: Mapping[QueueKey, int],
+    assignments: Mapping[QueueKey, tuple[str, ...]],
+    now_ms: int,
+) -> Row:
+    holders = assignments.get(q.key, ())
+    client = holders[0] if len(holders) == 1 else f"all ({len(holders)})" if holders else "-"
+    behind = delays.get(q.key) if q.lag else (0 if q.lag == 0 else None)
+    last = now_ms - q.last_timestamp if q.last_timestamp > 0 else None
+    return Row(
+        f"{q.topic}|{q.broker}|{q.queue_id}",
+        (
+            cell(q.topic, short_topic(q.topic)),
+            cell(q.broker),
+            cell(q.queue_id),
+            cell(q.min_offset),
+            cell(q.max_offset),
+            cell(q.committed, fmt.offset(q.committed)),
+            cell(q.in_flight, fmt.offset(q.in_flight) if q.committed is not None else "?"),
+            cell(q.lag, fmt.offset(q.lag)),
+            cell(behind, fmt.age(behind) if behind is not None else "?" if q.lag else "-"),
+            cell(last, fmt.age(last)),
+            cell(";".join(holders) or None, client),
+        ),
+    )
+
+
+def client_rows(offsets: GroupOffsets) -> list[Row]:
+    return [
+        Row(
+            c.client_id,
+            (
+                cell(c.client_id),
+                cell(c.addr),
+                cell(c.language),
+                cell(c.version, fmt.version(c.version)),
+            ),
+        )
+        for c in offsets.clients
+    ]
+
+
+class GroupScreen(DataScreen):
+    BINDINGS = [Binding("R", "reset", "Reset offsets", id="reset")]
+
+    def __init__(self, session: ClusterSession, group: str) -> None:
+        super().__init__(session)
+        self.group = group
+        self.crumb = group
+        self.summary: GroupSummary | None = None
+        self.dlq: tuple[QueueStats, ...] = ()
+        self.delays: Mapping[QueueKey, int] = {}
+        self.assignments: Mapping[QueueKey, tuple[str, ...]] = {}
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="summary")
+        with Horizontal(id="spark-row"):
+            yield Label("lag ", id="spark-label")
+            yield Sparkline([], id="lag-spark")
+            yield Label("", id="spark-range")
+        yield DataView("queues", QUEUE_COLUMNS, id="queues")
+        yield DataView("clients", CLIENT_COLUMNS, id="clients")
+
+    def on_mount(self) -> None:
+        self.query_one("#queues", DataView).table.focus()
+        self.query_one("#summary", Static).update(Text(f"{self.group}: reading…"))
+
+    @property
+    def offsets(self) -> GroupOffsets | None:
+        return self.summary.offsets if self.summary else None
+
+    async def fetch(self) -> None:
+        source = self.source
+        offsets = await source.group_offsets(self.group)
+        window = self.cluster_session.history.add(offsets)
+        delays, dlq = await asyncio.gather(
+            source.consume_delays(self.group, triage.lagging_topics(offsets)),
+            source.dlq_queues(self.group),
+            return_exceptions=True,
+        )
+        known_delays = _or(delays, {})
+        summary = triage.summarize(window, known_delays)
+        self.post_message(GroupRefreshed(summary, tuple(_or(dlq, [])), known_delays))
+        if offsets.clients:
+            try:
+                held = await source.assignments(self.group, [c.client_id for c in offsets.clients])
+            except RocketMQError:
+                return  # a client that does not answer leaves the CLIENT column at "-"
+            self.post_message(AssignmentsRefreshed(held))
+
+    def on_group_refreshed(self, message: GroupRefreshed) -> None:
+        self.summary = message.summary
+        self.dlq = message.dlq
+        self.delays = message.delays
+        if not message.summary.offsets.clients:
+            self.assignments = {}
+        self.redraw()
+
+    def on_assignments_refreshed(self, message: AssignmentsRefreshed) -> None:
+        self.assignments = message.assignments
+        self.redraw()
+
+    def brokers_changed(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        s = self.summary
+        if s is None:
+            return
+        o = s.offsets
+        now = self.console.clock_ms()
+        self.query_one("#summary", Static).update(self._summary_text(s))
+        spark = self.query_one("#lag-spark", Sparkline)
+        spark.data = [float(v) for v in s.lag_history]
+        low, high = min(s.lag_history), max(s.lag_history)
+        self.query_one("#spark-range", Label).update(
+            Text(f" {fmt.compact(low)}..{fmt.compact(high)} over {len(s.lag_history)} refreshes")
+        )
+        rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
+        self.query_one("#queues", DataView).set_rows(rows)
+        self.query_one("#clients", DataView).set_rows(client_rows(o))
+
+    def _summary_text(self, s: GroupSummary) -> Text:
+        o = s.offsets
+        app = self.app
+        online = (
+            Text(f"{len(o.clients)} client(s) online")
+            if o.clients
+            else toned(app, "OFFLINE", "text-error", bold=True)
+        )
+        behind = "?" if s.time_behind_ms is None else fmt.age(s.time_behind_ms)
+        first = Text.assemble(
+            f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)} · ",
+            online,
+            f" · lag {o.total_lag}",
+            f" (+{o.unknown_queues} unknown)" if o.unknown_queues else "",
+            f" · behind {behind} · trend {fmt.trend(s.trend)}",
+            f" · retry {o.retry_backlog} · DLQ {o.dlq_messages}",
+        )
+        second = Text.assemble(
+            status_text(app, s.verdict.status, s.verdict.complete), " ", s.verdict.reason
+        )
+        missing = sorted(set(o.unreachable_brokers) | set(self.cluster_session.down))
+        if missing:
+            second.append("  ")
+            second.append_text(
+                toned(app, f"no answer from {', '.join(missing)}: queues not shown", "text-error")
+            )
+        return Text("\n").join([first, second])
+
+    # ---- reset ---------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "reset" and not registry.available("reset"):
+            return None  # shown greyed out until the reset walkthrough is installed
+        return True
+
+    def action_reset(self) -> None:
+        screen = registry.load("reset")
+        context = registry.GroupContext(self.cluster_session, self.group, self.offsets)
+        self.app.push_screen(screen(context))  # type: ignore[call-arg]
+
+    def mqadmin_lines(self) -> list[str]:
+        return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)
+
+
+def _or(answer: T | BaseException, fallback: T) -> T:
+    if isinstance(answer, BaseException):
+        if not isinstance(answer, RocketMQError):
+            raise answer
+        return fallback  # time behind and the DLQ are extras: the queues still show
+    return answer

@@ -1,0 +1,162 @@
+"""Consumer groups, worst first: status over the refresh window, lag, time behind, trend."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+
+from console.domain.offsets import GroupOffsets
+from console.services import mqadmin_commands, triage
+from console.services.triage import GroupSummary
+from console.ui import format as fmt
+from console.ui.messages import GroupsListed, GroupsProgressed, GroupsRefreshed
+from console.ui.refresh import gather_bounded
+from console.ui.screens.base import DataScreen
+from console.ui.session import ClusterSession
+from console.ui.tones import status_text, toned
+from console.ui.widgets.dataview import DataView
+from console.ui.widgets.tablemodel import Cell, Column, Row, cell
+
+COLUMNS = (
+    Column("status", "ST", "status"),
+    Column("group", "GROUP", "group"),
+    Column("lag", "LAG", "total lag", numeric=True),
+    Column("behind", "BEHIND", "time behind (ms)", numeric=True),
+    Column("trend", "TREND", "lag trend (messages per minute)", numeric=True),
+    Column("clients", "CLIENTS", "clients online", numeric=True),
+    Column("retry", "RETRY", "retry backlog", numeric=True),
+    Column("dlq", "DLQ", "DLQ messages", numeric=True),
+    Column("model", "MODEL", "message model"),
+    Column("type", "TYPE", "consume type"),
+)
+
+
+def known_lag(o: GroupOffsets) -> int | None:
+    """Total lag, or None when no queue of the group's topics has a committed offset."""
+    if not any(q.committed is not None for q in o.topic_queues):
+        return None
+    return o.total_lag
+
+
+def lag_cell(o: GroupOffsets) -> Cell:
+    lag = known_lag(o)
+    if lag is None:
+        return cell(None, fmt.UNKNOWN)
+    partly = any(q.committed is None for q in o.topic_queues)
+    # "+?" says some queues have nothing committed: their lag is not in the sum.
+    return cell(lag, fmt.compact(lag) + ("+?" if partly else ""))
+
+
+def behind_cell(s: GroupSummary) -> Cell:
+    ms = s.time_behind_ms
+    if ms is None:
+        lagging = any(q.lag for q in s.offsets.topic_queues)
+        return cell(None, "?" if lagging else "-")
+    return cell(ms, fmt.age(ms))
+
+
+def summary_row(app: App[object], s: GroupSummary) -> Row:
+    o = s.offsets
+    v = s.verdict
+    clients = len(o.clients)
+    return Row(
+        o.group,
+        (
+            Cell(v.status.value, status_text(app, v.status, v.complete), (v.status.severity, o.total_lag)),
+            cell(o.group, Text(o.group)),
+            lag_cell(o),
+            behind_cell(s),
+            cell(s.trend.per_minute if s.trend else None, fmt.trend(s.trend)),
+            cell(
+                clients,
+                str(clients) if clients else toned(app, "OFFLINE", "text-error", bold=True),
+            ),
+            cell(o.retry_backlog, fmt.compact(o.retry_backlog)),
+            cell(o.dlq_messages, fmt.compact(o.dlq_messages)),
+            cell(o.message_model, fmt.model(o.message_model)),
+            cell(o.consume_type, fmt.consume_type(o.consume_type)),
+        ),
+    )
+
+
+def pending_row(group: str) -> Row:
+    """A group listed but not read yet."""
+    return Row(group, (cell(None, "…"), cell(group, Text(group)), *(cell(None, "") for _ in COLUMNS[2:])))
+
+
+class GroupsScreen(DataScreen):
+    crumb = "groups"
+
+    def __init__(self, session: ClusterSession) -> None:
+        super().__init__(session)
+        self.summaries: tuple[GroupSummary, ...] = ()
+
+    def compose_body(self) -> ComposeResult:
+        yield DataView("groups", COLUMNS, id="groups")
+
+    def on_mount(self) -> None:
+        self.query_one(DataView).table.focus()
+
+    async def fetch(self) -> None:
+        source = self.source
+        history = self.cluster_session.history
+        names = await source.groups()
+        if not self.summaries:
+            self.post_message(GroupsListed(tuple(names)))
+
+        def progressed(done: int, total: int) -> None:
+            self.post_message(GroupsProgressed(done, total))
+
+        read = await gather_bounded(source.group_offsets, names, on_done=progressed)
+        latest = {n: o for n, o in read.items() if isinstance(o, GroupOffsets)}
+        windows = {n: history.add(o) for n, o in latest.items()}
+        history.retain(names)
+
+        async def delays(group: str) -> dict[triage.QueueKey, int]:
+            return await source.consume_delays(group, triage.lagging_topics(latest[group]))
+
+        lagging = [n for n, o in latest.items() if o.total_lag > 0]
+        behind = await gather_bounded(delays, lagging)
+        summaries = [
+            triage.summarize(windows[n], _value_or_empty(behind.get(n))) for n in latest
+        ]
+        errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
+        self.post_message(GroupsRefreshed(tuple(triage.worst_first(summaries)), errors))
+
+    def on_groups_listed(self, message: GroupsListed) -> None:
+        self.query_one(DataView).set_rows([pending_row(g) for g in message.groups])
+
+    def on_groups_progressed(self, message: GroupsProgressed) -> None:
+        self.status.update_state(progress=(message.done, message.total))
+
+    def on_groups_refreshed(self, message: GroupsRefreshed) -> None:
+        self.summaries = message.summaries
+        self.redraw()
+        if message.errors:
+            first = next(iter(message.errors.items()))
+            note = f"{len(message.errors)} group(s) unreadable, e.g. {first[0]}: {first[1]}"
+        else:
+            note = ""
+        self.status.update_state(note=note)
+
+    def redraw(self) -> None:
+        rows = [summary_row(self.app, s) for s in self.summaries]
+        self.query_one(DataView).set_rows(rows)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from console.ui.screens.group import GroupScreen
+
+        if event.row_key.value is not None:
+            self.app.push_screen(GroupScreen(self.cluster_session, str(event.row_key.value)))
+
+    def mqadmin_lines(self) -> list[str]:
+        return mqadmin_commands.groups(self.cluster_session.cluster.namesrv)
+
+
+def _value_or_empty(
+    answer: dict[triage.QueueKey, int] | Exception | None,
+) -> dict[triage.QueueKey, int]:
+    # Time behind is an extra; a broker that cannot say leaves it unknown ("?"), not the row.
+    return answer if isinstance(answer, dict) else {}
+

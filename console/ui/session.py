@@ -1,0 +1,39 @@
+"""One open cluster: its source, the refresh history of its groups, and what is known of brokers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from console.config import ClusterConfig
+from console.services.triage import NOT_REGISTERED, History, vanished
+from console.ui.source import BrokerState, ClusterSource
+
+
+@dataclass
+class ClusterSession:
+    cluster: ClusterConfig
+    source: ClusterSource
+    history: History
+    #: Every broker seen since the session opened, name -> address.
+    known_brokers: dict[str, str] = field(default_factory=dict)
+    #: When each broker last answered, epoch ms.
+    last_seen_ms: dict[str, int] = field(default_factory=dict)
+    brokers: tuple[BrokerState, ...] = ()
+
+    def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
+        """Take a broker check in; brokers that dropped off the name server count as down."""
+        gone = vanished(self.known_brokers, [b.name for b in listed])
+        self.known_brokers.update({b.name: b.addr for b in listed})
+        for b in listed:
+            if b.up:
+                self.last_seen_ms[b.name] = now_ms
+        states = [*listed, *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items())]
+        self.brokers = tuple(sorted(states, key=lambda b: b.name))
+
+    @property
+    def down(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.brokers if not b.up)
+
+    def close(self) -> None:
+        self.source.close()

@@ -1,0 +1,66 @@
+"""What the console reads from one cluster, as one async interface.
+
+Screens only ever talk to a `ClusterSource`; `console.ui.remote` has the real one (the wire
+client on its own thread) and the tests hand in fakes through `make_app(connect=...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from console.config import ClusterConfig
+from console.domain.offsets import GroupOffsets
+from console.rocketmq.models import QueueStats
+from console.services.triage import QueueKey
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerState:
+    """A master broker as the console shows it: up or down, and what it says about itself."""
+
+    name: str
+    addr: str
+    up: bool
+    version: str | None = None
+    put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
+    get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
+    error: str | None = None
+
+
+class ClusterSource(Protocol):
+    async def brokers(self) -> tuple[BrokerState, ...]:
+        """Brokers the name server lists now, each asked whether it is alive."""
+        ...
+
+    async def topics(self) -> list[str]: ...
+
+    async def topic_queues(self, topic: str) -> list[QueueStats]:
+        """Min/max of the topic's queues on every broker that answers."""
+        ...
+
+    async def groups(self) -> list[str]: ...
+
+    async def group_offsets(self, group: str) -> GroupOffsets: ...
+
+    async def consume_delays(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, int]:
+        """Per queue: ms since the first unconsumed message was stored (0 when caught up)."""
+        ...
+
+    async def dlq_queues(self, group: str) -> list[QueueStats]:
+        """The group's %DLQ% queues; empty when it has none."""
+        ...
+
+    async def assignments(
+        self, group: str, client_ids: Sequence[str]
+    ) -> dict[QueueKey, tuple[str, ...]]:
+        """Which online client holds each queue (several for a broadcasting group)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+SourceFactory = Callable[[ClusterConfig], ClusterSource]

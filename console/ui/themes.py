@@ -1,0 +1,117 @@
+"""Themes are data: YAML files under `themes/` (the project's, then the user's config directory),
+validated into `textual.theme.Theme` at start-up. A file that does not validate is reported once
+and skipped; a configured theme that does not exist falls back to FALLBACK_THEME.
+
+    name: rmq-dark          # what `theme:` in the config and the palette's Theme command use
+    dark: true
+    primary: "#3d8fd1"      # any Textual colour: #rrggbb, rgb(), a name, or ansi_* for 16 colours
+    error: "#e05d6f"        # also secondary, accent, warning, success, foreground, background,
+                            # surface, panel, boost
+    ansi: false             # true: emit the terminal's own palette colours (16-colour terminals)
+    variables: {footer-key-foreground: "#ffd75f"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from console.config import config_path
+
+FALLBACK_THEME = "textual-dark"
+PROJECT_THEMES = Path(__file__).resolve().parents[2] / "themes"
+
+_COLOURS = {
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+}
+_FIELDS = {f.name for f in fields(Theme)}
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedThemes:
+    themes: tuple[Theme, ...]
+    problems: tuple[str, ...]
+
+
+def theme_dirs() -> list[Path]:
+    return [PROJECT_THEMES, config_path().parent / "themes"]
+
+
+def load_themes(dirs: Sequence[Path]) -> LoadedThemes:
+    themes: dict[str, Theme] = {}
+    problems: list[str] = []
+    for directory in dirs:
+        if not directory.is_dir():
+            continue
+        for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
+            try:
+                theme = parse_theme(path)
+            except ThemeError as exc:
+                problems.append(str(exc))
+                continue
+            themes[theme.name] = theme  # a user's file overrides a project theme of that name
+    return LoadedThemes(tuple(themes.values()), tuple(problems))
+
+
+class ThemeError(Exception):
+    pass
+
+
+def parse_theme(path: Path) -> Theme:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ThemeError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(data, dict):
+        raise ThemeError(f"{path}: expected a mapping of theme settings")
+    unknown = sorted(set(map(str, data)) - _FIELDS)
+    if unknown:
+        raise ThemeError(f"{path}: unknown setting(s) {', '.join(unknown)}")
+    for key in ("name", "primary"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ThemeError(f"{path}: {key}: required, a non-empty string")
+    for key in sorted(_COLOURS & set(data)):
+        _colour(path, key, data[key])
+    for key in ("dark", "ansi"):
+        if key in data and not isinstance(data[key], bool):
+            raise ThemeError(f"{path}: {key}: expected true or false, got {data[key]!r}")
+    for key in ("luminosity_spread", "text_alpha"):
+        if key in data and (isinstance(data[key], bool) or not isinstance(data[key], int | float)):
+            raise ThemeError(f"{path}: {key}: expected a number, got {data[key]!r}")
+    variables = data.get("variables", {}) or {}
+    if not isinstance(variables, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
+    ):
+        raise ThemeError(f"{path}: variables: expected a mapping of names to strings")
+    data["variables"] = variables
+    theme = Theme(**data)
+    try:
+        theme.to_color_system().generate()
+    except (ColorParseError, ValueError, TypeError) as exc:
+        raise ThemeError(f"{path}: {exc}") from None
+    return theme
+
+
+def _colour(path: Path, key: str, value: Any) -> None:
+    if not isinstance(value, str):
+        raise ThemeError(f"{path}: {key}: expected a colour string, got {value!r}")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise ThemeError(f"{path}: {key}: {value!r} is not a colour") from None

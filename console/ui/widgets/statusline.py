@@ -1,0 +1,57 @@
+"""The line above the footer: refresh state, brokers that are down, the last error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.widgets import Static
+
+from console.ui import format as fmt
+from console.ui.tones import style
+
+
+class StatusLine(Static):
+    def __init__(self, clock_ms: Callable[[], int], *, id: str | None = "status") -> None:
+        super().__init__(id=id)
+        self._clock_ms = clock_ms
+        self.refreshed_at_ms: int | None = None
+        self.progress: tuple[int, int] | None = None
+        self.loading = False
+        self.paused = False
+        self.down: tuple[str, ...] = ()
+        self.error: str | None = None
+        self.note = ""
+
+    def on_mount(self) -> None:
+        # Ages ("refreshed 4s ago") move on between refreshes.
+        self.set_interval(1.0, self.refresh)
+
+    def update_state(self, **changes: object) -> None:
+        for name, value in changes.items():
+            if not hasattr(self, name) or name.startswith("_"):
+                raise AttributeError(name)
+            setattr(self, name, value)
+        self.refresh()
+
+    def render(self) -> Text:
+        app = self.app
+        parts: list[Text] = []
+        if self.paused:
+            parts.append(Text("PAUSED", style(app, "text-warning", bold=True)))
+        if self.progress is not None and self.loading:
+            done, total = self.progress
+            parts.append(Text(f"refreshing {done}/{total}"))
+        elif self.loading:
+            parts.append(Text("refreshing…"))
+        if self.refreshed_at_ms is not None:
+            parts.append(Text(f"refreshed {fmt.age(self._clock_ms() - self.refreshed_at_ms)} ago"))
+        elif not self.loading:
+            parts.append(Text("not refreshed yet"))
+        if self.down:
+            parts.append(Text(f"DOWN: {', '.join(self.down)}", style(app, "text-error", bold=True)))
+        if self.note:
+            parts.append(Text(self.note))
+        if self.error:
+            parts.append(Text(f"error: {self.error}", style(app, "text-error")))
+        return Text(" · ").join(parts)

@@ -1,0 +1,78 @@
+"""Small file operations on any location a workspace can live: a local path or a URI that
+pyarrow's file systems understand (file://, hdfs://, s3://, gs://; s3a:// is read as s3://).
+
+Spark reads and writes the Parquet itself; these are for the JSON next to it and for cleaning up.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
+
+
+def to_uri(location: str | os.PathLike[str]) -> str:
+    """A URI Spark and pyarrow agree on: local paths become absolute file:// URIs."""
+    text = os.fspath(location)
+    if "://" in text:
+        return text.rstrip("/")
+    return "file://" + os.path.abspath(os.path.expanduser(text))
+
+
+def join(uri: str, *parts: str) -> str:
+    return "/".join([uri.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    scheme = urlparse(uri).scheme
+    if scheme in _SCHEME_ALIASES:
+        uri = _SCHEME_ALIASES[scheme] + uri[len(scheme) :]
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError) as exc:
+        raise OSError(f"cannot open {uri}: {exc}") from None
+    return fs, str(path)
+
+
+def exists(uri: str) -> bool:
+    fs, path = filesystem(uri)
+    return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
+
+
+def read_text(uri: str) -> str:
+    fs, path = filesystem(uri)
+    with fs.open_input_stream(path) as f:
+        return bytes(f.read()).decode("utf-8")
+
+
+def write_text(uri: str, text: str) -> None:
+    """Write whole or not at all: to a temporary name first, then moved into place."""
+    fs, path = filesystem(uri)
+    parent = path.rsplit("/", 1)[0]
+    fs.create_dir(parent, recursive=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with fs.open_output_stream(tmp) as f:
+        f.write(text.encode("utf-8"))
+    fs.move(tmp, path)
+
+
+def delete(uri: str) -> None:
+    """Remove a file or a directory tree; absent is fine."""
+    fs, path = filesystem(uri)
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.Directory:
+        fs.delete_dir(path)
+    elif info.type == pafs.FileType.File:
+        fs.delete_file(path)
+
+
+def listdir(uri: str) -> list[str]:
+    """Base names directly under a directory; empty if it does not exist."""
+    fs, path = filesystem(uri)
+    if fs.get_file_info(path).type != pafs.FileType.Directory:
+        return []
+    infos = fs.get_file_info(pafs.FileSelector(path, recursive=False))
+    return sorted(i.base_name for i in infos)
