@@ -24,20 +24,21 @@ def is_connect(master: str) -> bool:
 
 
 def build_session(
-    master: str = "local[*]",
+    master: str | None = "local[*]",
     *,
     app_name: str = APP_NAME,
     conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
     """A session on `master` (`local[*]`, `spark://host:7077`, `yarn`, …) or a Spark Connect
-    server (`sc://host:15002`); `conf` overrides the defaults."""
+    server (`sc://host:15002`); None leaves the master to spark-submit. `conf` overrides the
+    defaults."""
     settings = {**DEFAULT_CONF, **(conf or {})}
     builder = SparkSession.builder.appName(app_name)
-    if is_connect(master):
+    if master is not None and is_connect(master):
         builder = builder.remote(master)
         # A Connect server owns its cluster settings; only session-level SQL options apply.
         settings = {k: v for k, v in settings.items() if k.startswith("spark.sql.")}
-    else:
+    elif master is not None:
         builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)

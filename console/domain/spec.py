@@ -401,10 +401,13 @@ def load_offsets_file(path: Path) -> tuple[FileOffset, ...]:
     return parse_offsets_csv(text, str(path))
 
 
-def parse_offsets_csv(text: str, name: str) -> tuple[FileOffset, ...]:
+def parse_offsets_csv(
+    text: str, name: str, *, skip_blank_offsets: bool = False
+) -> tuple[FileOffset, ...]:
     """CSV with a header naming topic, broker, queue_id and offset (or target), optionally group.
 
-    Extra columns are ignored, so an exported plan reads back as an offsets file.
+    Extra columns are ignored, so an exported plan reads back as an offsets file; its rows with
+    no target (queues the plan leaves alone) are skipped when `skip_blank_offsets`.
     """
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
@@ -426,6 +429,8 @@ def parse_offsets_csv(text: str, name: str) -> tuple[FileOffset, ...]:
     for line_no, record in enumerate(reader, start=2):
         if not record or all(not c.strip() for c in record):
             continue
+        if skip_blank_offsets and not _cell(record, index["offset"]):
+            continue
         rows.append(_offset_row(record, index, f"{name}:{line_no}", line_no))
         row = rows[-1]
         queue = (row.group, row.topic, row.broker, row.queue_id)
@@ -441,8 +446,7 @@ def parse_offsets_csv(text: str, name: str) -> tuple[FileOffset, ...]:
 
 def _offset_row(record: list[str], index: dict[str, int], where: str, line: int) -> FileOffset:
     def cell(col: str) -> str:
-        i = index[col]
-        value = record[i].strip() if i < len(record) else ""
+        value = _cell(record, index[col])
         if not value:
             raise SpecError(where, f"{col} is empty")
         return value
@@ -450,14 +454,25 @@ def _offset_row(record: list[str], index: dict[str, int], where: str, line: int)
     group = None
     if "group" in index:
         group = cell("group")
+
+    def number(col: str, maximum: int | None) -> int:
+        try:
+            return _int(cell(col), where, minimum=0, maximum=maximum, bare=True)
+        except SpecError as exc:
+            raise SpecError(where, f"{col}: {exc.problem}") from None
+
     return FileOffset(
         line=line,
         topic=cell("topic"),
         broker=cell("broker"),
-        queue_id=_int(cell("queue_id"), f"{where}: queue_id", minimum=0, bare=True),
-        offset=_int(cell("offset"), f"{where}: offset", minimum=0, maximum=MAX_OFFSET, bare=True),
+        queue_id=number("queue_id", None),
+        offset=number("offset", MAX_OFFSET),
         group=group,
     )
+
+
+def _cell(record: list[str], i: int) -> str:
+    return record[i].strip() if i < len(record) else ""
 
 
 # ---- writing back ---------------------------------------------------------------------------

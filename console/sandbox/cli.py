@@ -100,6 +100,9 @@ def print_ready(sb: Sandbox) -> None:
         f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s)"
     )
     if sb.report is not None:
+        phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
+        print(f"  seed: {phases}; retry backlog {sb.report.retry_backlog}, ", end="")
+        print(f"dead letters {sb.report.dead_letters}")
         print("  groups:")
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")

@@ -73,6 +73,10 @@ def broker_properties(config: ClusterConfig, name: str) -> dict[str, str]:
         # delete the store or reject sends.
         "diskMaxUsedSpaceRatio": "95",
         "diskSpaceWarningLevelRatio": "98",
+        # On a busy laptop or CI runner a send can wait in the broker's queue longer than the
+        # 200 ms default, and the broker then rejects it ("[TIMEOUT_CLEAN_QUEUE]broker busy").
+        "waitTimeMillsInSendQueue": "3000",
+        "osPageCacheBusyTimeOutMills": "5000",
     }
 
 

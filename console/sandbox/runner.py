@@ -7,17 +7,19 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import RocketMQError
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
 from console.sandbox.cache import cache_root
 from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, SandboxCluster
 from console.sandbox.consumers import ConsumerSpec, JavaConsumer
+from console.sandbox.errors import StartupError
 from console.sandbox.jars import fetch_jars
 from console.sandbox.javabuild import build_consumer
 from console.sandbox.mqadmin import Mqadmin
@@ -92,9 +94,9 @@ class Sandbox:
     def pids(self) -> dict[str, int]:
         """Every process of the sandbox that runs now, by name."""
         pids = self.cluster.pids()
-        for group, consumer in self.consumers.items():
+        for consumer in self._consumer_factory.started:
             if consumer.running and consumer.pid is not None:
-                pids[f"consumer-{group}"] = consumer.pid
+                pids[consumer.process.name] = consumer.pid
         return pids
 
     def rss_kb(self) -> dict[str, int]:
@@ -151,6 +153,32 @@ class _ConsumerFactory:
         await asyncio.gather(*(c.stop() for c in self.started if c.running))
 
 
+async def wait_online(
+    admin: AdminClient, brokers: Mapping[str, str], groups: list[str], timeout: float = 45.0
+) -> None:
+    """Wait until every group has a connection on every broker.
+
+    READY means the Java consumer started, not that each broker has seen its first heartbeat;
+    callers of the sandbox expect "online" to be true everywhere once it is up.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        missing = []
+        for group in groups:
+            for name, addr in brokers.items():
+                try:
+                    online = bool((await admin.consumer_connections(addr, group)).clients)
+                except RocketMQError:
+                    online = False
+                if not online:
+                    missing.append(f"{group}@{name}")
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise StartupError(f"consumers not online after {timeout:.0f}s: {', '.join(missing)}")
+        await asyncio.sleep(0.25)
+
+
 @asynccontextmanager
 async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbox]:
     """Bring the sandbox up (fetch jars, compile, start, seed, live traffic) and always down.
@@ -195,6 +223,7 @@ async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbo
                 live = [g for g in sc.GROUPS if g.setup is sc.Setup.LIVE_CONSUMER]
                 consumers = await asyncio.gather(*(factory.launch(g) for g in live))
                 sb.consumers = {g.name: c for g, c in zip(live, consumers, strict=True)}
+                await wait_online(admin, sb.broker_addrs, [g.name for g in live])
                 live_task = asyncio.create_task(
                     trickle(admin, sb.broker_addrs, sb.trickle_stats), name="sandbox-trickle"
                 )
@@ -233,15 +262,26 @@ async def serve(
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     installed: list[signal.Signals] = []
+    received: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        received.append(sig)
+        if task is not None:
+            task.cancel()
+
     if task is not None and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, on_signal, sig)
             installed.append(sig)
     try:
         async with sandbox(options) as sb:
             if on_ready is not None:
                 on_ready(sb)
             await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        if not received or task is None:
+            raise
+        task.uncancel()  # a stop request, not an error: sandbox() has torn everything down
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)

@@ -22,7 +22,9 @@ Groups (all CLUSTERING unless noted):
 - ``billing-service``  OFFLINE with lag: offsets committed by hand at 60 % of ``orders``; no
   consumer ever ran. Its ``%RETRY%`` topic exists so ``mqadmin consumerProgress`` finds it.
 - ``risk-engine``      OFFLINE with a retry backlog: a consumer on ``payments`` that failed
-  every 2nd message ran, then stopped, leaving messages in ``%RETRY%risk-engine``.
+  every 2nd delivery ran until it had consumed from ``%RETRY%risk-engine`` too (so the
+  retry topic has committed offsets and shows in consume stats), then stopped, leaving
+  the messages that failed in its last second in the retry topic.
 - ``fraud-audit``      OFFLINE with dead letters: a consumer on ``audit`` failing every 3rd
   delivery with max reconsume 1, so repeat failures went to ``%DLQ%fraud-audit``.
 - ``analytics-etl``    OFFLINE, partly committed: offsets only on broker-a queues 0–3 of
@@ -117,7 +119,7 @@ GROUPS: tuple[GroupPlan, ...] = (
         TOPIC_PAYMENTS,
         Setup.RAN_THEN_STOPPED,
         "offline group with a retry backlog in %RETRY%risk-engine",
-        sleep_ms=5,
+        sleep_ms=1,
         fail_every=2,
     ),
     GroupPlan(

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.rocketmq.admin import AdminClient, dlq_topic, retry_topic
-from console.rocketmq.errors import RocketMQError
-from console.rocketmq.models import MessageModel, MessageQueue
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.models import MessageModel, MessageQueue, SendResult
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
 
-_SEND_CONCURRENCY = 32
-RETRY_TARGET = 40  # messages in %RETRY%risk-engine before its consumer is stopped
+_SEND_CONCURRENCY = 8
+_BUSY_RETRIES = 20
+RETRY_TARGET = 40  # messages in %RETRY%risk-engine before its consumer may stop
 DLQ_TARGET = 10  # messages in %DLQ%fraud-audit before its consumer is stopped
 _DELAY_LEVEL_1_S = 1.0  # SandboxConsumer retries at delay level 1
 
@@ -45,6 +47,7 @@ class SeedReport:
     committed: dict[str, dict[MessageQueue, int]]  # hand-committed offsets, by group
     retry_backlog: int  # unconsumed messages in %RETRY%risk-engine after its consumer stopped
     dead_letters: int  # messages in %DLQ%fraud-audit
+    phases: dict[str, float]  # seconds per seeding step
 
     @property
     def max_offsets(self) -> dict[MessageQueue, int]:
@@ -62,17 +65,30 @@ async def seed_scenario(
 
     `brokers` maps broker name to master address; it must be a fresh cluster.
     """
-    started = time.monotonic()
+    started = last = time.monotonic()
+    phases: dict[str, float] = {}
+
+    def lap(phase: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        phases[phase] = now - last
+        last = now
+
     await create_resources(admin, brokers)
+    lap("create")
     batches = await send_batches(admin, brokers)
+    lap("send")
     committed = await commit_by_hand(admin, brokers, batches[-1].max_offsets)
+    lap("commit")
     retry_backlog, dead_letters = await run_failing_consumers(admin, brokers, launch)
+    lap("consumers")
     return SeedReport(
         seconds=time.monotonic() - started,
         batches=batches,
         committed=committed,
         retry_backlog=retry_backlog,
         dead_letters=dead_letters,
+        phases=phases,
     )
 
 
@@ -132,7 +148,8 @@ async def send_batches(admin: AdminClient, brokers: Mapping[str, str]) -> list[S
     async def send(topic: sc.TopicPlan, broker: str, queue_id: int, seq: int, batch: int) -> None:
         body = {"topic": topic.name, "broker": broker, "queue": queue_id, "seq": seq}
         async with limit:
-            result = await admin.send_message(
+            result = await send_patiently(
+                admin,
                 brokers[broker],
                 topic.name,
                 queue_id,
@@ -154,6 +171,28 @@ async def send_batches(admin: AdminClient, brokers: Mapping[str, str]) -> list[S
         await asyncio.gather(*sends)
         batches.append(SeedBatch(batch, started, _now_ms(), dict(offsets)))
     return batches
+
+
+async def send_patiently(
+    admin: AdminClient,
+    addr: str,
+    topic: str,
+    queue_id: int,
+    body: bytes,
+    *,
+    tags: str,
+    keys: str,
+) -> SendResult:
+    """Send, retrying while the broker says it is busy, as the Java producer does."""
+    attempt = 0
+    while True:
+        try:
+            return await admin.send_message(addr, topic, queue_id, body, tags=tags, keys=keys)
+        except BrokerError as exc:
+            attempt += 1
+            if exc.code != ResponseCode.SYSTEM_BUSY or attempt >= _BUSY_RETRIES:
+                raise
+            await asyncio.sleep(0.1 * attempt)
 
 
 def _batch_slice(total: int, batch: int) -> tuple[int, int]:
@@ -193,35 +232,45 @@ async def commit_by_hand(
 async def run_failing_consumers(
     admin: AdminClient, brokers: Mapping[str, str], launch: Launcher, timeout: float = 45.0
 ) -> tuple[int, int]:
-    """Run risk-engine until its retry topic fills and fraud-audit until dead letters appear.
+    """Run risk-engine until it consumes from its retry topic, fraud-audit until dead letters.
 
     Returns (retry backlog, dead letters) once both consumers are stopped.
     """
-    retry_plan, dlq_plan = sc.group_plan(sc.GROUP_RETRY), sc.group_plan(sc.GROUP_DLQ)
-    retry_consumer, dlq_consumer = await asyncio.gather(launch(retry_plan), launch(dlq_plan))
+    retry, dlq = retry_topic(sc.GROUP_RETRY), dlq_topic(sc.GROUP_DLQ)
 
-    async def run_until(consumer: RunningConsumer, topic: str, target: int, what: str) -> None:
+    async def retrying() -> bool:
+        # Committed retry offsets make the retry topic part of the group's consume stats.
+        if await _messages_in(admin, brokers, retry) < RETRY_TARGET:
+            return False
+        committed = [
+            await _committed(admin, addr, sc.GROUP_RETRY, retry) for addr in brokers.values()
+        ]
+        return any(c for c in committed)
+
+    async def dead_lettered() -> bool:
+        return await _messages_in(admin, brokers, dlq) >= DLQ_TARGET
+
+    async def run_until(plan: sc.GroupPlan, done: Callable[[], Awaitable[bool]], what: str) -> None:
+        consumer = await launch(plan)
         deadline = time.monotonic() + timeout
         try:
-            while await _messages_in(admin, brokers, topic) < target:
+            while not await done():
                 if time.monotonic() >= deadline:
-                    raise SeedError(
-                        f"{what}: fewer than {target} messages in {topic} after {timeout}s"
-                    )
+                    raise SeedError(f"{plan.name}: no {what} after {timeout:.0f}s")
                 await asyncio.sleep(0.25)
         finally:
             await consumer.stop()
 
     await asyncio.gather(
-        run_until(retry_consumer, retry_topic(sc.GROUP_RETRY), RETRY_TARGET, sc.GROUP_RETRY),
-        run_until(dlq_consumer, dlq_topic(sc.GROUP_DLQ), DLQ_TARGET, sc.GROUP_DLQ),
+        run_until(sc.group_plan(sc.GROUP_RETRY), retrying, f"consumption from {retry}"),
+        run_until(sc.group_plan(sc.GROUP_DLQ), dead_lettered, f"{DLQ_TARGET} messages in {dlq}"),
     )
     # Messages sent back just before the stop reach %RETRY% after their delay level.
     await asyncio.sleep(_DELAY_LEVEL_1_S + 0.5)
-    backlog = await _unconsumed(admin, brokers, sc.GROUP_RETRY, retry_topic(sc.GROUP_RETRY))
+    backlog = await _unconsumed(admin, brokers, sc.GROUP_RETRY, retry)
     if backlog <= 0:
         raise SeedError(f"{sc.GROUP_RETRY} left no retry backlog")
-    return backlog, await _messages_in(admin, brokers, dlq_topic(sc.GROUP_DLQ))
+    return backlog, await _messages_in(admin, brokers, dlq)
 
 
 async def _messages_in(admin: AdminClient, brokers: Mapping[str, str], topic: str) -> int:
@@ -233,6 +282,13 @@ async def _messages_in(admin: AdminClient, brokers: Mapping[str, str], topic: st
         except RocketMQError:
             pass  # the broker has not created the topic (yet)
     return total
+
+
+async def _committed(admin: AdminClient, addr: str, group: str, topic: str) -> int | None:
+    try:
+        return await admin.query_consumer_offset(addr, group, topic, 0)
+    except RocketMQError:
+        return None
 
 
 async def _unconsumed(

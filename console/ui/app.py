@@ -85,10 +85,16 @@ class ConsoleApp(App[int]):
             from console.ui.screens.clusters import ClustersScreen
 
             self.push_screen(ClustersScreen(self.config.clusters, self.config.source))
-        self.set_interval(self.config.refresh_interval, self._tick, name="refresh")
+        self.set_interval(self.config.refresh_interval, self.refresh_tick, name="refresh")
         if self._problems:
             # Reported once, at start-up; the console works on with the fallbacks.
-            self.notify("\n".join(self._problems), title="Config", severity="warning", timeout=15)
+            self.notify(
+                "\n".join(self._problems),
+                title="Config",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
 
     def clock_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -107,7 +113,7 @@ class ConsoleApp(App[int]):
 
     # ---- refresh -------------------------------------------------------------------------------
 
-    def _tick(self) -> None:
+    def refresh_tick(self) -> None:
         if self.paused:
             return
         # The top-most data screen refreshes even under a dialog: help open at 3 a.m. must not
@@ -201,6 +207,4 @@ def make_app(
     """The console. `cluster` opens that cluster's overview; without it, the Clusters screen
     lists `config.clusters`. `connect` makes the data source of a cluster when it is opened."""
     themes = load_themes(theme_dirs() if theme_paths is None else theme_paths)
-    return ConsoleApp(
-        config, connect, cluster=cluster, clock=clock, themes=themes, window=window
-    )
+    return ConsoleApp(config, connect, cluster=cluster, clock=clock, themes=themes, window=window)

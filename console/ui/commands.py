@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -12,10 +12,10 @@ _SKIP = {"command_palette", "app.command_palette"}
 
 
 class ScreenActions(Provider):
-    def _actions(self) -> Iterator[tuple[str, str, partial[object]]]:
+    def _actions(self) -> Iterator[tuple[str, str, Callable[[], Awaitable[bool]]]]:
         screen = self.screen
         seen: set[str] = set()
-        for key, active in screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             binding = active.binding
             if not active.enabled or binding.action in _SKIP or not binding.description:
                 continue
@@ -25,7 +25,7 @@ class ScreenActions(Provider):
             seen.add(name)
             shown_key = self.app.get_key_display(binding)
             help_text = f"key {shown_key}" + (f" · id {binding.id}" if binding.id else "")
-            yield name, help_text, partial(active.node.run_action, binding.action)
+            yield name, help_text, partial(self.app.run_action, binding.action, active.node)
 
     async def discover(self) -> Hits:
         for name, help_text, run in self._actions():

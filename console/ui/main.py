@@ -29,8 +29,14 @@ def run_console(args: argparse.Namespace) -> int:
 
 def open_console(config: Config, cluster: ClusterConfig | None = None) -> int:
     """Run the console in this terminal until the operator quits; the exit code."""
+    import sys
+
     from console.ui.app import make_app
     from console.ui.remote import remote_sources
+
+    # The network thread decodes broker answers while the UI thread waits for the GIL; a shorter
+    # switch interval (default 5 ms) hands it back to key handling sooner.
+    sys.setswitchinterval(0.001)
 
     app = make_app(config, remote_sources(config), cluster=cluster)
     result = app.run()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TypeVar
 
@@ -39,7 +40,31 @@ async def gather_bounded(
         if on_done is not None:
             on_done(done, len(items))
 
+    if on_done is not None:
+        on_done(0, len(items))  # the total shows before the first answer
     async with asyncio.TaskGroup() as tg:
         for item in items:
             tg.create_task(one(item))
     return {item: results[item] for item in items}
+
+
+class Cadence:
+    """Passes progress on at most every `interval` seconds, and always the first and last step:
+    500 groups answering must not mean 500 repaints of the status line."""
+
+    def __init__(
+        self,
+        report: Callable[[int, int], None],
+        interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._report = report
+        self._interval = interval
+        self._clock = clock
+        self._last = float("-inf")
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self._clock()
+        if done in (0, total) or now - self._last >= self._interval:
+            self._last = now
+            self._report(done, total)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from textual.screen import Screen
 
@@ -33,6 +34,9 @@ class GroupContext:
     offsets: GroupOffsets | None
 
 
+ScreenFactory = Callable[[GroupContext], Screen[Any]]
+
+
 def register(name: str, target: str) -> None:
     SCREENS[name] = target
 
@@ -49,9 +53,9 @@ def available(name: str) -> bool:
         return False
 
 
-def load(name: str) -> type[Screen[Any]]:
+def load(name: str) -> ScreenFactory:
     module_name, _, attr = SCREENS[name].partition(":")
     screen = getattr(importlib.import_module(module_name), attr)
     if not (isinstance(screen, type) and issubclass(screen, Screen)):
         raise TypeError(f"{SCREENS[name]} is not a Screen class")
-    return screen
+    return cast(ScreenFactory, screen)

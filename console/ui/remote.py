@@ -17,7 +17,8 @@ from console.rocketmq.running_info import consumer_running_info
 from console.services.cluster import ClusterReader
 from console.services.triage import QueueKey
 from console.ui.netloop import NetworkLoop
-from console.ui.source import BrokerState, ClusterSource, SourceFactory
+from console.ui.refresh import gather_bounded
+from console.ui.source import BrokerState, ClusterSource, Progress, SourceFactory
 
 T = TypeVar("T")
 
@@ -81,10 +82,25 @@ class RemoteSource:
     async def group_offsets(self, group: str) -> GroupOffsets:
         return await self._on_net(lambda: self._reader.group_offsets(group))
 
+    async def read_groups(
+        self, groups: Sequence[str], progress: Progress | None = None
+    ) -> dict[str, GroupOffsets | Exception]:
+        # One hop to the network thread for the whole fan-out: the UI loop is not woken per group.
+        return await self._on_net(
+            lambda: gather_bounded(self._reader.group_offsets, groups, on_done=progress)
+        )
+
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
     ) -> dict[QueueKey, int]:
         return await self._on_net(lambda: self._consume_delays(group, topics_by_broker))
+
+    async def read_delays(
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+    ) -> dict[str, dict[QueueKey, int] | Exception]:
+        return await self._on_net(
+            lambda: gather_bounded(lambda g: self._consume_delays(g, wanted[g]), list(wanted))
+        )
 
     async def dlq_queues(self, group: str) -> list[QueueStats]:
         return await self._on_net(lambda: self._dlq_queues(group))
@@ -144,7 +160,10 @@ class RemoteSource:
     ) -> dict[QueueKey, int]:
         masters = await self._reader.brokers()
         pairs = [
-            (masters[b], t) for b, topics in topics_by_broker.items() if b in masters for t in topics
+            (masters[b], t)
+            for b, topics in topics_by_broker.items()
+            if b in masters
+            for t in topics
         ]
         answers = await asyncio.gather(
             *(self._admin.consume_time_span(addr, topic, group) for addr, topic in pairs),

@@ -28,7 +28,10 @@ class ClusterSession:
         for b in listed:
             if b.up:
                 self.last_seen_ms[b.name] = now_ms
-        states = [*listed, *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items())]
+        states = [
+            *listed,
+            *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items()),
+        ]
         self.brokers = tuple(sorted(states, key=lambda b: b.name))
 
     @property

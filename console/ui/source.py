@@ -44,6 +44,21 @@ class ClusterSource(Protocol):
 
     async def group_offsets(self, group: str) -> GroupOffsets: ...
 
+    async def read_groups(
+        self, groups: Sequence[str], progress: Progress | None = None
+    ) -> dict[str, GroupOffsets | Exception]:
+        """Many groups' offsets in one call, each a value or the error reading it.
+
+        `progress(done, total)` may be called from another thread (it must be thread-safe).
+        """
+        ...
+
+    async def read_delays(
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+    ) -> dict[str, dict[QueueKey, int] | Exception]:
+        """`consume_delays` for many groups: group -> topics by broker."""
+        ...
+
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
     ) -> dict[QueueKey, int]:
@@ -64,3 +79,4 @@ class ClusterSource(Protocol):
 
 
 SourceFactory = Callable[[ClusterConfig], ClusterSource]
+Progress = Callable[[int, int], None]

@@ -6,6 +6,8 @@ running theme when the cell is built, and tables rebuild their cells when the th
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.style import Style
 from rich.text import Text
 from textual.app import App
@@ -23,7 +25,12 @@ STATUS_TONES = {
 
 
 def style(app: App[object], variable: str, *, bold: bool = False) -> Style:
-    value = app.theme_variables.get(variable)
+    return _style(app.theme_variables.get(variable), bold)
+
+
+@lru_cache(maxsize=256)
+def _style(value: str | None, bold: bool) -> Style:
+    # Cached: a refresh of the group list styles thousands of cells from a handful of values.
     try:
         color = Color.parse(value).rich_color if value else None
     except ColorParseError:

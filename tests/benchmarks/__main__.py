@@ -12,20 +12,24 @@ import sys
 import tempfile
 from pathlib import Path
 
+from console.sandbox.background import BackgroundSandbox
+from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.ports import free_ports
+from console.sandbox.runner import SandboxOptions
+
 MODULES = ("tests.benchmarks.wire",)
 
 
 def main() -> int:
-    from console.sandbox.api import running_sandbox
-
-    with tempfile.TemporaryDirectory(prefix="rmq-bench-") as tmp, running_sandbox(
-        Path(tmp)
-    ) as sandbox:
-        os.environ["RMQ_BENCH_NAMESRV"] = sandbox.namesrv
-        for name in MODULES:
-            results = importlib.import_module(name).run()
-            for key, value in results.items():
-                print(f"{key}: {value:.4g}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="rmq-bench-") as tmp:
+        options = SandboxOptions(run_dir=Path(tmp) / "sandbox", ports=free_ports(BROKER_NAMES))
+        with BackgroundSandbox(options) as sandbox:
+            os.environ["RMQ_BENCH_NAMESRV"] = sandbox.namesrv_addr
+            os.environ["RMQ_BENCH_RUN_DIR"] = str(sandbox.run_dir)
+            for name in MODULES:
+                results = importlib.import_module(name).run()
+                for key, value in results.items():
+                    print(f"{key}: {value:.4g}", flush=True)
     return 0
 
 

@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 
 from console.rocketmq.admin import AdminClient
-from console.sandbox.mqadmin import mqadmin_argv
-from console.sandbox.scenario import BENCH_GROUP
+from console.sandbox.cache import Distribution, cache_root
+from console.sandbox.jvm import jvm_env
+from console.sandbox.mqadmin import Mqadmin
+from console.sandbox.scenario import GROUP_LIVE
+from console.sandbox.toolchain import find_tools
 from tests.benchmarks.stats import RUNS, median_of, time_process
 
 RPC_SECONDS = 1.5
@@ -18,14 +21,18 @@ RPC_SECONDS = 1.5
 
 def run() -> dict[str, float]:
     namesrv = os.environ["RMQ_BENCH_NAMESRV"]
+    work = Path(os.environ["RMQ_BENCH_RUN_DIR"]) / "bench-mqadmin"
     console = str(Path(sys.executable).with_name("rmq-console"))
     lag = median_of(
         RUNS,
-        lambda: time_process([console, "lag", "-g", BENCH_GROUP, "--json", "--namesrv", namesrv]),
+        lambda: time_process([console, "lag", "-g", GROUP_LIVE, "--json", "--namesrv", namesrv]),
     )
-    mqadmin = median_of(
-        RUNS, lambda: time_process(mqadmin_argv("consumerProgress", "-g", BENCH_GROUP, "-n", namesrv))
-    )
+    # The whole mqadmin process, as an operator waits for it (JVM start to exit).
+    tool = Mqadmin(find_tools().java, Distribution.in_cache(cache_root()), namesrv, work)
+    (work / "home").mkdir(parents=True, exist_ok=True)
+    argv = tool.argv("consumerProgress", "-g", GROUP_LIVE)
+    env = jvm_env(work / "home")
+    mqadmin = median_of(RUNS, lambda: time_process(argv, env=env))
     out = {
         "lag_cli_s": lag,
         "mqadmin_consumer_progress_s": mqadmin,

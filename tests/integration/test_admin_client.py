@@ -17,6 +17,7 @@ from console.rocketmq.admin import AdminClient, group_topics
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, ConnectError
 from console.rocketmq.models import BoundaryType, MessageQueue
+from console.sandbox import scenario
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ def _name(kind: str) -> str:
 
 @pytest.fixture
 async def admin(sandbox: Any) -> Any:
-    async with AdminClient(sandbox.namesrv, timeout=5) as client:
+    async with AdminClient(sandbox.namesrv_addr, timeout=5) as client:
         yield client
 
 
@@ -51,7 +52,7 @@ async def test_cluster_info_lists_both_brokers(admin: AdminClient, sandbox: Any)
     for name, broker in info.brokers.items():
         assert broker.cluster == cluster
         assert broker.master_addr == sandbox.broker_addrs[name]
-    assert admin.server_versions[sandbox.namesrv] == 479  # the server stamps V5_3_3
+    assert admin.server_versions[sandbox.namesrv_addr] == 479  # the server stamps V5_3_3
 
 
 async def test_topics_route_and_stats(admin: AdminClient, brokers: dict[str, str]) -> None:
@@ -78,7 +79,8 @@ async def test_topics_route_and_stats(admin: AdminClient, brokers: dict[str, str
     assert await admin.max_offset(addr, topic, 1) == 5
     assert await admin.max_offset(addr, topic, 0) == 0
     earliest = await admin.earliest_store_time(addr, topic, 1)
-    assert earliest is not None and abs(earliest - time.time() * 1000) < 60_000
+    assert earliest is not None
+    assert abs(earliest - time.time() * 1000) < 60_000
     assert await admin.earliest_store_time(addr, topic, 2) is None
 
 
@@ -96,22 +98,29 @@ async def test_search_offset_by_timestamp_with_boundaries(
 ) -> None:
     topic = await _topic(admin, brokers, queues=1)
     addr = brokers["broker-b"]
-    stamps = []
+    # Broker and test share a clock: each store time lies inside [sent_before, sent_after].
+    window: list[tuple[int, int]] = []
     for i in range(6):
+        before = int(time.time() * 1000)
         await admin.send_message(addr, topic, 0, f"m{i}".encode())
-        stamps.append((await admin.topic_stats(addr, topic))[MessageQueue(topic, "broker-b", 0)])
-        await asyncio.sleep(0.05)  # distinct store times, so "between two messages" exists
-    times = [s.last_update_timestamp for s in stamps]
-    assert times == sorted(times) and len(set(times)) == 6
-    # Exactly at message 3: LOWER gives the first at-or-after, UPPER the last at-or-before.
-    assert await admin.search_offset(addr, topic, 0, times[3], BoundaryType.LOWER) == 3
-    assert await admin.search_offset(addr, topic, 0, times[3], BoundaryType.UPPER) == 3
-    # Between message 2 and 3.
-    assert await admin.search_offset(addr, topic, 0, times[3] - 1, BoundaryType.LOWER) == 3
-    assert await admin.search_offset(addr, topic, 0, times[3] - 1, BoundaryType.UPPER) == 2
-    # After everything: LOWER says "nothing to re-consume" (max offset).
-    assert await admin.search_offset(addr, topic, 0, times[-1] + 60_000) == 6
-    assert await admin.search_offset(addr, topic, 0, times[0] - 60_000) == 0
+        window.append((before, int(time.time() * 1000)))
+        await asyncio.sleep(0.03)  # a gap between store times, so "between two messages" exists
+    first = await admin.earliest_store_time(addr, topic, 0)
+    assert first is not None
+    assert window[0][0] <= first <= window[0][1]
+    # Exactly at message 0: LOWER gives the first at-or-after, UPPER the last at-or-before.
+    assert await admin.search_offset(addr, topic, 0, first, BoundaryType.LOWER) == 0
+    assert await admin.search_offset(addr, topic, 0, first, BoundaryType.UPPER) == 0
+    # Strictly between message 2 and message 3.
+    gap = (window[2][1] + window[3][0]) // 2
+    assert window[2][1] < gap < window[3][0]
+    assert await admin.search_offset(addr, topic, 0, gap, BoundaryType.LOWER) == 3
+    assert await admin.search_offset(addr, topic, 0, gap, BoundaryType.UPPER) == 2
+    # After everything: LOWER says "nothing to re-consume" (the max offset); UPPER the last one.
+    late = window[-1][1] + 60_000
+    assert await admin.search_offset(addr, topic, 0, late, BoundaryType.LOWER) == 6
+    assert await admin.search_offset(addr, topic, 0, late, BoundaryType.UPPER) == 5
+    assert await admin.search_offset(addr, topic, 0, first - 60_000) == 0
 
 
 async def test_groups_offsets_update_query_and_clone(
@@ -198,33 +207,34 @@ async def test_reset_to_an_offset_outside_the_queue_is_refused(
 
 async def test_live_and_broadcasting_consumers_are_seen(admin: AdminClient, sandbox: Any) -> None:
     addr = sandbox.broker_addrs["broker-a"]
-    live = await admin.consumer_connections(addr, sandbox.scenario.live_group)
+    live = await admin.consumer_connections(addr, scenario.GROUP_LIVE)
     assert live.clients, "the sandbox's Java push consumer should be online"
     assert live.message_model == "CLUSTERING"
     assert live.consume_type == "CONSUME_PASSIVELY"
     assert all(c.language == "JAVA" and c.version == 479 for c in live.clients)
-    assert set(live.subscriptions) >= {sandbox.scenario.live_topic}
-    broadcast = await admin.consumer_connections(addr, sandbox.scenario.broadcast_group)
-    assert broadcast.message_model == "BROADCASTING" and broadcast.clients
-    offline = await admin.consumer_connections(addr, sandbox.scenario.offline_group)
+    assert set(live.subscriptions) >= {scenario.TOPIC_ORDERS}
+    broadcast = await admin.consumer_connections(addr, scenario.GROUP_BROADCAST)
+    assert broadcast.message_model == "BROADCASTING"
+    assert broadcast.clients
+    offline = await admin.consumer_connections(addr, scenario.GROUP_OFFLINE)
     assert offline.clients == []
 
 
 async def test_consume_time_span(admin: AdminClient, sandbox: Any) -> None:
     addr = sandbox.broker_addrs["broker-a"]
-    spans = await admin.consume_time_span(
-        addr, sandbox.scenario.offline_topic, sandbox.scenario.offline_group
-    )
-    assert spans and all(s.queue.broker_name == "broker-a" for s in spans.values())
+    spans = await admin.consume_time_span(addr, scenario.TOPIC_ORDERS, scenario.GROUP_OFFLINE)
+    assert spans
+    assert all(s.queue.broker_name == "broker-a" for s in spans.values())
     behind = [s for s in spans.values() if s.delay_ms > 0]
     assert behind, "the offline group is behind, so some queue has a delay"
     assert all(s.min_timestamp <= s.max_timestamp for s in spans.values())
 
 
 async def test_retry_and_dlq_topics_of_a_group(admin: AdminClient, sandbox: Any) -> None:
-    retry, dlq = group_topics(sandbox.scenario.dlq_group)
+    retry, dlq = group_topics(scenario.GROUP_DLQ)
     topics = await admin.topic_list()
-    assert retry in topics and dlq in topics
+    assert retry in topics
+    assert dlq in topics
 
 
 async def test_unreachable_broker_is_named_within_the_timeout() -> None:

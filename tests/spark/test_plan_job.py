@@ -174,7 +174,7 @@ def test_from_file_rows(spark: SparkSession, standard_uri: str, tmp_path: Path) 
             "scope.queue_ids[1]",
             "no queue 9",
         ),
-        ({"strategy": {"shift-by": -61}}, "strategy.shift-by", "at most 60"),
+        ({"strategy": {"shift-by": -41}}, "strategy.shift-by", "at most 40"),
         ({"strategy": {"shift-by": 141}}, "strategy.shift-by", "at most 140"),
         ({"strategy": {"to-group": "nobody"}}, "strategy.to-group", "'nobody'"),
         (

@@ -39,7 +39,8 @@ def test_file_then_environment(tmp_path: Path) -> None:
     config = load_config(path, environ={"RMQ_CONSOLE_SPARK_MASTER": "local[2]", "PROD_AK": "x"})
     prod = config.cluster("prod")
     assert prod.namesrv == ("10.0.0.1:9876", "10.0.0.2:9876")
-    assert prod.read_only and prod.colour == "red"
+    assert prod.read_only
+    assert prod.colour == "red"
     assert config.cluster("staging").namesrv == ("10.1.0.1:9876",)
     assert config.refresh_interval == 2.0
     assert config.keymap == {"refresh": "f5"}

@@ -45,7 +45,11 @@ def test_object_keys_become_hashable_field_tuples() -> None:
     keys = sorted(fastjson.object_key_fields(k)["queueId"] for k in table)
     assert keys == [0, 3]
     first = next(k for k in table if fastjson.object_key_fields(k)["brokerName"] == "broker-a")
-    assert fastjson.object_key_fields(first) == {"brokerName": "broker-a", "queueId": 0, "topic": "T"}
+    assert fastjson.object_key_fields(first) == {
+        "brokerName": "broker-a",
+        "queueId": 0,
+        "topic": "T",
+    }
     assert table[first]["pullOffset"] == 6
 
 
@@ -56,7 +60,7 @@ def test_pretty_printed_integer_keys() -> None:
 
 
 def test_floats_negatives_unicode_and_escapes() -> None:
-    value = fastjson.loads('{-1:{"a":-2.5e3,"s":"\\u00e9\\n\\"q\\""},2:[true,null]}'.encode())
+    value = fastjson.loads(b'{-1:{"a":-2.5e3,"s":"\\u00e9\\n\\"q\\""},2:[true,null]}')
     assert value == {-1: {"a": -2500.0, "s": 'é\n"q"'}, 2: [True, None]}
 
 
@@ -75,7 +79,7 @@ def test_standard_json_takes_the_fast_path_and_agrees() -> None:
         b"{0 1}",
         b'{"a":1}}',
         b"[1,2",
-        b"{{\"a\":1}:2",
+        b'{{"a":1}:2',
         b"nul",
         b'"unterminated',
         b"\xff\xfe",
@@ -101,15 +105,11 @@ def _fastjson_dump(value: object) -> str:
     return json.dumps(value)
 
 
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8)
-)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8))
 keys = st.one_of(st.text(max_size=6), st.integers(-(10**6), 10**6))
 values = st.recursive(
     scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
     max_leaves=20,
 )
 

@@ -47,7 +47,8 @@ def test_java_style_json_response_decodes() -> None:
     assert cmd.remark == "topic[T] not exist"
     assert cmd.ext_fields == {"offset": "12"}
     assert cmd.body == b"payload"
-    assert cmd.is_response and not cmd.is_oneway
+    assert cmd.is_response
+    assert not cmd.is_oneway
 
 
 def test_binary_header_hand_built_bytes() -> None:
@@ -71,7 +72,8 @@ def test_binary_header_hand_built_bytes() -> None:
 def test_binary_empty_strings_decode_as_null() -> None:
     raw = frame.encode_binary_header(Command(code=1, remark=None, flag=1))
     cmd = frame.decode(raw[4:])
-    assert cmd.remark is None and cmd.ext_fields == {}
+    assert cmd.remark is None
+    assert cmd.ext_fields == {}
 
 
 @pytest.mark.parametrize(
@@ -149,4 +151,5 @@ def test_truncated_frames_fail_cleanly(cmd: Command, cut: int) -> None:
     except ProtocolError:
         return
     # Cutting only body bytes leaves a valid header: the body is then shorter, never garbage.
-    assert decoded.code == cmd.code and len(decoded.body) < len(cmd.body) + 1
+    assert decoded.code == cmd.code
+    assert len(decoded.body) < len(cmd.body) + 1

@@ -35,4 +35,5 @@ def test_signature_depends_on_every_field() -> None:
 
 def test_credentials_repr_hides_the_secret() -> None:
     text = repr(Credentials("ak", "super-secret"))
-    assert "super-secret" not in text and "ak" in text
+    assert "super-secret" not in text
+    assert "ak" in text

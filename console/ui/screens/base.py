@@ -70,6 +70,11 @@ class ConsoleScreen(Screen[None]):
     # ---- back and mqadmin ------------------------------------------------------------------------
 
     def action_back(self) -> None:
+        # k9s habit: the first esc drops a table's filter, the next one goes back.
+        for view in self.query(DataView):
+            if view.query_text and view.has_focus_within:
+                view.clear_filter()
+                return
         if self.console.is_root(self):
             self.notify("nothing to go back to (q quits)", timeout=2)
             return
@@ -88,7 +93,11 @@ class ConsoleScreen(Screen[None]):
         event.stop()
         view = event.view
         headers, rows = view.export()
-        name = export.default_name(f"{self.crumb}-{view.title}", self.console.clock())
+        parts = [self.session.cluster.name] if self.session else []
+        for part in (self.crumb, view.title):
+            if part not in parts:
+                parts.append(part)
+        name = export.default_name("-".join(parts), self.console.clock())
 
         def chosen(path: Path | None) -> None:
             if path is not None:
@@ -102,7 +111,7 @@ class ConsoleScreen(Screen[None]):
         self.post_message(TableExported(path, count))
 
     def on_table_exported(self, message: TableExported) -> None:
-        self.notify(f"saved {message.rows} rows to {message.path}")
+        self.notify(f"saved {message.rows} rows to {message.path}", markup=False)
 
     # ---- the one worker handler ------------------------------------------------------------------
 
@@ -118,7 +127,7 @@ class ConsoleScreen(Screen[None]):
             WorkerState.ERROR,
             WorkerState.CANCELLED,
         ):
-            self.status.update_state(loading=False, progress=None)
+            self.status.update_state(busy=False, progress=None)
 
     def worker_failed(self, group: str, error: BaseException) -> None:
         what = "Refresh failed" if group == REFRESH_GROUP else f"{group.capitalize()} failed"
@@ -153,7 +162,7 @@ class DataScreen(ConsoleScreen):
     # ---- the refresh cycle -----------------------------------------------------------------------
 
     @property
-    def loading(self) -> bool:
+    def refreshing(self) -> bool:
         return self._loader is not None and self._loader.state in (
             WorkerState.PENDING,
             WorkerState.RUNNING,
@@ -163,13 +172,13 @@ class DataScreen(ConsoleScreen):
         self.refresh_now()
 
     def refresh_now(self) -> None:
-        self.status.update_state(loading=True)
+        self.status.update_state(busy=True)
         self._loader = self.load()
 
     def refresh_due(self) -> None:
         """The interval elapsed: start a refresh unless one is still running (a slow cluster
         would otherwise never finish one)."""
-        if not self.loading:
+        if self.is_mounted and not self.refreshing:
             self.refresh_now()
 
     @work(exclusive=True, group=REFRESH_GROUP, exit_on_error=False)
@@ -190,7 +199,7 @@ class DataScreen(ConsoleScreen):
 
     def on_refresh_finished(self, message: RefreshFinished) -> None:
         self.status.update_state(
-            loading=False, progress=None, refreshed_at_ms=message.at_ms, error=None
+            busy=False, progress=None, refreshed_at_ms=message.at_ms, error=None
         )
 
     def brokers_changed(self) -> None:

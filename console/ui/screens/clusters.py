@@ -6,12 +6,13 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from console.config import ClusterConfig
 from console.services import mqadmin_commands
 from console.ui.screens.base import ConsoleScreen
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell
 
 COLUMNS = (
@@ -62,8 +63,8 @@ class ClustersScreen(ConsoleScreen):
         view.set_rows(cluster_rows(self.clusters))
         view.table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        name = event.row_key.value
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
+        name = event.key
         for c in self.clusters:
             if c.name == name:
                 self.console.open_cluster(c)

@@ -49,6 +49,7 @@ CLIENT_COLUMNS = (
 )
 
 NOT_CONSUMED = "-"
+NBSP = "\u00a0"
 
 T = TypeVar("T")
 
@@ -221,18 +222,26 @@ class GroupScreen(DataScreen):
         o = s.offsets
         app = self.app
         online = (
-            Text(f"{len(o.clients)} client(s) online")
+            Text(f"{len(o.clients)} online")
             if o.clients
             else toned(app, "OFFLINE", "text-error", bold=True)
         )
         behind = "?" if s.time_behind_ms is None else fmt.age(s.time_behind_ms)
-        first = Text.assemble(
-            f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)} · ",
+        unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
+        parts: list[str | Text] = []
+        if o.message_model or o.consume_type:
+            parts.append(f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)}")
+        parts += [
             online,
-            f" · lag {o.total_lag}",
-            f" (+{o.unknown_queues} unknown)" if o.unknown_queues else "",
-            f" · behind {behind} · trend {fmt.trend(s.trend)}",
-            f" · retry {o.retry_backlog} · DLQ {o.dlq_messages}",
+            f"lag {o.total_lag}{unknown}",
+            f"behind {behind}",
+            f"trend {fmt.trend(s.trend)}",
+            f"retry {o.retry_backlog}",
+            f"DLQ {o.dlq_messages}",
+        ]
+        # Non-breaking spaces inside each phrase: a narrow screen wraps between phrases only.
+        first = Text(" · ").join(
+            Text(p.replace(" ", NBSP)) if isinstance(p, str) else p for p in parts
         )
         second = Text.assemble(
             status_text(app, s.verdict.status, s.verdict.complete), " ", s.verdict.reason
@@ -255,7 +264,7 @@ class GroupScreen(DataScreen):
     def action_reset(self) -> None:
         screen = registry.load("reset")
         context = registry.GroupContext(self.cluster_session, self.group, self.offsets)
-        self.app.push_screen(screen(context))  # type: ignore[call-arg]
+        self.app.push_screen(screen(context))
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)

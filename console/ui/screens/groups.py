@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.widgets import DataTable
 
 from console.domain.offsets import GroupOffsets
 from console.services import mqadmin_commands, triage
 from console.services.triage import GroupSummary
 from console.ui import format as fmt
 from console.ui.messages import GroupsListed, GroupsProgressed, GroupsRefreshed
-from console.ui.refresh import gather_bounded
+from console.ui.refresh import Cadence
 from console.ui.screens.base import DataScreen
 from console.ui.session import ClusterSession
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Cell, Column, Row, cell
 
 COLUMNS = (
@@ -63,7 +63,11 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
     return Row(
         o.group,
         (
-            Cell(v.status.value, status_text(app, v.status, v.complete), (v.status.severity, o.total_lag)),
+            Cell(
+                v.status.value,
+                status_text(app, v.status, v.complete),
+                (v.status.severity, o.total_lag),
+            ),
             cell(o.group, Text(o.group)),
             lag_cell(o),
             behind_cell(s),
@@ -82,7 +86,9 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
 
 def pending_row(group: str) -> Row:
     """A group listed but not read yet."""
-    return Row(group, (cell(None, "…"), cell(group, Text(group)), *(cell(None, "") for _ in COLUMNS[2:])))
+    return Row(
+        group, (cell(None, "…"), cell(group, Text(group)), *(cell(None, "") for _ in COLUMNS[2:]))
+    )
 
 
 class GroupsScreen(DataScreen):
@@ -106,21 +112,15 @@ class GroupsScreen(DataScreen):
             self.post_message(GroupsListed(tuple(names)))
 
         def progressed(done: int, total: int) -> None:
-            self.post_message(GroupsProgressed(done, total))
+            self.post_message(GroupsProgressed(done, total))  # thread-safe
 
-        read = await gather_bounded(source.group_offsets, names, on_done=progressed)
+        read = await source.read_groups(names, Cadence(progressed))
         latest = {n: o for n, o in read.items() if isinstance(o, GroupOffsets)}
         windows = {n: history.add(o) for n, o in latest.items()}
         history.retain(names)
-
-        async def delays(group: str) -> dict[triage.QueueKey, int]:
-            return await source.consume_delays(group, triage.lagging_topics(latest[group]))
-
-        lagging = [n for n, o in latest.items() if o.total_lag > 0]
-        behind = await gather_bounded(delays, lagging)
-        summaries = [
-            triage.summarize(windows[n], _value_or_empty(behind.get(n))) for n in latest
-        ]
+        wanted = {n: triage.lagging_topics(o) for n, o in latest.items() if o.total_lag > 0}
+        behind = await source.read_delays(wanted)
+        summaries = [triage.summarize(windows[n], _value_or_empty(behind.get(n))) for n in latest]
         errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
         self.post_message(GroupsRefreshed(tuple(triage.worst_first(summaries)), errors))
 
@@ -144,11 +144,10 @@ class GroupsScreen(DataScreen):
         rows = [summary_row(self.app, s) for s in self.summaries]
         self.query_one(DataView).set_rows(rows)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         from console.ui.screens.group import GroupScreen
 
-        if event.row_key.value is not None:
-            self.app.push_screen(GroupScreen(self.cluster_session, str(event.row_key.value)))
+        self.app.push_screen(GroupScreen(self.cluster_session, event.key))
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.groups(self.cluster_session.cluster.namesrv)
@@ -159,4 +158,3 @@ def _value_or_empty(
 ) -> dict[triage.QueueKey, int]:
     # Time behind is an extra; a broker that cannot say leaves it unknown ("?"), not the row.
     return answer if isinstance(answer, dict) else {}
-

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -45,7 +44,9 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="dialog"):
             yield Label(Text(f"Keys: {self.screen_name}"), classes="dialog-title")
             yield Static(self._keys_table(), id="help-keys")
-            yield Label(Text("Status (per queue; the group shows its worst)"), classes="dialog-title")
+            yield Label(
+                Text("Status (per queue; the group shows its worst)"), classes="dialog-title"
+            )
             yield Static(self._rules_table(), id="help-rules")
             yield Label(Text("Words"), classes="dialog-title")
             yield Static(self._words_table(), id="help-words")
@@ -54,28 +55,30 @@ class HelpScreen(ModalScreen[None]):
                 classes="dialog-hint",
             )
 
-    def _keys_table(self) -> Table:
-        table = Table.grid(padding=(0, 2))
-        for k in self.keys:
-            table.add_row(Text(k.key), Text(k.description), Text(k.id))
-        return table
+    def _keys_table(self) -> Text:
+        return columns([(k.key, k.description, k.id) for k in self.keys])
 
     @staticmethod
-    def _rules_table() -> Table:
-        table = Table.grid(padding=(0, 2))
-        for status, rule in STATUS_RULES:
-            table.add_row(Text(status.value), Text(rule))
-        table.add_row(
-            Text(""), Text(f"Window: the last {DEFAULT_WINDOW} refreshes of the group.")
-        )
-        return table
+    def _rules_table() -> Text:
+        rows = [(status.value, rule) for status, rule in STATUS_RULES]
+        rows.append(("", f"window: the last {DEFAULT_WINDOW} refreshes of the group"))
+        return columns(rows)
 
     @staticmethod
-    def _words_table() -> Table:
-        table = Table.grid(padding=(0, 2))
-        for word, meaning in WORDS:
-            table.add_row(Text(word), Text(meaning))
-        return table
+    def _words_table() -> Text:
+        return columns(list(WORDS))
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def columns(rows: Sequence[Sequence[str]]) -> Text:
+    """Rows of cells as aligned plain text (the last cell runs free)."""
+    if not rows:
+        return Text("")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = [
+        "  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip()
+        for r in rows
+    ]
+    return Text("\n".join(lines))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from console.services import mqadmin_commands
 from console.ui import format as fmt
@@ -12,6 +12,7 @@ from console.ui.messages import TopicRefreshed, TopicsListed
 from console.ui.screens.base import DataScreen
 from console.ui.session import ClusterSession
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell
 
 TOPIC_COLUMNS = (
@@ -58,9 +59,8 @@ class TopicsScreen(DataScreen):
         ]
         self.query_one(DataView).set_rows(rows)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.app.push_screen(TopicScreen(self.cluster_session, str(event.row_key.value)))
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
+        self.app.push_screen(TopicScreen(self.cluster_session, event.key))
 
     def mqadmin_lines(self) -> list[str]:
         c = self.cluster_session.cluster

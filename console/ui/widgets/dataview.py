@@ -1,9 +1,8 @@
 """A table the way every console view shows one: filter with `/`, sort by any column, save as CSV.
 
-Rows come in as `tablemodel.Row`s (raw values for sorting and CSV, text for show); the DataTable
-inside only ever shows the arranged (filtered, sorted) rows. A refresh whose rows keep their order
-updates changed cells in place, so the cursor and the scroll position stay where the operator left
-them.
+Rows come in as `tablemodel.Row`s (raw values for sorting and CSV, text for show); the RowTable
+inside shows the arranged (filtered, sorted) rows, and the cursor stays on its row across
+refreshes, filters and sorts.
 """
 
 from __future__ import annotations
@@ -11,36 +10,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Input
+from textual.widget import Widget
+from textual.widgets import Input
 
+from console.ui.widgets.rowtable import RowTable, TableLayout
 from console.ui.widgets.tablemodel import Column, Row, SortOrder, arrange
 
 
 class FilterInput(Input):
+    """The filter box of a DataView. Its keys act on the view directly rather than through a
+    message: the focus has to be back on the table before the next key is read (`/`, a name,
+    enter, enter typed in one go must open the row)."""
+
     BINDINGS = [
         Binding("escape", "cancel", "Clear filter", id="filter_clear", show=False),
         Binding("enter,down", "done", "Keep filter", id="filter_keep", show=False),
     ]
 
-    class Cancelled(Message):
-        pass
-
-    class Finished(Message):
-        pass
+    def __init__(self, view: DataView) -> None:
+        super().__init__(placeholder="filter: words to match, esc clears")
+        self.view = view
 
     def action_cancel(self) -> None:
-        self.value = ""
-        self.post_message(self.Cancelled())
+        self.view.clear_filter()
 
     def action_done(self) -> None:
-        self.post_message(self.Finished())
+        self.view.keep_filter()
 
 
 class DataView(Vertical):
@@ -49,7 +51,6 @@ class DataView(Vertical):
         Binding("s", "sort", "Sort", id="sort"),
         Binding("S", "sort_reverse", "Reverse sort", id="sort_reverse", show=False),
         Binding("ctrl+s", "save_csv", "Save CSV", id="save_csv", show=False),
-        Binding("escape", "clear_filter", "Clear filter", id="clear_filter", show=False),
     ]
 
     class SaveRequested(Message):
@@ -74,21 +75,20 @@ class DataView(Vertical):
         self.query_text = ""
         self._rows: tuple[Row, ...] = ()
         self._shown: list[Row] = []
-        self._shown_order: SortOrder | None = None
         self._ready = False
 
     def compose(self) -> ComposeResult:
-        yield FilterInput(placeholder="filter: words to match, esc clears")
-        yield DataTable(cursor_type="row", zebra_stripes=False)
+        yield FilterInput(self)
+        yield RowTable()
 
     def on_mount(self) -> None:
         self.filter_input.display = False
         self._ready = True
-        self._render_rows(force=True)
+        self._render_rows()
 
     @property
-    def table(self) -> DataTable[Any]:
-        return self.query_one(DataTable)
+    def table(self) -> RowTable:
+        return self.query_one(RowTable)
 
     @property
     def filter_input(self) -> FilterInput:
@@ -104,20 +104,16 @@ class DataView(Vertical):
     def shown(self) -> list[Row]:
         return list(self._shown)
 
-    def set_rows(self, rows: Sequence[Row], *, force: bool = False) -> None:
+    def set_rows(self, rows: Sequence[Row]) -> None:
         rows = tuple(rows)
-        if rows == self._rows and not force:
+        if rows == self._rows and self._shown:
             return
         self._rows = rows
-        self._render_rows(force=force)
+        self._render_rows()
 
     @property
     def current_key(self) -> str | None:
-        table = self.table
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return str(key) if key is not None else None
+        return self.table.cursor_key if self._ready else None
 
     def current_row(self) -> Row | None:
         key = self.current_key
@@ -130,49 +126,28 @@ class DataView(Vertical):
 
     # ---- rendering ------------------------------------------------------------------------------
 
-    def _render_rows(self, *, force: bool = False) -> None:
+    def _render_rows(self) -> None:
         if not self._ready:
             return  # on_mount renders what was set before
-        shown = arrange(self._rows, self.query_text, self.order)
         table = self.table
-        same_keys = [r.key for r in shown] == [r.key for r in self._shown]
-        if same_keys and self._shown_order == self.order and table.columns and not force:
-            for old, new in zip(self._shown, shown, strict=True):
-                if old == new:
-                    continue
-                for col, a, b in zip(self.columns, old.cells, new.cells, strict=True):
-                    if a != b:
-                        table.update_cell(new.key, col.key, self._cell_text(col, b.text))
-            self._shown = shown
-            self._update_title()
-            return
-        current = self.current_key
-        table.clear(columns=True)
-        for i, col in enumerate(self.columns):
-            table.add_column(self._header(i, col), key=col.key)
-        for r in shown:
-            cells = zip(self.columns, r.cells, strict=True)
-            table.add_row(*(self._cell_text(c, cell.text) for c, cell in cells), key=r.key)
+        current = table.cursor_key
+        shown = arrange(self._rows, self.query_text, self.order)
+        headers = tuple(self._header(i, col) for i, col in enumerate(self.columns))
+        widths = tuple(
+            max([h.cell_len, *(_width(r.cells[i].text) for r in shown)])
+            for i, h in enumerate(headers)
+        )
+        layout = TableLayout(headers, widths, tuple(c.numeric for c in self.columns))
+        cells = [tuple(_as_text(c.text) for c in r.cells) for r in shown]
+        table.set_data(layout, [r.key for r in shown], cells, cursor_key=current)
         self._shown = shown
-        self._shown_order = self.order
-        keys = [r.key for r in shown]
-        if current in keys:
-            table.move_cursor(row=keys.index(current), animate=False, scroll=True)
         self._update_title()
 
     def _header(self, i: int, col: Column) -> Text:
         label = col.label
         if self.order.column == i:
             label += "▼" if self.order.reverse else "▲"
-        return Text(label, justify="right" if col.numeric else "left")
-
-    @staticmethod
-    def _cell_text(col: Column, text: str | Text) -> Text:
-        # Never a str: DataTable reads str cells as markup, and names may contain "[".
-        out = text.copy() if isinstance(text, Text) else Text(text)
-        if col.numeric:
-            out.justify = "right"
-        return out
+        return Text(label)
 
     def _update_title(self) -> None:
         parts = [self.title, f"{len(self._shown)}/{len(self._rows)}"]
@@ -185,12 +160,11 @@ class DataView(Vertical):
     def action_filter(self) -> None:
         box = self.filter_input
         box.display = True
-        box.focus()
+        self._focus(box)
 
-    def action_clear_filter(self) -> None:
-        if not self.query_text:
-            raise SkipAction()  # nothing to clear: let esc go back
-        self.filter_input.value = ""
+    def clear_filter(self) -> None:
+        with self.filter_input.prevent(Input.Changed):
+            self.filter_input.value = ""
         self._close_filter()
 
     def action_sort(self) -> None:
@@ -227,25 +201,31 @@ class DataView(Vertical):
         event.stop()
         self.set_query(event.value)
 
-    @on(FilterInput.Cancelled)
-    def _filter_cancelled(self, event: FilterInput.Cancelled) -> None:
-        event.stop()
-        self._close_filter()
-
-    @on(FilterInput.Finished)
-    @on(Input.Submitted)
-    def _filter_finished(self, event: Message) -> None:
-        event.stop()
+    def keep_filter(self) -> None:
         if not self.query_text:
             self.filter_input.display = False
-        self.table.focus()
+        self._focus(self.table)
 
     def _close_filter(self) -> None:
         self.set_query("")
         self.filter_input.display = False
-        self.table.focus()
+        self._focus(self.table)
 
-    @on(DataTable.HeaderSelected)
-    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def _focus(self, widget: Widget) -> None:
+        # At once, not on the next idle (Widget.focus): keys typed right after "/" (a paste, a
+        # fast typist, tmux send-keys) must land in the box, not in the table.
+        self.screen.set_focus(widget)
+
+    @on(RowTable.HeaderSelected)
+    def _header_selected(self, event: RowTable.HeaderSelected) -> None:
         event.stop()
-        self.sort_by(event.column_index)
+        self.sort_by(event.column)
+
+
+def _width(text: str | Text) -> int:
+    return text.cell_len if isinstance(text, Text) else cell_len(text)
+
+
+def _as_text(text: str | Text) -> Text:
+    # Never markup: names may contain "[".
+    return text if isinstance(text, Text) else Text(text)

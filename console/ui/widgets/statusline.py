@@ -10,6 +10,8 @@ from textual.widgets import Static
 from console.ui import format as fmt
 from console.ui.tones import style
 
+_FIELDS = {"refreshed_at_ms", "progress", "busy", "paused", "down", "error", "note"}
+
 
 class StatusLine(Static):
     def __init__(self, clock_ms: Callable[[], int], *, id: str | None = "status") -> None:
@@ -17,7 +19,7 @@ class StatusLine(Static):
         self._clock_ms = clock_ms
         self.refreshed_at_ms: int | None = None
         self.progress: tuple[int, int] | None = None
-        self.loading = False
+        self.busy = False
         self.paused = False
         self.down: tuple[str, ...] = ()
         self.error: str | None = None
@@ -28,9 +30,10 @@ class StatusLine(Static):
         self.set_interval(1.0, self.refresh)
 
     def update_state(self, **changes: object) -> None:
+        unknown = set(changes) - _FIELDS
+        if unknown:
+            raise AttributeError(f"no status field {', '.join(sorted(unknown))}")
         for name, value in changes.items():
-            if not hasattr(self, name) or name.startswith("_"):
-                raise AttributeError(name)
             setattr(self, name, value)
         self.refresh()
 
@@ -39,14 +42,14 @@ class StatusLine(Static):
         parts: list[Text] = []
         if self.paused:
             parts.append(Text("PAUSED", style(app, "text-warning", bold=True)))
-        if self.progress is not None and self.loading:
+        if self.progress is not None and self.busy:
             done, total = self.progress
             parts.append(Text(f"refreshing {done}/{total}"))
-        elif self.loading:
+        elif self.busy:
             parts.append(Text("refreshing…"))
         if self.refreshed_at_ms is not None:
             parts.append(Text(f"refreshed {fmt.age(self._clock_ms() - self.refreshed_at_ms)} ago"))
-        elif not self.loading:
+        elif not self.busy:
             parts.append(Text("not refreshed yet"))
         if self.down:
             parts.append(Text(f"DOWN: {', '.join(self.down)}", style(app, "text-error", bold=True)))

@@ -1,0 +1,222 @@
+"""`rmq-console snapshot` and `rmq-console plan`: record offsets, compute a reset plan.
+
+Both only read the cluster. `plan` is the preview without the UI (a dry run): it takes a fresh
+snapshot (or uses `--snapshot ID`), runs the plan job on the warm-session host (Spark master
+from the config or `--master`) and writes plan.json + rows.parquet to `--out` or the workspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from console.cli.render import dump_json, table
+from console.cli.target import Target, resolve_target, target_parent
+from console.domain.plan import PlanHeader
+from console.domain.spec import SpecError, describe, load_spec, parse_spec
+from console.services.cluster import ClusterReader
+from console.services.snapshots import Retention, SnapshotStore, take_snapshot
+from console.services.spark_runner import JobError, JobInputError, JobProgress, SparkRunner
+from console.services.workspace import Workspace
+from jobs import files
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parent = target_parent()
+    p = sub.add_parser(
+        "snapshot",
+        help="record the offsets of consumer groups in the workspace",
+        description="Record min, max and committed offsets of every queue of the groups as "
+        "a Parquet snapshot in the workspace (snapshots/<cluster>/<taken-at>.parquet).",
+        parents=[parent],
+    )
+    p.add_argument("-g", "--group", action="append", required=True, help="group (repeatable)")
+    p.add_argument("--no-times", action="store_true", help="skip the store-time queries")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_snapshot)
+
+    p = sub.add_parser(
+        "plan",
+        help="compute a reset plan (dry run: never writes to the cluster)",
+        description="Compute what a reset would do, per queue: current -> target, clamping, "
+        "warnings, totals, and the reset path an apply would take. Nothing is written to the "
+        "cluster.",
+        parents=[parent],
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--spec", type=Path, help="reset spec, YAML or JSON")
+    what.add_argument(
+        "--import", dest="import_csv", type=Path, help="a plan CSV to re-check and plan again"
+    )
+    p.add_argument("--out", help="plan directory (default: the workspace's plans/<plan-id>)")
+    p.add_argument("--snapshot", metavar="ID", help="plan from this snapshot, not a fresh one")
+    p.add_argument("--csv", type=Path, metavar="FILE", help="also export the rows as CSV")
+    p.add_argument("--impact", action="store_true", help="estimate the catch-up time too")
+    p.add_argument("--master", help="Spark master or sc:// URL (default: spark_master)")
+    p.add_argument("--json", action="store_true", help="print the plan header as JSON")
+    p.set_defaults(handler=_plan)
+
+
+# ---- snapshot ---------------------------------------------------------------------------------
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    target = resolve_target(args)
+    store = SnapshotStore(Workspace(target.config.workspace_path))
+    name = _cluster_name(args, target, None)
+
+    async def go(reader: ClusterReader) -> int:
+        snap = await take_snapshot(reader, name, args.group, with_times=not args.no_times)
+        ref = await asyncio.to_thread(store.save, snap)
+        retention = Retention(keep=target.config.snapshot_retention, max_age_days=None)
+        await asyncio.to_thread(store.prune, name, retention, now_ms=snap.taken_at_ms)
+        summary = {
+            "cluster": name,
+            "snapshot": ref.snapshot_id,
+            "groups": list(snap.groups),
+            "queues": snap.table.num_rows,
+            "path": ref.uri,
+        }
+        if args.json:
+            dump_json(summary)
+        else:
+            print(
+                f"snapshot {ref.snapshot_id}: {snap.table.num_rows} queues of "
+                f"{', '.join(snap.groups)} -> {ref.uri}"
+            )
+        return 0
+
+    return _with_reader(target, go)
+
+
+# ---- plan -------------------------------------------------------------------------------------
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from console.services.planning import Planner
+
+    target = resolve_target(args)
+    workspace = Workspace(target.config.workspace_path)
+    spec = load_spec(args.spec) if args.spec else None
+    name = _cluster_name(args, target, spec.scope.cluster if spec else None)
+    if spec is not None and spec.scope.cluster != name:
+        raise SpecError("scope.cluster", f"{spec.scope.cluster!r}, but the target is {name!r}")
+    master = args.master or target.config.spark_master
+    out_uri = files.to_uri(args.out) if args.out else None
+
+    async def go(reader: ClusterReader) -> int:
+        # Started first, so Spark warms up while the snapshot is being taken.
+        with _runner(master, workspace) as runner:
+            planner = Planner(workspace, runner, reader=reader, cluster=name)
+            snapshot = planner.store.find(name, args.snapshot) if args.snapshot else None
+            if args.import_csv is not None:
+                result = await planner.import_csv(
+                    args.import_csv, on_progress=_progress, snapshot=snapshot, out_uri=out_uri
+                )
+            else:
+                assert spec is not None
+                result = await planner.plan(
+                    spec, on_progress=_progress, snapshot=snapshot, out_uri=out_uri
+                )
+            impact = await planner.impact(result) if args.impact else []
+            if args.csv:
+                planner.export_csv(result.uri, args.csv)
+        if args.json:
+            dump_json(
+                {
+                    "plan": _json(result.header.to_json()),
+                    "dir": result.uri,
+                    "impact": [i.to_dict() for i in impact],
+                }
+            )
+        else:
+            _print_plan(result.header, result.uri, impact)
+        return 0
+
+    try:
+        return _with_reader(target, go)
+    except JobInputError as exc:
+        print(f"rmq-console: error: {exc}", file=sys.stderr)
+        return 2
+    except JobError as exc:
+        print(f"rmq-console: plan failed: {exc}", file=sys.stderr)
+        return 1
+
+
+def _print_plan(header: PlanHeader, uri: str, impact: list[Any]) -> None:
+    spec = parse_spec(header.spec, offsets=())
+    print(
+        f"plan {header.plan_id}: {describe(spec.strategy)} on snapshot "
+        f"{header.snapshot.snapshot_id} ({header.rows} queues)"
+    )
+    table(
+        ["GROUP", "TOPIC", "QUEUES", "CHANGED", "RE-CONSUME", "SKIP", "WARNED", "LAG AFTER"],
+        [
+            [
+                t.group,
+                t.topic or "(all)",
+                t.queues,
+                t.changed,
+                t.re_consume,
+                t.skip,
+                t.warned,
+                t.lag_after,
+            ]
+            for t in header.totals
+        ],
+    )
+    for group, path in sorted(header.reset_paths.items()):
+        print(f"reset path for {group}: {path.kind} - {path.reason}")
+        if path.blocker:
+            print(f"  before applying: {path.blocker}")
+    for i in impact:
+        if i.topic is None and i.catch_up_s is not None:
+            print(
+                f"catch-up for {i.group}: ~{i.catch_up_s:.0f}s at {i.rate:.1f} msg/s "
+                f"({i.rate_source})"
+            )
+    print(f"wrote {uri} (content {header.content_hash}); dry run: the cluster was not changed")
+
+
+def _progress(p: JobProgress) -> None:
+    if p.step and sys.stderr.isatty():
+        tasks = f" {p.done}/{p.total} tasks" if p.total else ""
+        sys.stderr.write(f"\r\033[K{p.step}{tasks}")
+        sys.stderr.flush()
+        if p.state != "running":
+            sys.stderr.write("\n")
+
+
+# ---- shared ---------------------------------------------------------------------------------
+
+
+def _runner(master: str, workspace: Workspace) -> SparkRunner:
+    from console.sandbox.cache import cache_root
+
+    log = workspace.log_path() or cache_root() / "logs" / "spark-host.log"
+    return SparkRunner(master, log_path=log)
+
+
+def _cluster_name(args: argparse.Namespace, target: Target, from_spec: str | None) -> str:
+    """The name snapshots are filed under: the config's cluster name; with a bare --namesrv
+    (no config entry) the spec's cluster, else the RocketMQ cluster or the address."""
+    if getattr(args, "namesrv", None) and target.cluster.rocketmq_cluster is None:
+        return from_spec or target.cluster.name
+    return target.cluster.name
+
+
+def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]) -> int:
+    async def go() -> int:
+        async with target.admin() as admin:
+            return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
+
+    return asyncio.run(go())
+
+
+def _json(text: str) -> Any:
+    return json.loads(text)

@@ -1,0 +1,52 @@
+"""`rmq-console sandbox …` and `rmq-console demo`: the local RocketMQ sandbox cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from console.cli.target import target_parent
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from console.sandbox.cli import add_arguments
+
+    p = sub.add_parser(
+        "sandbox",
+        help="a local RocketMQ 5.3.3 cluster (namesrv + 2 brokers) with seeded lag",
+        description="Fetch, start, stop or inspect the local sandbox cluster.",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_sandbox)
+    demo = sub.add_parser(
+        "demo",
+        help="start the sandbox and open the console on it; quitting stops everything",
+        parents=[target_parent()],
+    )
+    demo.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
+    demo.set_defaults(handler=_demo)
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from console.sandbox.cli import run
+
+    return run(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from console.sandbox.background import BackgroundSandbox
+    from console.sandbox.cli import print_ready
+    from console.sandbox.cluster import BROKER_NAMES
+    from console.sandbox.ports import free_ports
+    from console.sandbox.runner import SandboxOptions
+    from console.ui.main import run_console
+
+    options = SandboxOptions(ports=free_ports(BROKER_NAMES) if args.free_ports else None)
+    print("starting the sandbox cluster (first run downloads the RocketMQ jars)…", flush=True)
+    with BackgroundSandbox(options) as sb:
+        print_ready(sb)
+        args.namesrv = sb.namesrv_addr
+        args.cluster = None
+        status: int = run_console(args)
+    print("sandbox stopped", file=sys.stderr)
+    return status

@@ -1,0 +1,444 @@
+"""Planning: spec → snapshot → plan job → plan files in the workspace; plans to and from CSV.
+
+Nothing here writes to a cluster. A `Planner` reads it (a fresh snapshot, broker versions and
+reset settings for the reset path), checks the spec against the snapshot before Spark is
+involved, and hands the job to a `JobRunner` (the warm out-of-process session in the console
+and the CLI, the test session in tests).
+
+Bad input raises `SpecError` (found here) or `JobInputError` (found by the job); both name the
+field or the file and line, and in both cases no plan is written. `INPUT_ERRORS` catches both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import shlex
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from console.domain.plan import (
+    PLAN_COLUMNS,
+    BrokerFacts,
+    Impact,
+    PlanHeader,
+    PlanRow,
+    ResetPath,
+    choose_reset_path,
+    new_plan_id,
+)
+from console.domain.spec import (
+    TIME_STRATEGIES,
+    Earliest,
+    FromFile,
+    Latest,
+    ResetSpec,
+    Scope,
+    SpecError,
+    ToGroup,
+    ToSnapshot,
+    parse_offsets_csv,
+    spec_to_dict,
+)
+from console.rocketmq.errors import RocketMQError
+from console.services.cluster import ClusterReader
+from console.services.snapshots import SnapshotNotFound, SnapshotStore, take_snapshot
+from console.services.spark_runner import JobHandle, JobInputError, JobRunner, ProgressCallback
+from console.services.workspace import ROWS, SnapshotRef, Workspace
+from jobs import files
+from jobs.checks import ScopeCell, check_scope
+from jobs.requests import ImpactRequest, PlanRequest
+
+INPUT_ERRORS = (SpecError, JobInputError)
+# Strategies a legacy broker can push to online clients: one timestamp for every queue.
+_WHOLE_TOPIC = (Earliest, Latest)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    header: PlanHeader
+    uri: str  # the plan directory
+    snapshot: SnapshotRef
+
+
+class Planner:
+    def __init__(
+        self,
+        workspace: Workspace,
+        runner: JobRunner,
+        *,
+        reader: ClusterReader | None = None,
+        cluster: str | None = None,
+        namesrv: Sequence[str] = (),
+        clock: Callable[[], float] = time.time,
+        with_times: bool = True,
+    ) -> None:
+        self.workspace = workspace
+        self.store = SnapshotStore(workspace)
+        self.runner = runner
+        self.reader = reader
+        self.cluster = cluster if cluster is not None else (reader.cluster if reader else None)
+        self.namesrv = tuple(namesrv) or (tuple(reader.admin.namesrv) if reader else ())
+        self.clock = clock
+        self.with_times = with_times
+
+    # ---- snapshot ------------------------------------------------------------------------
+
+    async def snapshot(self, spec: ResetSpec) -> tuple[SnapshotRef, pa.Table]:
+        """Take and save a snapshot of the spec's groups (and of a to-group source)."""
+        reader = self._reader()
+        self._check_cluster(spec.scope)
+        groups = list(spec.scope.groups)
+        if isinstance(spec.strategy, ToGroup):
+            groups.append(spec.strategy.group)
+        known = await reader.groups(include_system=True)
+        for i, group in enumerate(spec.scope.groups):
+            if group not in known:
+                raise SpecError(f"scope.groups[{i}]", f"no consumer group {group!r} in the cluster")
+        if isinstance(spec.strategy, ToGroup) and spec.strategy.group not in known:
+            raise SpecError(
+                "strategy.to-group", f"no consumer group {spec.strategy.group!r} in the cluster"
+            )
+        snap = await take_snapshot(reader, spec.scope.cluster, groups, with_times=self.with_times)
+        # Local or remote, writing a file is blocking I/O: keep it off the event loop.
+        return await asyncio.to_thread(self.store.save, snap), snap.table
+
+    # ---- plan ----------------------------------------------------------------------------
+
+    async def prepare(
+        self,
+        spec: ResetSpec,
+        *,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+        imported_from: str | None = None,
+    ) -> PlanRequest:
+        """Everything the plan job needs, checked: raises SpecError before any Spark work."""
+        now_ms = int(self.clock() * 1000)
+        if snapshot is None:
+            ref, table = await self.snapshot(spec)
+        else:
+            if snapshot.cluster != spec.scope.cluster:
+                raise SpecError(
+                    "scope.cluster",
+                    f"{spec.scope.cluster!r}, but snapshot {snapshot.snapshot_id} is of "
+                    f"{snapshot.cluster!r}",
+                )
+            ref, table = snapshot, await asyncio.to_thread(self.store.load, snapshot)
+        check_scope(spec, scope_cells(table, spec), ref.snapshot_id)
+        source = self._source_snapshot(spec, now_ms)
+        plan_id = new_plan_id(now_ms, spec.scope.groups, spec.strategy.kind, uuid.uuid4().hex)
+        rows = spec.strategy.rows if isinstance(spec.strategy, FromFile) else ()
+        return PlanRequest(
+            plan_id=plan_id,
+            spec=spec_to_dict(spec),
+            snapshot_uri=ref.uri,
+            snapshot=ref.info(),
+            out_uri=out_uri or self.workspace.plan_uri(plan_id),
+            created_at_ms=now_ms,
+            timestamp_ms=spec.timestamp_ms(now_ms),
+            namesrv=self.namesrv,
+            file_rows=rows,
+            source_snapshot_uri=source.uri if source else None,
+            source_snapshot=source.info() if source else None,
+            reset_paths={g: p.to_dict() for g, p in (await self.reset_paths(spec, table)).items()},
+            imported_from=imported_from,
+            prechecked=True,
+        )
+
+    async def plan(
+        self,
+        spec: ResetSpec,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_submit: Callable[[JobHandle], None] | None = None,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+        imported_from: str | None = None,
+    ) -> PlanResult:
+        """Snapshot (unless given), check, run the plan job; `on_submit` gets the job's handle
+        (to cancel it), `on_progress` its progress."""
+        request = await self.prepare(
+            spec, snapshot=snapshot, out_uri=out_uri, imported_from=imported_from
+        )
+        handle = self.runner.submit("plan", request.to_json(), on_progress)
+        if on_submit is not None:
+            on_submit(handle)
+        header = PlanHeader.from_json(await handle.wait(), request.plan_id)
+        ref = SnapshotRef(
+            request.snapshot.cluster,
+            request.snapshot.snapshot_id,
+            request.snapshot.taken_at_ms,
+            request.snapshot_uri,
+        )
+        return PlanResult(header, request.out_uri, ref)
+
+    async def impact(
+        self, result: PlanResult, *, on_progress: ProgressCallback | None = None
+    ) -> list[Impact]:
+        """Catch-up estimates from the snapshot history of the plan's cluster."""
+        history = tuple(r.uri for r in self.store.history(result.snapshot.cluster))
+        if result.snapshot.uri not in history:
+            history += (result.snapshot.uri,)
+        request = ImpactRequest(result.uri, history, out_uri=result.uri)
+        text = await self.runner.submit("impact", request.to_json(), on_progress).wait()
+        return [Impact.from_dict(d) for d in _json_list(text)]
+
+    # ---- reading plans -------------------------------------------------------------------
+
+    def header(self, plan_uri: str) -> PlanHeader:
+        return self.workspace.read_header(plan_uri)
+
+    def rows(self, plan_uri: str) -> pa.Table:
+        fs, path = files.filesystem(files.join(plan_uri, ROWS))
+        return pq.read_table(path, filesystem=fs)
+
+    def export_csv(self, plan_uri: str, dest: Path) -> Path:
+        """The rows as CSV (warnings joined with ';', unknown values empty); imports back."""
+        table = self.rows(plan_uri)
+        names = [name for name, _ in PLAN_COLUMNS]
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(names)
+        for row in table.select(names).to_pylist():
+            writer.writerow(
+                [
+                    ";".join(v) if isinstance(v, list) else ("" if v is None else v)
+                    for v in (row[n] for n in names)
+                ]
+            )
+        dest.write_text(out.getvalue(), encoding="utf-8")
+        return dest
+
+    async def import_csv(
+        self,
+        path: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+    ) -> PlanResult:
+        """A plan CSV (exported, maybe edited) planned again against the cluster as it is now:
+        every row is re-checked (the queue must exist, the target is clamped and warned about)
+        and the result is a new plan. Rows without a target are left out."""
+        try:
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8-sig")
+        except OSError as exc:
+            raise SpecError(str(path), f"cannot read the plan: {exc.strerror or exc}") from None
+        rows = parse_offsets_csv(text, str(path), skip_blank_offsets=True)
+        if any(r.group is None for r in rows):
+            raise SpecError(f"{path}:1", "missing column group (a plan names each row's group)")
+        cluster = _csv_cluster(text, str(path)) or self.cluster
+        if cluster is None:
+            raise SpecError(f"{path}:1", "missing column cluster")
+        groups = tuple(sorted({r.group for r in rows if r.group is not None}))
+        spec = ResetSpec(
+            Scope(cluster=cluster, groups=groups, include_retry=True), FromFile(str(path), rows)
+        )
+        return await self.plan(
+            spec,
+            on_progress=on_progress,
+            snapshot=snapshot,
+            out_uri=out_uri,
+            imported_from=str(path),
+        )
+
+    # ---- reset path ----------------------------------------------------------------------
+
+    async def reset_paths(self, spec: ResetSpec, table: pa.Table) -> dict[str, ResetPath]:
+        """Per group, the way an apply would move its offsets; empty when not connected."""
+        if self.reader is None:
+            return {}
+        admin = self.reader.admin
+        mine = table.filter(pc.is_in(table["group"], pa.array(list(spec.scope.groups))))
+        addrs = dict(zip(mine["broker"].to_pylist(), mine["broker_addr"].to_pylist(), strict=True))
+
+        async def facts(name: str, addr: str | None) -> BrokerFacts:
+            if not addr:
+                return BrokerFacts(name, None, None)
+            try:
+                config = await admin.broker_config(addr)
+            except RocketMQError:
+                return BrokerFacts(name, admin.server_versions.get(addr), None)
+            flag = config.get("useServerSideResetOffset")
+            server_side = None if flag is None else flag.strip().lower() == "true"
+            return BrokerFacts(name, admin.server_versions.get(addr), server_side)
+
+        brokers = await asyncio.gather(*(facts(n, a) for n, a in sorted(addrs.items())))
+        per_queue = bool(spec.scope.queue_ids) or not (
+            isinstance(spec.strategy, _WHOLE_TOPIC) or spec.strategy.kind in TIME_STRATEGIES
+        )
+        out: dict[str, ResetPath] = {}
+        for group in spec.scope.groups:
+            rows = mine.filter(pc.equal(mine["group"], group))
+            clients = max((c or 0 for c in rows["clients"].to_pylist()), default=0)
+            models = set(rows["message_model"].to_pylist())
+            out[group] = choose_reset_path(
+                brokers,
+                consumers_online=clients,
+                broadcasting="BROADCASTING" in models,
+                per_queue=per_queue,
+            )
+        return out
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _reader(self) -> ClusterReader:
+        if self.reader is None:
+            raise SpecError("scope.cluster", "not connected to a cluster: give a snapshot")
+        return self.reader
+
+    def _check_cluster(self, scope: Scope) -> None:
+        if self.cluster is not None and scope.cluster != self.cluster:
+            raise SpecError(
+                "scope.cluster", f"{scope.cluster!r}, but this planner reads {self.cluster!r}"
+            )
+
+    def _source_snapshot(self, spec: ResetSpec, now_ms: int) -> SnapshotRef | None:
+        s = spec.strategy
+        if not isinstance(s, ToSnapshot):
+            return None
+        try:
+            if s.snapshot_id is not None:
+                return self.store.find(spec.scope.cluster, s.snapshot_id)
+            return self.store.at(spec.scope.cluster, spec.scope.groups, s.at_ms or now_ms)
+        except SnapshotNotFound as exc:
+            raise SpecError("strategy.to-snapshot", str(exc)) from None
+
+
+def scope_cells(table: pa.Table, spec: ResetSpec) -> list[ScopeCell]:
+    """jobs.plan.scope_cells for a snapshot in memory, with Arrow instead of Spark."""
+    ids = list(spec.scope.queue_ids)
+    n = table.num_rows
+    qid = table["queue_id"]
+    selected = pc.is_in(qid, pa.array(ids, pa.int32())) if ids else pa.array([True] * n)
+    none = pa.scalar(None, pa.int64())
+    up = pc.if_else(selected, pc.subtract(table["max_offset"], table["committed"]), none)
+    down = pc.if_else(selected, pc.subtract(table["committed"], table["min_offset"]), none)
+    # Typed nulls: a distinct over Arrow's null type crashes pyarrow 26.
+    no_id = pa.scalar(None, pa.int32())
+    sel_id = pc.if_else(selected, qid, no_id) if ids else pa.nulls(n, pa.int32())
+    cells = pa.table(
+        {
+            "group": table["group"],
+            "topic": table["topic"],
+            "broker": table["broker"],
+            "sel_id": sel_id,
+            "up": up,
+            "down": down,
+        }
+    ).group_by(["group", "topic", "broker"])
+    agg = cells.aggregate(
+        [
+            ("sel_id", "distinct", pc.CountOptions(mode="only_valid")),
+            ("up", "max"),
+            ("down", "max"),
+        ]
+    )
+    return [
+        ScopeCell(
+            group=r["group"],
+            topic=r["topic"],
+            broker=r["broker"],
+            queue_ids=tuple(sorted(i for i in r["sel_id_distinct"] if i is not None)),
+            room_up=r["up_max"],
+            room_down=r["down_max"],
+        )
+        for r in agg.to_pylist()
+    ]
+
+
+def _csv_cluster(text: str, name: str) -> str | None:
+    reader = csv.DictReader(io.StringIO(text))
+    clusters = {(row.get("cluster") or "").strip() for row in reader} - {""}
+    if len(clusters) > 1:
+        raise SpecError(f"{name}:1", f"rows of several clusters: {', '.join(sorted(clusters))}")
+    return next(iter(clusters), None)
+
+
+def _json_list(text: str) -> list[dict[str, object]]:
+    value = json.loads(text)
+    if not isinstance(value, list):
+        raise ValueError("the impact job did not return a list")
+    return value
+
+
+def mqadmin_lines(
+    header: PlanHeader,
+    rows: Sequence[PlanRow],
+    namesrv: Sequence[str],
+    broker_addrs: Mapping[str, str],
+    *,
+    limit: int = 50,
+) -> list[str]:
+    """mqadmin commands that would make the same change, for a runbook or a ticket. A time
+    strategy is one command per topic; anything else one per changed queue (the first `limit`).
+    These write to the cluster: the console only prints them."""
+    n = ";".join(namesrv)
+    changed = [r for r in rows if r.changed]
+    topics = sorted({(r.group, r.topic) for r in changed})
+    kind = header.spec.get("strategy")
+    if header.timestamp_ms is not None:
+        return [
+            shlex.join(
+                [
+                    "mqadmin",
+                    "resetOffsetByTime",
+                    "-n",
+                    n,
+                    "-g",
+                    g,
+                    "-t",
+                    t,
+                    "-s",
+                    str(header.timestamp_ms),
+                    "-f",
+                    "true",
+                ]
+            )
+            for g, t in topics
+        ]
+    if kind == "latest":
+        return [
+            shlex.join(
+                ["mqadmin", "skipAccumulatedMessage", "-n", n, "-g", g, "-t", t, "-f", "true"]
+            )
+            for g, t in topics
+        ]
+    lines = []
+    for r in changed[:limit]:
+        addr = broker_addrs.get(r.broker, r.broker)
+        lines.append(
+            shlex.join(
+                [
+                    "mqadmin",
+                    "resetOffsetByTime",
+                    "-n",
+                    n,
+                    "-g",
+                    r.group,
+                    "-t",
+                    r.topic,
+                    "-s",
+                    "now",
+                    "-b",
+                    addr,
+                    "-q",
+                    str(r.queue_id),
+                    "-o",
+                    str(r.target),
+                ]
+            )
+        )
+    if len(changed) > limit:
+        lines.append(f"# ... and {len(changed) - limit} more queues (export the plan as CSV)")
+    return lines

@@ -1,0 +1,209 @@
+"""Snapshots: the offsets of some groups at one instant, kept as Parquet in the workspace.
+
+Taking one reads the cluster (ClusterReader.group_offsets per group, plus the store times at
+the ends of each queue); the console can also record the offsets it has just read for a refresh
+(`SnapshotStore.record`) so a history builds up with no extra load on the brokers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from console.domain.offsets import GroupOffsets
+from console.domain.plan import SNAPSHOT_COLUMNS, stamp
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import RocketMQError
+from console.services.cluster import ClusterReader
+from console.services.workspace import SnapshotRef, Workspace
+from jobs import files
+
+_ARROW = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64()}
+ARROW_SCHEMA = pa.schema([(name, _ARROW[kind]) for name, kind in SNAPSHOT_COLUMNS])
+QueueKey = tuple[str, str, str, int]  # group, topic, broker, queue id
+DAY_MS = 86_400_000
+
+
+class SnapshotNotFound(LookupError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    cluster: str
+    taken_at_ms: int
+    table: pa.Table
+
+    @property
+    def snapshot_id(self) -> str:
+        return stamp(self.taken_at_ms)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.table.column("group").to_pylist())))
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """Keep at most `keep` snapshots per cluster, none older than `max_age_days`."""
+
+    keep: int | None = 500
+    max_age_days: float | None = 30.0
+
+
+def snapshot_table(
+    cluster: str,
+    offsets: Iterable[GroupOffsets],
+    broker_addrs: Mapping[str, str],
+    times: Mapping[QueueKey, tuple[int | None, int | None]] | None = None,
+    *,
+    taken_at_ms: int | None = None,
+) -> pa.Table:
+    """One row per (group, queue). `times` gives the store times of a queue's first and last
+    message; unknown ones stay null rather than 0, which would read as 1970."""
+    times = times or {}
+    rows: list[dict[str, Any]] = []
+    for o in offsets:
+        taken = taken_at_ms if taken_at_ms is not None else o.taken_at_ms
+        for q in o.queues:
+            first, last = times.get((o.group, q.topic, q.broker, q.queue_id), (None, None))
+            rows.append(
+                {
+                    "cluster": cluster,
+                    "broker": q.broker,
+                    "broker_addr": broker_addrs.get(q.broker),
+                    "topic": q.topic,
+                    "queue_id": q.queue_id,
+                    "group": o.group,
+                    "min_offset": q.min_offset,
+                    "max_offset": q.max_offset,
+                    "committed": q.committed,
+                    "last_timestamp": q.last_timestamp or None,
+                    "min_timestamp": first or None,
+                    "max_timestamp": last or None,
+                    "clients": len(o.clients),
+                    "message_model": o.message_model,
+                    "consume_tps": o.consume_tps,
+                    "taken_at": taken,
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+
+
+async def take_snapshot(
+    reader: ClusterReader, cluster: str, groups: Sequence[str], *, with_times: bool = True
+) -> Snapshot:
+    """Read the offsets of `groups` now. An unknown group raises the reader's NotFoundError."""
+    brokers = await reader.brokers()
+    offsets = list(await asyncio.gather(*(reader.group_offsets(g) for g in groups)))
+    times = await store_times(reader.admin, brokers, offsets) if with_times else {}
+    taken_at = min(o.taken_at_ms for o in offsets)
+    return Snapshot(cluster, taken_at, snapshot_table(cluster, offsets, brokers, times))
+
+
+async def store_times(
+    admin: AdminClient, brokers: Mapping[str, str], offsets: Sequence[GroupOffsets]
+) -> dict[QueueKey, tuple[int | None, int | None]]:
+    """First and last store time per queue, one QUERY_CONSUME_TIME_SPAN per (group, topic,
+    broker). Best effort: a broker that cannot answer leaves its queues without times."""
+    cells = sorted(
+        {(o.group, q.topic, q.broker) for o in offsets for q in o.queues if q.broker in brokers}
+    )
+    answers = await asyncio.gather(
+        *(admin.consume_time_span(brokers[b], t, g) for g, t, b in cells), return_exceptions=True
+    )
+    out: dict[QueueKey, tuple[int | None, int | None]] = {}
+    for (group, _, _), answer in zip(cells, answers, strict=True):
+        if isinstance(answer, RocketMQError):
+            continue
+        if isinstance(answer, BaseException):
+            raise answer
+        for mq, span in answer.items():
+            key = (group, mq.topic, mq.broker_name, mq.queue_id)
+            out[key] = (span.min_timestamp or None, span.max_timestamp or None)
+    return out
+
+
+class SnapshotStore:
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def save(self, snapshot: Snapshot) -> SnapshotRef:
+        uri = self.workspace.snapshot_uri(snapshot.cluster, snapshot.snapshot_id)
+        fs, path = files.filesystem(uri)
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        # Written under a temporary name and moved: a listing never shows half a file.
+        tmp = f"{path}.tmp-{os.getpid()}"
+        pq.write_table(snapshot.table, tmp, filesystem=fs)
+        fs.move(tmp, path)
+        return SnapshotRef(snapshot.cluster, snapshot.snapshot_id, snapshot.taken_at_ms, uri)
+
+    def record(
+        self,
+        cluster: str,
+        offsets: Sequence[GroupOffsets],
+        broker_addrs: Mapping[str, str],
+        retention: Retention | None = None,
+    ) -> SnapshotRef | None:
+        """Keep what a refresh has just read; prune by `retention`. None if nothing was read."""
+        if not offsets:
+            return None
+        taken_at = min(o.taken_at_ms for o in offsets)
+        table = snapshot_table(cluster, offsets, broker_addrs, taken_at_ms=taken_at)
+        ref = self.save(Snapshot(cluster, taken_at, table))
+        if retention is not None:
+            self.prune(cluster, retention, now_ms=taken_at)
+        return ref
+
+    def history(self, cluster: str) -> list[SnapshotRef]:
+        return self.workspace.snapshots(cluster)
+
+    def load(self, ref: SnapshotRef) -> pa.Table:
+        fs, path = files.filesystem(ref.uri)
+        return pq.read_table(path, filesystem=fs, schema=ARROW_SCHEMA)
+
+    def groups_in(self, ref: SnapshotRef) -> set[str]:
+        fs, path = files.filesystem(ref.uri)
+        return set(pq.read_table(path, filesystem=fs, columns=["group"]).column(0).to_pylist())
+
+    def find(self, cluster: str, snapshot_id: str) -> SnapshotRef:
+        refs = self.history(cluster)
+        for ref in refs:
+            if ref.snapshot_id == snapshot_id:
+                return ref
+        recent = ", ".join(r.snapshot_id for r in refs[-3:]) or "none"
+        raise SnapshotNotFound(
+            f"no snapshot {snapshot_id!r} of cluster {cluster!r} (most recent: {recent})"
+        )
+
+    def at(self, cluster: str, groups: Sequence[str], at_ms: int) -> SnapshotRef:
+        """The newest snapshot taken at or before `at_ms` that holds every one of `groups`."""
+        for ref in reversed(self.history(cluster)):
+            if ref.taken_at_ms <= at_ms and set(groups) <= self.groups_in(ref):
+                return ref
+        raise SnapshotNotFound(
+            f"no snapshot of cluster {cluster!r} taken at or before {stamp(at_ms)} "
+            f"holds {', '.join(groups)}"
+        )
+
+    def prune(self, cluster: str, retention: Retention, *, now_ms: int) -> list[SnapshotRef]:
+        """Delete what the retention does not keep; returns what was deleted."""
+        refs = self.history(cluster)
+        keep = set()
+        newest_first = list(reversed(refs))
+        if retention.keep is not None:
+            newest_first = newest_first[: retention.keep]
+        for ref in newest_first:
+            age = now_ms - ref.taken_at_ms
+            if retention.max_age_days is None or age <= retention.max_age_days * DAY_MS:
+                keep.add(ref.uri)
+        gone = [r for r in refs if r.uri not in keep]
+        for ref in gone:
+            files.delete(ref.uri)
+        return gone

@@ -1,0 +1,62 @@
+"""The real RocketMQ sandbox, once per test session, for every integration test.
+
+The fixture never skips: an integration run without a working sandbox is a failure, and its
+message says why (a missing JDK or Maven, a port in use, the tail of a JVM log, ...).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from console.sandbox.background import BackgroundSandbox
+from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.ports import free_ports
+from console.sandbox.runner import Sandbox, SandboxOptions
+
+_HERE = Path(__file__).parent
+_measured: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Everything in this directory needs the sandbox, marked or not.
+    for item in items:
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A seeded two-broker cluster on free ports in a fresh run directory; stopped at the end."""
+    options = SandboxOptions(
+        run_dir=tmp_path_factory.mktemp("sandbox"), ports=free_ports(BROKER_NAMES)
+    )
+    background = BackgroundSandbox(options)
+    try:
+        sb = background.start()
+    except Exception as exc:
+        pytest.fail(f"the RocketMQ sandbox did not start: {exc}", pytrace=False)
+    _measured["start"] = _describe_start(sb)
+    _measured["rss"] = ", ".join(f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items()))
+    yield sb
+    started = time.monotonic()
+    background.stop()
+    _measured["teardown"] = f"{time.monotonic() - started:.1f}s"
+
+
+def _describe_start(sb: Sandbox) -> str:
+    t = sb.timings
+    return (
+        f"{t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster {t.cluster_start:.1f}s"
+        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s)"
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _measured:
+        terminalreporter.section("rocketmq sandbox")
+        for key, value in _measured.items():
+            terminalreporter.write_line(f"{key}: {value}")

@@ -1,0 +1,112 @@
+"""A broker stopped mid-session: the console names it as down while the other keeps refreshing,
+and shows it up again once it is back. The real sandbox, the real data source, Pilot keys."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from console.config import ClusterConfig, Config
+from console.sandbox import scenario
+from console.ui.app import ConsoleApp, make_app
+from console.ui.remote import remote_sources
+from console.ui.themes import PROJECT_THEMES
+from tests.ui.helpers import settle, shown, status, text_of, values
+
+DOWN = "broker-b"
+UP = "broker-a"
+DEADLINE = 60.0
+
+
+async def refresh_until(
+    pilot: Pilot[int], app: ConsoleApp, done: Callable[[], bool], what: str
+) -> None:
+    """Refresh (key r) until `done()`: each round is a full round trip to the cluster, so this
+    polls at the cluster's pace, up to DEADLINE seconds."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        await pilot.press("r")
+        await settle(pilot)
+        if done():
+            return
+    raise AssertionError(f"{what}: not seen within {DEADLINE:.0f}s; status: {status(app)}")
+
+
+def brokers(app: ConsoleApp) -> dict[str, dict[str, str]]:
+    return {r["broker"]: r for r in shown(app, "#brokers")}
+
+
+def stored_today(app: ConsoleApp, broker: str) -> object:
+    """The raw count behind the IN TODAY cell (the cell itself abbreviates)."""
+    return values(app, "#brokers")[broker]["in"]
+
+
+def live_queues(app: ConsoleApp) -> dict[tuple[str, str], str]:
+    """(broker, queue id) -> committed, of the live group's topic queues."""
+    return {
+        (r["broker"], r["queue"]): r["committed"]
+        for r in shown(app, "#queues")
+        if r["topic"] == scenario.TOPIC_ORDERS
+    }
+
+
+@pytest.fixture
+def console(sandbox: Any) -> ConsoleApp:
+    cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
+    config = Config(clusters=(cluster,), refresh_interval=3600, timeout=2.0, theme="rmq-dark")
+    return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+
+
+async def test_a_stopped_broker_is_named_down_and_recovers(
+    sandbox: Any, console: ConsoleApp
+) -> None:
+    app = console
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert {b: r["state"] for b, r in brokers(app).items()} == {UP: "UP", DOWN: "UP"}
+        before_in = stored_today(app, UP)
+        try:
+            await sandbox.stop_broker(DOWN)
+            await refresh_until(
+                pilot, app, lambda: brokers(app)[DOWN]["state"] == "DOWN", f"{DOWN} down"
+            )
+            assert f"DOWN: {DOWN}" in status(app)
+            assert "error" not in status(app)  # a broker down is news, not a failure
+            assert text_of(app, "#totals").startswith("2 brokers (1 down)")
+            # The other broker keeps answering: its counters move (the trickle producer).
+            await refresh_until(
+                pilot, app, lambda: stored_today(app, UP) != before_in, f"{UP} refreshing"
+            )
+            assert brokers(app)[UP]["state"] == "UP"
+
+            # The live group keeps refreshing on the broker that is up.
+            await pilot.press("g")
+            await settle(pilot)
+            assert f"DOWN: {DOWN}" in status(app)
+            await pilot.press("slash", *scenario.GROUP_LIVE, "enter", "enter")
+            await settle(pilot)
+            summary = text_of(app, "#summary")
+            assert f"no answer from {DOWN}" in summary
+            first = live_queues(app)
+            assert first, "broker-a's queues of the live group are shown"
+            assert all(broker == UP for broker, _ in first)
+            await refresh_until(pilot, app, lambda: live_queues(app) != first, "live offsets")
+        finally:
+            await sandbox.start_broker(DOWN)
+
+        await refresh_until(
+            pilot,
+            app,
+            lambda: any(broker == DOWN for broker, _ in live_queues(app)),
+            f"{DOWN}'s queues back",
+        )
+        assert "DOWN" not in status(app)
+        await pilot.press("escape", "escape", "escape")
+        await refresh_until(
+            pilot, app, lambda: brokers(app)[DOWN]["state"] == "UP", f"{DOWN} up again"
+        )
+        assert text_of(app, "#totals").startswith("2 brokers ·")

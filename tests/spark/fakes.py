@@ -1,0 +1,77 @@
+"""A cluster reader and admin client that answer from tables, for the planning service."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from console.domain.offsets import Client, GroupOffsets, QueueOffsets
+from console.rocketmq.errors import NotFoundError
+from console.rocketmq.models import ConsumeTimeSpan, MessageQueue, SubscriptionGroup
+
+
+@dataclass
+class FakeAdmin:
+    namesrv: list[str] = field(default_factory=lambda: ["127.0.0.1:9876"])
+    versions: dict[str, int] = field(default_factory=dict)
+    server_side: dict[str, str] = field(default_factory=dict)
+    spans: dict[tuple[str, str, str], dict[MessageQueue, ConsumeTimeSpan]] = field(
+        default_factory=dict
+    )
+    server_versions: dict[str, int] = field(default_factory=dict)
+
+    async def broker_config(self, addr: str) -> dict[str, str]:
+        self.server_versions[addr] = self.versions.get(addr, 479)
+        flag = self.server_side.get(addr)
+        return {} if flag is None else {"useServerSideResetOffset": flag}
+
+    async def consume_time_span(
+        self, addr: str, topic: str, group: str
+    ) -> dict[MessageQueue, ConsumeTimeSpan]:
+        return self.spans.get((addr, topic, group), {})
+
+
+@dataclass
+class FakeReader:
+    """Groups as GroupOffsets; `clock` stamps each read so snapshots get distinct times."""
+
+    offsets: dict[str, GroupOffsets]
+    brokers_: dict[str, str]
+    cluster: str | None = "c1"
+    admin: FakeAdmin = field(default_factory=FakeAdmin)
+    now_ms: int = 1_700_000_000_000
+
+    async def brokers(self) -> dict[str, str]:
+        return dict(self.brokers_)
+
+    async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
+        return {g: SubscriptionGroup(g, True, True, False, 1, 16) for g in self.offsets}
+
+    async def group_offsets(
+        self, group: str, *, topics: Sequence[str] | None = None
+    ) -> GroupOffsets:
+        if group not in self.offsets:
+            raise NotFoundError(f"consumer group {group!r} not found")
+        return replace(self.offsets[group], taken_at_ms=self.now_ms)
+
+
+def group(
+    name: str,
+    queues: Sequence[tuple[str, str, int, int, int, int | None]],
+    *,
+    clients: int = 0,
+    model: str = "CLUSTERING",
+    tps: float = 0.0,
+) -> GroupOffsets:
+    """queues: (topic, broker, queue id, min, max, committed)."""
+    return GroupOffsets(
+        group=name,
+        taken_at_ms=0,
+        queues=tuple(
+            QueueOffsets(topic=t, broker=b, queue_id=q, min_offset=lo, max_offset=hi, committed=c)
+            for t, b, q, lo, hi, c in queues
+        ),
+        clients=tuple(Client(f"c{i}", "127.0.0.1:1", "JAVA", 479) for i in range(clients)),
+        message_model=model,
+        consume_tps=tps,
+    )

@@ -1,0 +1,125 @@
+"""The warm Spark session in its own process: jobs, progress, input errors, cancel, and a
+terminal left alone (the JVM's output goes to the log file)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from console.domain.plan import SnapshotInfo
+from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
+from console.services.spark_runner import (
+    JobCancelled,
+    JobInputError,
+    JobProgress,
+    JobState,
+    SparkRunner,
+)
+from console.services.workspace import SnapshotRef, Workspace
+from jobs.requests import PlanRequest
+from tests.spark.fakes import group
+
+pytestmark = pytest.mark.spark
+T = 1_795_338_300_000
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
+    log = tmp_path_factory.mktemp("host") / "spark-host.log"
+    with SparkRunner("local[2]", log_path=log, conf={"spark.sql.shuffle.partitions": "2"}) as r:
+        r.wait_ready(300)
+        yield r
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> SnapshotRef:
+    g = group("g", [("orders", "broker-a", q, 0, 100, 10 * q) for q in range(6)])
+    table = snapshot_table("c1", [g], {"broker-a": "127.0.0.1:1"})
+    return SnapshotStore(Workspace(tmp_path)).save(Snapshot("c1", T, table))
+
+
+def request(snap: SnapshotRef, out: Path, strategy: object, **kw: object) -> str:
+    scope = kw.pop("scope", {"cluster": "c1", "groups": ["g"]})
+    return PlanRequest(
+        plan_id="p",
+        spec={"scope": scope, "strategy": strategy},
+        snapshot_uri=snap.uri,
+        snapshot=SnapshotInfo("c1", snap.snapshot_id, T),
+        out_uri=f"file://{out}",
+        created_at_ms=T,
+        **kw,  # type: ignore[arg-type]
+    ).to_json()
+
+
+def test_plan_with_progress(
+    runner: SparkRunner, snapshot: SnapshotRef, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[JobProgress] = []
+    handle = runner.submit("plan", request(snapshot, tmp_path / "p", "latest"), seen.append)
+    header = json.loads(handle.result(300))
+    assert header["rows"] == 6
+    assert header["totals"][0]["re_consume"] == sum(100 - 10 * q for q in range(6))
+    rows = pq.read_table(tmp_path / "p" / "rows.parquet").to_pylist()
+    assert [r["target"] for r in rows] == [100] * 6
+    assert seen[0].state is JobState.QUEUED
+    assert seen[-1].state is JobState.SUCCEEDED
+    running = [p for p in seen if p.state is JobState.RUNNING]
+    assert {"reading the snapshot", "computing the plan"} <= {p.step for p in running}
+    assert any(p.total > 0 for p in running)
+    assert all(p.done <= p.total for p in running)
+    out, err = capfd.readouterr()
+    assert "log4j" not in out + err
+    assert "WARN" not in out + err
+    assert "Using Spark's default log4j profile" in runner.log_path.read_text()
+
+
+def test_input_error_names_the_field(
+    runner: SparkRunner, snapshot: SnapshotRef, tmp_path: Path
+) -> None:
+    bad = request(snapshot, tmp_path / "p", "latest", scope={"cluster": "c1", "groups": ["x"]})
+    with pytest.raises(JobInputError, match=r"^scope.groups\[0\]: group 'x'"):
+        runner.submit("plan", bad).result(300)
+    assert not (tmp_path / "p").exists()
+
+
+def test_cancel_interrupts_a_running_job(runner: SparkRunner, tmp_path: Path) -> None:
+    # A "broker" that accepts connections and never answers: the timestamp search blocks.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    addr = f"127.0.0.1:{silent.getsockname()[1]}"
+    g = group("g", [("orders", "broker-a", q, 0, 100, 10) for q in range(3)])
+    snap = SnapshotStore(Workspace(tmp_path)).save(
+        Snapshot("c1", T, snapshot_table("c1", [g], {"broker-a": addr}))
+    )
+    computing = threading.Event()
+
+    def progress(p: JobProgress) -> None:
+        if p.step == "computing the plan" and p.active > 0:
+            computing.set()
+
+    req = request(snap, tmp_path / "p", {"to-timestamp": T}, timestamp_ms=T, search_timeout_s=600.0)
+    handle = runner.submit("plan", req, progress)
+    assert computing.wait(300)
+    handle.cancel()
+    with pytest.raises(JobCancelled):
+        handle.result(300)
+    assert not (tmp_path / "p" / "plan.json").exists()
+    silent.close()
+    # The session is still good for the next job.
+    again = runner.submit("plan", request(snap, tmp_path / "q", "earliest"))
+    assert json.loads(again.result(300))["rows"] == 3
+
+
+def test_await_from_asyncio(runner: SparkRunner, snapshot: SnapshotRef, tmp_path: Path) -> None:
+    async def go() -> str:
+        return await runner.submit("plan", request(snapshot, tmp_path / "p", "earliest")).wait()
+
+    assert json.loads(asyncio.run(go()))["totals"][0]["skip"] == -sum(10 * q for q in range(6))

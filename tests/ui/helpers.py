@@ -1,0 +1,71 @@
+"""Reading the console's state in Pilot tests: what a table shows, what a line says."""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import Static
+from textual.worker import WorkerFailed
+
+from console.ui.app import ConsoleApp
+from console.ui.widgets.dataview import DataView
+from console.ui.widgets.statusline import StatusLine
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Let every worker finish and every message be handled.
+
+    A failed worker is not an error here: the console turns it into an error dialog, which the
+    tests look at.
+    """
+    for _ in range(2):
+        with contextlib.suppress(WorkerFailed):
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def view(app: ConsoleApp, selector: str = "DataView") -> DataView:
+    return app.screen.query_one(selector, DataView)
+
+
+def shown(app: ConsoleApp, selector: str = "DataView") -> list[dict[str, str]]:
+    """The rows of a table as shown, each as {column key: text}."""
+    v = view(app, selector)
+    return [
+        {c.key: cell.plain for c, cell in zip(v.columns, r.cells, strict=True)} for r in v.shown
+    ]
+
+
+def values(app: ConsoleApp, selector: str = "DataView") -> dict[str, dict[str, object]]:
+    """Raw values behind the rows shown: row key -> {column key: value}."""
+    v = view(app, selector)
+    return {
+        r.key: {c.key: cell.value for c, cell in zip(v.columns, r.cells, strict=True)}
+        for r in v.shown
+    }
+
+
+def keys(app: ConsoleApp, selector: str = "DataView") -> list[str]:
+    return [r.key for r in view(app, selector).shown]
+
+
+def text_of(app: ConsoleApp, selector: str) -> str:
+    """A line's text, non-breaking spaces read as spaces."""
+    widget = app.screen.query_one(selector, Static)
+    if isinstance(widget, StatusLine):
+        text = widget.render().plain
+    else:
+        content = widget.content
+        text = content.plain if isinstance(content, Text) else str(content)
+    return text.replace("\u00a0", " ")
+
+
+def status(app: ConsoleApp) -> str:
+    return text_of(app, "#status")
+
+
+def toasts(app: ConsoleApp) -> list[str]:
+    """The notifications on screen."""
+    return [t.render().plain for t in app.screen.query("Toast")]  # type: ignore[attr-defined]

@@ -1,0 +1,120 @@
+"""Refresh: on `r`, on the interval (pausable), in workers; a slow cluster never blocks keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+from console.ui.screens.base import DataScreen
+from console.ui.screens.groups import GroupsScreen
+from console.ui.screens.help import HelpScreen
+
+from .fakes import fake_app
+from .helpers import keys, settle, status
+
+
+async def test_r_refreshes_the_current_view() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        before = fake.calls.count("brokers")
+        await pilot.press("r")
+        await settle(pilot)
+        assert fake.calls.count("brokers") == before + 1
+        assert status(app).startswith("refreshed 0s ago")
+
+
+async def test_the_interval_refreshes_the_top_data_screen_even_under_a_dialog() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        before = fake.calls.count("groups")
+        app.refresh_tick()
+        await settle(pilot)
+        assert fake.calls.count("groups") == before + 1
+
+
+async def test_p_pauses_the_interval_but_not_r() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.paused
+        assert status(app).startswith("PAUSED")
+        before = fake.calls.count("brokers")
+        app.refresh_tick()
+        await settle(pilot)
+        assert fake.calls.count("brokers") == before
+        await pilot.press("r")
+        await settle(pilot)
+        assert fake.calls.count("brokers") == before + 1
+        await pilot.press("p")
+        app.refresh_tick()
+        await settle(pilot)
+        assert fake.calls.count("brokers") == before + 2
+        assert "PAUSED" not in status(app)
+
+
+async def test_slow_cluster_keeps_keys_working_and_ticks_do_not_pile_up() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        gate = asyncio.Event()
+        fake.gates["group_offsets"] = gate
+        await pilot.press("r")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, GroupsScreen)
+        assert screen.refreshing
+        assert status(app).startswith("refreshing 0/4")
+        # The refresh hangs on the cluster; the console still answers keys.
+        await pilot.press("down", "slash", *"sea")
+        await pilot.pause()
+        assert keys(app) == ["search"]
+        calls = fake.calls.count("groups")
+        app.refresh_tick()  # the interval elapses: no second refresh on top of the hung one
+        await pilot.pause()
+        assert fake.calls.count("groups") == calls
+        gate.set()
+        await settle(pilot)
+        assert not screen.refreshing
+        assert status(app).startswith("refreshed")
+
+
+async def test_group_list_reports_progress_while_reading() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        gate = asyncio.Event()
+        fake.gates["consume_delays"] = gate  # offsets read, time behind pending
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.pause()
+        assert status(app).startswith("refreshing 4/4")
+        gate.set()
+        await settle(pilot)
+
+
+async def test_leaving_a_screen_cancels_its_refresh() -> None:
+    app, fake = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        fake.gates["group_offsets"] = asyncio.Event()
+        await pilot.press("r")
+        await pilot.pause()
+        groups = app.screen
+        assert isinstance(groups, DataScreen)
+        assert groups.refreshing
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not groups.refreshing
+        assert app.screen.crumb == "prod"

@@ -1,0 +1,170 @@
+"""The reset preview screen on a fake cluster and a fake planner: the form builds the spec, the
+job's progress shows, the diff reads with totals, warnings and the reset path; bad input and a
+cancelled job are reported; nothing is written."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from console.config import Config
+from console.domain.plan import (
+    PLAN_COLUMNS,
+    Impact,
+    PlanHeader,
+    PlanRow,
+    ResetPath,
+    ResetPathKind,
+    SnapshotInfo,
+    Totals,
+)
+from console.domain.spec import ResetSpec, SpecError, ToTimestamp, spec_to_dict
+from console.services.planning import PlanResult
+from console.services.spark_runner import (
+    JobCancelled,
+    JobHandle,
+    JobProgress,
+    JobState,
+)
+from console.services.workspace import SnapshotRef
+from console.ui import registry
+from console.ui.screens.preview import PreviewScreen
+from console.ui.session import ClusterSession
+from tests.ui.fakes import fake_app
+from tests.ui.helpers import settle, shown, status, text_of
+
+T = 1_795_338_300_000
+
+
+@pytest.fixture(autouse=True)
+def _no_developer_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(tmp_path / "config.yaml"))
+    yield
+
+
+def row(queue_id: int, current: int | None, target: int | None, *warnings: str) -> PlanRow:
+    delta = None if current is None or target is None else target - current
+    return PlanRow(
+        "prod",
+        "billing",
+        "orders",
+        "broker-a",
+        queue_id,
+        0,
+        1200,
+        current,
+        target,
+        target,
+        delta,
+        "below_min" if "below_min" in warnings else None,
+        tuple(warnings),
+        span_ms=None if delta is None else -delta * 1000,
+    )
+
+
+ROWS = [row(0, 1100, 1000), row(1, 1180, 0, "below_min"), row(2, None, 500, "no_committed")]
+
+
+class FakePlanner:
+    def __init__(self) -> None:
+        self.specs: list[ResetSpec] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.cancelled = threading.Event()
+        self.fail: Exception | None = None
+
+    async def plan(
+        self,
+        spec: ResetSpec,
+        *,
+        on_progress: Callable[[JobProgress], None] | None = None,
+        on_submit: Callable[[JobHandle], None] | None = None,
+    ) -> PlanResult:
+        self.specs.append(spec)
+        if self.fail is not None:
+            raise self.fail
+        handle = JobHandle("j1", on_progress, cancel=self.cancelled.set)
+        if on_submit:
+            on_submit(handle)
+        handle.report(JobProgress("j1", JobState.RUNNING, "computing the plan", None, 3, 8, 2))
+        while not self.release.wait(0.01):  # the job "runs" until released or cancelled
+            if self.cancelled.is_set():
+                raise JobCancelled("cancelled")
+        header = PlanHeader(
+            plan_id="20261122T090500000Z-billing-to-timestamp-abcdef",
+            spec=spec_to_dict(spec),
+            snapshot=SnapshotInfo("prod", "20261122T090500000Z", T),
+            created_at_ms=T,
+            content_hash="sha256:00",
+            rows=3,
+            totals=(Totals("billing", None, 3, 3, 0, -1280, 2, 100, 1700),),
+            timestamp_ms=T,
+            reset_paths={
+                "billing": ResetPath(ResetPathKind.CLIENT_PUSH, "broker-a runs 4.9.8", None)
+            },
+        )
+        ref = SnapshotRef("prod", "20261122T090500000Z", T, "file:///x")
+        return PlanResult(header, "file:///ws/plans/p", ref)
+
+    def rows(self, plan_uri: str) -> pa.Table:
+        names = [n for n, _ in PLAN_COLUMNS]
+        return pa.Table.from_pylist(
+            [
+                {n: getattr(r, n) if n != "warnings" else list(r.warnings) for n in names}
+                for r in ROWS
+            ]
+        )
+
+    async def impact(self, result: PlanResult) -> list[Impact]:
+        return [Impact("billing", None, 0, 1700, 10.0, "history", 170.0)]
+
+
+@pytest.fixture
+def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
+    fake = FakePlanner()
+
+    @asynccontextmanager
+    async def factory(session: ClusterSession, config: Config) -> AsyncIterator[FakePlanner]:
+        yield fake
+
+    class Preview(PreviewScreen):
+        def __init__(self, context: registry.GroupContext) -> None:
+            super().__init__(context, planner=factory)
+
+    monkeypatch.setattr(__import__(__name__), "Preview", Preview, raising=False)
+    globals()["Preview"] = Preview
+    monkeypatch.setitem(registry.SCREENS, "reset", f"{__name__}:Preview")
+    return fake
+
+
+async def open_preview(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("g", "down", "enter")  # the groups list, billing, open it
+    await settle(pilot)
+    await pilot.press("R")
+    await settle(pilot)
+
+
+async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await open_preview(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        await pilot.click("#value")
+        await pilot.press(*"2026-11-22T10:05:00+01:00", "enter")
+        await settle(pilot)
+        app.save_screenshot("/tmp/preview.svg")
+        assert planner.specs[0].strategy == ToTimestamp(T)
+        assert planner.specs[0].scope.groups == ("billing",)
+        assert [r["target"] for r in shown(app, "#diff")] == ["1000", "0*", "500"]
+        summary = text_of(app, "#plan-summary")
+        assert "reset path: client push" in summary
+        assert "3/3 queues change" in summary
+        assert "catch-up" in summary
