@@ -17,10 +17,11 @@ T = TypeVar("T")
 class BackgroundSandbox:
     """`with BackgroundSandbox(options) as sb:` runs `sandbox()` in a daemon thread.
 
-    The live parts (trickle producer, log-free consumers) need an event loop that keeps running
-    between a caller's calls, which a test session or a Textual app cannot promise; their own
-    thread can. The JVMs are spawned from that thread, which lives exactly as long as they
-    should (PR_SET_PDEATHSIG follows the spawning thread).
+    The trickle producer needs an event loop that keeps running between a caller's calls,
+    which a test session (a loop per test) or a Textual app (busy drawing) cannot promise; a
+    thread of its own can. The JVMs are spawned from that thread, which lives exactly as long
+    as they should (PR_SET_PDEATHSIG follows the spawning thread). The returned `Sandbox` is
+    usable from any loop: its methods create their own clients and processes.
     """
 
     def __init__(self, options: SandboxOptions | None = None) -> None:

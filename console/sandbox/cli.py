@@ -8,14 +8,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from console.sandbox import rundir
-from console.sandbox import scenario as sc
-from console.sandbox.cluster import BROKER_NAMES
 from console.sandbox.errors import SandboxError
-from console.sandbox.jars import fetch_jars
-from console.sandbox.ports import free_ports
-from console.sandbox.runner import Sandbox, SandboxOptions, serve
+
+if TYPE_CHECKING:
+    from console.sandbox.runner import Sandbox, SandboxOptions
+
+# The runner, the seed and the process code load only when a sandbox command runs, so that
+# `rmq-console lag` and friends do not pay for them at start-up.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from console.sandbox.cluster import BROKER_NAMES
+    from console.sandbox.ports import free_ports
+    from console.sandbox.runner import SandboxOptions
+
     try:
         match args.sandbox_command:
             case "fetch":
@@ -58,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(cache: Path | None = None, *, force: bool = False) -> int:
+    from console.sandbox.jars import fetch_jars
+
     result = asyncio.run(fetch_jars(cache, force=force))
     verb = "downloaded" if result.downloaded else "already cached"
     print(f"{result.jar_count} jars {verb} in {result.distribution.lib} ({result.seconds:.1f}s)")
@@ -65,6 +72,8 @@ def cmd_fetch(cache: Path | None = None, *, force: bool = False) -> int:
 
 
 def cmd_up(options: SandboxOptions) -> int:
+    from console.sandbox.runner import serve
+
     try:
         asyncio.run(serve(options, on_ready=print_ready))
     except KeyboardInterrupt:
@@ -74,23 +83,30 @@ def cmd_up(options: SandboxOptions) -> int:
 
 
 def cmd_down(run_dir: Path | None = None) -> int:
+    from console.sandbox import rundir
+
     pids = rundir.down(run_dir)
     print(f"stopped {len(pids)} process(es)" if pids else "no sandbox running")
     return 0
 
 
 def cmd_status(run_dir: Path | None = None) -> int:
+    from console.sandbox import rundir
+
     st = rundir.status(run_dir)
     print(f"run dir: {st.run_dir}")
     print(f"owner:   {st.owner if st.owner is not None else 'not running'}")
     if st.info is not None:
-        print(f"namesrv: {st.info.namesrv}  cluster: {st.info.cluster}")
+        when = "" if st.running else " (last run)"
+        print(f"namesrv: {st.info.namesrv}  cluster: {st.info.cluster}{when}")
     for name, (pid, alive) in sorted(st.processes.items()):
         print(f"  {name:<28} pid {pid:<8} {'running' if alive else 'gone'}")
     return 0 if st.running else 3
 
 
 def print_ready(sb: Sandbox) -> None:
+    from console.sandbox import scenario as sc
+
     t = sb.timings
     print(f"RocketMQ sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
     for name, addr in sorted(sb.broker_addrs.items()):

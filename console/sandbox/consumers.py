@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageModel
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JvmOptions, java_argv, jvm_env
 from console.sandbox.pidfile import PidFile
 from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
+from console.sandbox.scenario import GroupPlan
 
 READY_LINE = "READY"
 
@@ -92,19 +96,32 @@ class JavaConsumer:
     def running(self) -> bool:
         return self.process.running
 
-    async def start(self, timeout: float = 60.0) -> None:
-        """Start the JVM and wait until it printed READY (its output goes to a log file)."""
+    async def start(self, timeout: float = 60.0, attempts: int = 3) -> None:
+        """Start the JVM and wait until it printed READY (its output goes to a log file).
+
+        The Java client gives up for good when its very first name-server request fails (seen
+        on a heavily loaded machine), so a consumer that exits before READY is started again.
+        """
         self.workdir.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, attempts + 1):
+            if await self._start_once(timeout):
+                return
+            if attempt == attempts:
+                raise StartupError(
+                    f"consumer {self.spec.name} exited with code {self.process.returncode} "
+                    f"({attempts} attempts)\n" + log_tail(self.log)
+                )
+            self.process.stop_now(0.0)  # reap it and take it off the pidfile
+
+    async def _start_once(self, timeout: float) -> bool:
+        """True once READY; False if the JVM exited first; StartupError on timeout."""
         # The log is appended to across restarts: only a READY printed after this start counts.
         self._log_start = self.log.stat().st_size if self.log.exists() else 0
         self.process.start()
         deadline = time.monotonic() + timeout
         while not self._ready():
             if not self.process.running:
-                raise StartupError(
-                    f"consumer {self.spec.name} exited with code {self.process.returncode}\n"
-                    + log_tail(self.log)
-                )
+                return False
             if time.monotonic() >= deadline:
                 await self.process.stop(5.0)
                 raise StartupError(
@@ -112,6 +129,7 @@ class JavaConsumer:
                     + log_tail(self.log)
                 )
             await asyncio.sleep(0.1)
+        return True
 
     async def stop(self, grace: float = 20.0) -> None:
         await self.process.stop(grace)
@@ -124,3 +142,63 @@ class JavaConsumer:
         except OSError:
             return False
         return any(line.strip() == READY_LINE for line in text.splitlines())
+
+
+async def wait_online(
+    admin: AdminClient, brokers: Mapping[str, str], groups: list[str], timeout: float = 45.0
+) -> None:
+    """Wait until every group has a connection on every broker.
+
+    READY means the Java consumer started, not that each broker has seen its first heartbeat;
+    callers of the sandbox expect "online" to be true everywhere once it is up.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        missing = []
+        for group in groups:
+            for name, addr in brokers.items():
+                try:
+                    online = bool((await admin.consumer_connections(addr, group)).clients)
+                except RocketMQError:
+                    online = False
+                if not online:
+                    missing.append(f"{group}@{name}")
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise StartupError(f"consumers not online after {timeout:.0f}s: {', '.join(missing)}")
+        await asyncio.sleep(0.25)
+
+
+async def wait_committed(
+    admin: AdminClient,
+    brokers: Mapping[str, str],
+    plans: Sequence[GroupPlan],
+    queues_per_broker: Mapping[str, int],
+    timeout: float = 60.0,
+) -> None:
+    """Wait until every live CLUSTERING group has committed an offset on every queue.
+
+    A push consumer commits every few seconds after it starts; until then the broker has no
+    offset for it and the "online with lag" group would read as unknown everywhere.
+    """
+    wanted = [
+        (p.name, p.topic, addr, q)
+        for p in plans
+        if p.model is MessageModel.CLUSTERING
+        for addr in brokers.values()
+        for q in range(queues_per_broker[p.topic])
+    ]
+    deadline = time.monotonic() + timeout
+    while True:
+        answers = await asyncio.gather(
+            *(admin.query_consumer_offset(a, g, t, q) for g, t, a, q in wanted),
+            return_exceptions=True,
+        )
+        missing = [w for w, a in zip(wanted, answers, strict=True) if not isinstance(a, int)]
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            shown = ", ".join(f"{g} {t}@{a}:{q}" for g, t, a, q in missing[:6])
+            raise StartupError(f"live consumers committed nothing after {timeout:.0f}s: {shown}")
+        await asyncio.sleep(0.25)

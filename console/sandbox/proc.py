@@ -34,7 +34,6 @@ from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import signal_group
 
 PR_SET_PDEATHSIG = 1
-_POLL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +121,10 @@ class ManagedProcess:
     def _finish(self) -> int | None:
         assert self._popen is not None
         if self._popen.poll() is None:
+            # Kill the whole group before reaping the leader: once reaped, its PID (= the group
+            # ID) may be reused by an unrelated process.
             signal_group(self._popen.pid, signal.SIGKILL)
             self._popen.wait()
-        # The leader is gone; anything it left in its group goes too.
-        signal_group(self._popen.pid, signal.SIGKILL)
         _unregister(self)
         if self._pidfile is not None:
             self._pidfile.forget(self.name)

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
 from console.sandbox.cache import cache_root
 from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, SandboxCluster
-from console.sandbox.consumers import ConsumerSpec, JavaConsumer
-from console.sandbox.errors import StartupError
+from console.sandbox.consumers import ConsumerSpec, JavaConsumer, wait_committed, wait_online
 from console.sandbox.jars import fetch_jars
 from console.sandbox.javabuild import build_consumer
 from console.sandbox.mqadmin import Mqadmin
@@ -37,7 +35,7 @@ class SandboxOptions:
     ports: ClusterPorts | None = None  # default 9876 / 10911 / 10921, as a stock install
     cache: Path | None = None  # default $RMQ_CONSOLE_CACHE or ~/.cache/rmq-console
     seed: bool = True  # create the scenario's topics, groups, messages and offsets
-    live: bool = True  # keep the live consumers and the trickle producer running
+    live: bool = True  # keep the live consumers and the trickle producer running (needs seed)
     start_timeout: float = 120.0
 
 
@@ -153,32 +151,6 @@ class _ConsumerFactory:
         await asyncio.gather(*(c.stop() for c in self.started if c.running))
 
 
-async def wait_online(
-    admin: AdminClient, brokers: Mapping[str, str], groups: list[str], timeout: float = 45.0
-) -> None:
-    """Wait until every group has a connection on every broker.
-
-    READY means the Java consumer started, not that each broker has seen its first heartbeat;
-    callers of the sandbox expect "online" to be true everywhere once it is up.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        missing = []
-        for group in groups:
-            for name, addr in brokers.items():
-                try:
-                    online = bool((await admin.consumer_connections(addr, group)).clients)
-                except RocketMQError:
-                    online = False
-                if not online:
-                    missing.append(f"{group}@{name}")
-        if not missing:
-            return
-        if time.monotonic() >= deadline:
-            raise StartupError(f"consumers not online after {timeout:.0f}s: {', '.join(missing)}")
-        await asyncio.sleep(0.25)
-
-
 @asynccontextmanager
 async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbox]:
     """Bring the sandbox up (fetch jars, compile, start, seed, live traffic) and always down.
@@ -188,10 +160,38 @@ async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbo
     """
     options = options or SandboxOptions()
     started = time.monotonic()
+    sb, pidfile = await _prepare(options)
+    background: list[asyncio.Task[Any]] = []
+    try:
+        sb.timings.cluster_start = await sb.cluster.start(options.start_timeout)
+        info = rundir.SandboxInfo(sb.namesrv_addr, sb.cluster_name, sb.broker_addrs)
+        rundir.write_info(sb.run_dir, info)
+        async with sb.admin() as admin:
+            try:
+                await _populate(sb, admin, options, background)
+                sb.timings.total = time.monotonic() - started
+                yield sb
+            finally:
+                await _cancel(background)
+    finally:
+        try:
+            await sb._consumer_factory.stop_all()
+            await sb.cluster.stop()
+        except BaseException:
+            # Cancelled again while stopping (a second Ctrl-C): stop without the event loop.
+            for consumer in sb._consumer_factory.started:
+                consumer.process.stop_now(2.0)
+            sb.cluster.stop_now()
+            raise
+        finally:
+            pidfile.release()
+
+
+async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
+    """Everything before the first JVM: tools, jars, the compiled consumer, the run directory."""
     timings = Timings()
     tools = find_tools("javac")
     cache = options.cache or cache_root()
-
     fetched = await fetch_jars(cache)
     timings.fetch = fetched.seconds
     dist = fetched.distribution
@@ -207,47 +207,49 @@ async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbo
         tools.java, f"{classes}:{dist.classpath}", cluster.namesrv_addr, run_dir, pidfile
     )
     mqadmin = Mqadmin(tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin")
-    sb = Sandbox(cluster, factory, mqadmin, timings)
-    live_task: asyncio.Task[None] | None = None
-    try:
-        timings.cluster_start = await cluster.start(options.start_timeout)
-        rundir.write_info(
-            run_dir, rundir.SandboxInfo(cluster.namesrv_addr, cluster.cluster_name, sb.broker_addrs)
+    return Sandbox(cluster, factory, mqadmin, timings), pidfile
+
+
+async def _populate(
+    sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
+) -> None:
+    """Seed the scenario and start the live consumers and the trickle producer."""
+    factory = sb._consumer_factory
+    live = [g for g in sc.GROUPS if g.setup is sc.Setup.LIVE_CONSUMER]
+    launching: list[asyncio.Task[JavaConsumer]] = []
+
+    def launch_live() -> None:
+        # Their JVMs boot while the rest of the scenario is seeded.
+        launching.extend(asyncio.create_task(factory.launch(g)) for g in live)
+        background.extend(launching)
+
+    if not options.seed:
+        return
+    sb.report = await seed_scenario(
+        admin, sb.broker_addrs, factory.launch, after_create=launch_live if options.live else None
+    )
+    sb.timings.seed = sb.report.seconds
+    if not launching:
+        return
+    t = time.monotonic()
+    consumers = await asyncio.gather(*launching)
+    sb.consumers = {g.name: c for g, c in zip(live, consumers, strict=True)}
+    await wait_online(admin, sb.broker_addrs, [g.name for g in live])
+    await wait_committed(
+        admin, sb.broker_addrs, live, {t.name: t.queues_per_broker for t in sc.TOPICS}
+    )
+    background.append(
+        asyncio.create_task(
+            trickle(admin, sb.broker_addrs, sb.trickle_stats), name="sandbox-trickle"
         )
-        async with sb.admin() as admin:
-            if options.seed:
-                sb.report = await seed_scenario(admin, sb.broker_addrs, factory.launch)
-                timings.seed = sb.report.seconds
-            if options.live and options.seed:
-                t = time.monotonic()
-                live = [g for g in sc.GROUPS if g.setup is sc.Setup.LIVE_CONSUMER]
-                consumers = await asyncio.gather(*(factory.launch(g) for g in live))
-                sb.consumers = {g.name: c for g, c in zip(live, consumers, strict=True)}
-                await wait_online(admin, sb.broker_addrs, [g.name for g in live])
-                live_task = asyncio.create_task(
-                    trickle(admin, sb.broker_addrs, sb.trickle_stats), name="sandbox-trickle"
-                )
-                timings.live_start = time.monotonic() - t
-            timings.total = time.monotonic() - started
-            try:
-                yield sb
-            finally:
-                if live_task is not None:
-                    live_task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await live_task
-    finally:
-        try:
-            await factory.stop_all()
-            await cluster.stop()
-        except BaseException:
-            # Cancelled again while stopping (a second Ctrl-C): stop without the event loop.
-            for consumer in factory.started:
-                consumer.process.stop_now(2.0)
-            cluster.stop_now()
-            raise
-        finally:
-            pidfile.release()
+    )
+    sb.timings.live_start = time.monotonic() - t
+
+
+async def _cancel(tasks: list[asyncio.Task[Any]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def serve(

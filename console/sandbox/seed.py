@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from console.rocketmq.admin import AdminClient, dlq_topic, retry_topic
 from console.rocketmq.codes import ResponseCode
@@ -16,7 +16,7 @@ from console.rocketmq.models import MessageModel, MessageQueue, SendResult
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
 
-_SEND_CONCURRENCY = 8
+_SEND_CONCURRENCY = 16
 _BUSY_RETRIES = 20
 RETRY_TARGET = 40  # messages in %RETRY%risk-engine before its consumer may stop
 DLQ_TARGET = 10  # messages in %DLQ%fraud-audit before its consumer is stopped
@@ -27,7 +27,7 @@ class RunningConsumer(Protocol):
     async def stop(self, grace: float = ...) -> None: ...
 
 
-Launcher = Callable[[sc.GroupPlan], Awaitable[RunningConsumer]]
+Launcher = Callable[[sc.GroupPlan], Coroutine[Any, Any, RunningConsumer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +59,15 @@ class SeedReport:
 
 
 async def seed_scenario(
-    admin: AdminClient, brokers: Mapping[str, str], launch: Launcher
+    admin: AdminClient,
+    brokers: Mapping[str, str],
+    launch: Launcher,
+    after_create: Callable[[], None] | None = None,
 ) -> SeedReport:
     """Create topics and groups, send the messages, commit offsets, run the failing consumers.
 
-    `brokers` maps broker name to master address; it must be a fresh cluster.
+    `brokers` maps broker name to master address; it must be a fresh cluster. `after_create`
+    is called once topics and groups exist, so a caller can start its own consumers early.
     """
     started = last = time.monotonic()
     phases: dict[str, float] = {}
@@ -76,12 +80,25 @@ async def seed_scenario(
 
     await create_resources(admin, brokers)
     lap("create")
-    batches = await send_batches(admin, brokers)
-    lap("send")
-    committed = await commit_by_hand(admin, brokers, batches[-1].max_offsets)
-    lap("commit")
-    retry_backlog, dead_letters = await run_failing_consumers(admin, brokers, launch)
-    lap("consumers")
+    if after_create is not None:
+        after_create()
+    # A consumer JVM takes seconds to boot: the failing ones boot while the messages go out.
+    starting = {
+        name: asyncio.create_task(launch(sc.group_plan(name)), name=f"launch-{name}")
+        for name in (sc.GROUP_RETRY, sc.GROUP_DLQ)
+    }
+    try:
+        batches = await send_batches(admin, brokers)
+        lap("send")
+        committed = await commit_by_hand(admin, brokers, batches[-1].max_offsets)
+        lap("commit")
+        retry_backlog, dead_letters = await run_failing_consumers(admin, brokers, starting)
+        lap("consumers")
+    finally:
+        # A no-op once launched: the launcher owns, and stops, what it started.
+        for task in starting.values():
+            task.cancel()
+        await asyncio.gather(*starting.values(), return_exceptions=True)
     return SeedReport(
         seconds=time.monotonic() - started,
         batches=batches,
@@ -97,7 +114,7 @@ async def create_resources(admin: AdminClient, brokers: Mapping[str, str]) -> No
 
     Retry topics are created up front even though brokers create them on a consumer's first
     heartbeat: a group that only has hand-committed offsets needs one for mqadmin to find it,
-    and a Java consumer only learns a route that exists when it starts (else 30 s later).
+    and a Java consumer only learns routes that exist when it starts (others at its next poll).
     """
     topics = [(t.name, t.queues_per_broker) for t in sc.TOPICS]
     topics += [(retry_topic(g.name), 1) for g in sc.GROUPS if g.model is MessageModel.CLUSTERING]
@@ -230,9 +247,14 @@ async def commit_by_hand(
 
 
 async def run_failing_consumers(
-    admin: AdminClient, brokers: Mapping[str, str], launch: Launcher, timeout: float = 45.0
+    admin: AdminClient,
+    brokers: Mapping[str, str],
+    starting: Mapping[str, Awaitable[RunningConsumer]],
+    timeout: float = 45.0,
 ) -> tuple[int, int]:
     """Run risk-engine until it consumes from its retry topic, fraud-audit until dead letters.
+
+    `starting` holds the two consumers (being) launched, by group name.
 
     Returns (retry backlog, dead letters) once both consumers are stopped.
     """
@@ -250,20 +272,20 @@ async def run_failing_consumers(
     async def dead_lettered() -> bool:
         return await _messages_in(admin, brokers, dlq) >= DLQ_TARGET
 
-    async def run_until(plan: sc.GroupPlan, done: Callable[[], Awaitable[bool]], what: str) -> None:
-        consumer = await launch(plan)
+    async def run_until(group: str, done: Callable[[], Awaitable[bool]], what: str) -> None:
+        consumer = await starting[group]
         deadline = time.monotonic() + timeout
         try:
             while not await done():
                 if time.monotonic() >= deadline:
-                    raise SeedError(f"{plan.name}: no {what} after {timeout:.0f}s")
+                    raise SeedError(f"{group}: no {what} after {timeout:.0f}s")
                 await asyncio.sleep(0.25)
         finally:
             await consumer.stop()
 
     await asyncio.gather(
-        run_until(sc.group_plan(sc.GROUP_RETRY), retrying, f"consumption from {retry}"),
-        run_until(sc.group_plan(sc.GROUP_DLQ), dead_lettered, f"{DLQ_TARGET} messages in {dlq}"),
+        run_until(sc.GROUP_RETRY, retrying, f"consumption from {retry}"),
+        run_until(sc.GROUP_DLQ, dead_lettered, f"{DLQ_TARGET} messages in {dlq}"),
     )
     # Messages sent back just before the stop reach %RETRY% after their delay level.
     await asyncio.sleep(_DELAY_LEVEL_1_S + 0.5)

@@ -38,6 +38,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     try:
         sb = background.start()
     except Exception as exc:
+        background.stop()  # whatever did start is stopped by now; this joins the thread
         pytest.fail(f"the RocketMQ sandbox did not start: {exc}", pytrace=False)
     _measured["start"] = _describe_start(sb)
     _measured["rss"] = ", ".join(f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items()))

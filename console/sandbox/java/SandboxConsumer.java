@@ -57,6 +57,17 @@ public final class SandboxConsumer {
         consumer.setConsumeThreadMax(threads);
         // Commit every second instead of every five so the console sees offsets move quickly.
         consumer.setPersistConsumerOffsetInterval(1000);
+        // Small pulls interleave the queues in the single consume thread, so every queue's
+        // committed offset starts moving within seconds (with the default 32 one queue waits
+        // for all the others' batches), and in-flight stays small, as for a real slow consumer.
+        consumer.setPullBatchSize(4);
+        consumer.setPullThresholdForQueue(100);
+        // The heartbeat sent at start can be skipped when it races the client's own first
+        // scheduled heartbeat (taken before any broker is known); the next one would then come
+        // 30 s later, and brokers list the consumer as offline until it does. Every 2 s bounds
+        // that, and a 5 s route poll finds a restarted broker quickly.
+        consumer.setHeartbeatBrokerInterval(2000);
+        consumer.setPollNameServerInterval(5000);
         if (maxReconsume >= 0) {
             consumer.setMaxReconsumeTimes(maxReconsume);
         }

@@ -1,0 +1,140 @@
+"""The sandbox's plans: ports, broker configs, JVM command lines, scenario, run directory."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from console.rocketmq.models import MessageModel
+from console.sandbox import scenario as sc
+from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, broker_properties
+from console.sandbox.consumers import ConsumerSpec
+from console.sandbox.errors import StartupError
+from console.sandbox.jvm import JDK_OPENS, JvmOptions, java_argv, jvm_env
+from console.sandbox.ports import broker_ports, default_ports, free_ports, port_free
+from console.sandbox.rundir import prepare, status
+from console.sandbox.seed import _batch_slice
+
+
+def test_default_ports_look_like_a_stock_install() -> None:
+    ports = default_ports(BROKER_NAMES)
+    assert ports.namesrv == 9876
+    assert ports.brokers == {"broker-a": 10911, "broker-b": 10921}
+    assert broker_ports(10911) == [10909, 10911, 10912]
+
+
+def test_free_ports_do_not_overlap_and_are_free() -> None:
+    ports = free_ports(BROKER_NAMES)
+    every = ports.all_ports()
+    assert len(every) == len(set(every)) == 7
+    assert all(port_free(p) for p in every)
+    assert all(p < 32768 for p in every)  # below the ephemeral range
+
+
+def test_port_in_use_is_not_free() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        assert not port_free(sock.getsockname()[1])
+
+
+def test_broker_config_stays_on_loopback_and_in_the_run_dir(tmp_path: Path) -> None:
+    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES))
+    props = broker_properties(config, "broker-b")
+    assert props["brokerName"] == "broker-b"
+    assert props["listenPort"] == "10921"
+    assert props["namesrvAddr"] == "127.0.0.1:9876"
+    assert props["brokerIP1"] == props["brokerIP2"] == props["bindAddress"] == "127.0.0.1"
+    assert props["storePathRootDir"] == str(tmp_path / "broker-b" / "store")
+    assert int(props["mappedFileSizeConsumeQueue"]) % 20 == 0
+
+
+def test_java_command_line(tmp_path: Path) -> None:
+    argv = java_argv(
+        Path("/jdk/bin/java"),
+        "/cache/lib/*",
+        "org.example.Main",
+        ["-c", "x.conf"],
+        options=JvmOptions(heap_mb=256, direct_mb=128, system_props={"a": "b"}),
+        home=tmp_path,
+    )
+    assert argv[:3] == ["/jdk/bin/java", "-Xms256m", "-Xmx256m"]
+    assert "-XX:MaxDirectMemorySize=128m" in argv
+    assert f"-Duser.home={tmp_path}" in argv
+    assert "-Da=b" in argv
+    assert argv[-5:] == ["-cp", "/cache/lib/*", "org.example.Main", "-c", "x.conf"]
+    opens = argv.index(JDK_OPENS[0])
+    assert tuple(argv[opens : opens + len(JDK_OPENS)]) == JDK_OPENS
+
+
+def test_jvm_env_scrubs_a_real_cluster_address(tmp_path: Path) -> None:
+    env = jvm_env(tmp_path, {"PATH": "/bin", "NAMESRV_ADDR": "prod:9876", "ROCKETMQ_HOME": "/x"})
+    assert env == {"PATH": "/bin", "ROCKETMQ_HOME": str(tmp_path)}
+
+
+def test_consumer_arguments(tmp_path: Path) -> None:
+    spec = ConsumerSpec(
+        "fraud-audit",
+        "fraud-audit",
+        ("audit", "orders"),
+        model=MessageModel.BROADCASTING,
+        fail_every=3,
+        max_reconsume=1,
+    )
+    args = spec.program_args("127.0.0.1:9876", tmp_path)
+    pairs = dict(zip(args[::2], args[1::2], strict=True))
+    assert pairs["--topic"] == "audit,orders"
+    assert pairs["--model"] == "BROADCASTING"
+    assert pairs["--fail-every"] == "3"
+    assert pairs["--max-reconsume"] == "1"
+    assert pairs["--offset-dir"] == str(tmp_path)
+
+
+def test_scenario_names_are_unique_and_cover_every_case() -> None:
+    names = [g.name for g in sc.GROUPS]
+    assert len(names) == len(set(names))
+    setups = {g.setup for g in sc.GROUPS}
+    assert setups == set(sc.Setup)
+    assert any(g.model is MessageModel.BROADCASTING for g in sc.GROUPS)
+    assert {g.topic for g in sc.GROUPS} <= {t.name for t in sc.TOPICS}
+    assert all(4 <= t.queues_per_broker <= 16 for t in sc.TOPICS)
+
+
+@pytest.mark.parametrize("total", [0, 1, 5, 6, 7, 120, 143])
+def test_batches_send_every_message_once(total: int) -> None:
+    covered: list[int] = []
+    for batch in range(sc.BATCHES):
+        first, count = _batch_slice(total, batch)
+        covered += range(first, first + count)
+    assert covered == list(range(total))
+
+
+def test_queues_are_skewed() -> None:
+    orders = sc.topic_plan(sc.TOPIC_ORDERS)
+    counts = {orders.messages_in(b, q) for b in range(2) for q in range(orders.queues_per_broker)}
+    assert len(counts) == 2 * orders.queues_per_broker
+
+
+def test_prepare_wipes_an_old_sandbox_but_not_other_data(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    prepare(run_dir)
+    (run_dir / "broker-a").mkdir()
+    pidfile = prepare(run_dir)  # same owner: allowed, and starts fresh
+    assert not (run_dir / "broker-a").exists()
+    assert pidfile.live_owner() == os.getpid()
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("...")
+    with pytest.raises(StartupError, match="refusing to wipe"):
+        prepare(precious)
+    assert (precious / "thesis.tex").exists()
+
+
+def test_status_of_nothing(tmp_path: Path) -> None:
+    st = status(tmp_path / "none")
+    assert not st.running
+    assert st.processes == {}
+    assert st.info is None
