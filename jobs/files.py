@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
+import pyarrow as pa
+import pyarrow.dataset as pads
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -76,3 +79,15 @@ def listdir(uri: str) -> list[str]:
         return []
     infos = fs.get_file_info(pafs.FileSelector(path, recursive=False))
     return sorted(i.base_name for i in infos)
+
+
+def parquet_rows(uri: str) -> int:
+    """Rows of a Parquet file or directory, from the footers alone."""
+    fs, path = filesystem(uri)
+    return int(pads.dataset(path, filesystem=fs, format="parquet").count_rows())
+
+
+def write_parquet(uri: str, table: pa.Table) -> None:
+    fs, path = filesystem(uri)
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    pq.write_table(table, path, filesystem=fs)

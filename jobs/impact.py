@@ -53,7 +53,7 @@ def topic_impact(plan: DataFrame, rates: DataFrame) -> DataFrame:
     delta = F.col("delta")
     position = F.coalesce(F.col("target"), F.col("current"))
     per_topic = plan.groupBy("group", "topic").agg(
-        F.coalesce(F.sum(F.when(delta > 0, delta)), F.lit(0).cast("bigint")).alias("re_consume"),
+        F.coalesce(F.sum(F.when(delta < 0, -delta)), F.lit(0).cast("bigint")).alias("re_consume"),
         F.coalesce(F.sum(F.col("max_offset") - position), F.lit(0).cast("bigint")).alias(
             "lag_after"
         ),

@@ -20,7 +20,7 @@ from console.cli.target import Target, resolve_target, target_parent
 from console.domain.plan import PlanHeader
 from console.domain.spec import SpecError, describe, load_spec, parse_spec
 from console.services.cluster import ClusterReader
-from console.services.snapshots import Retention, SnapshotStore, take_snapshot
+from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
 from console.services.spark_runner import JobError, JobInputError, JobProgress, SparkRunner
 from console.services.workspace import Workspace
 from jobs import files
@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("-g", "--group", action="append", required=True, help="group (repeatable)")
     p.add_argument("--no-times", action="store_true", help="skip the store-time queries")
+    p.add_argument(
+        "--name",
+        help="file the snapshot under this cluster name (with a bare --namesrv; a spec's "
+        "scope.cluster finds it)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_snapshot)
 
@@ -68,7 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _snapshot(args: argparse.Namespace) -> int:
     target = resolve_target(args)
     store = SnapshotStore(Workspace(target.config.workspace_path))
-    name = _cluster_name(args, target, None)
+    name = _cluster_name(args, target, args.name)
 
     async def go(reader: ClusterReader) -> int:
         snap = await take_snapshot(reader, name, args.group, with_times=not args.no_times)
@@ -140,7 +145,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     try:
         return _with_reader(target, go)
-    except JobInputError as exc:
+    except (JobInputError, SnapshotNotFound) as exc:
         print(f"rmq-console: error: {exc}", file=sys.stderr)
         return 2
     except JobError as exc:
@@ -199,7 +204,8 @@ def _runner(master: str, workspace: Workspace) -> SparkRunner:
     from console.sandbox.cache import cache_root
 
     log = workspace.log_path() or cache_root() / "logs" / "spark-host.log"
-    return SparkRunner(master, log_path=log)
+    # One plan and exit: a warm-up would only delay it.
+    return SparkRunner(master, log_path=log, warm_up=False)
 
 
 def _cluster_name(args: argparse.Namespace, target: Target, from_spec: str | None) -> str:

@@ -124,15 +124,16 @@ class Totals:
     topic: str | None
     queues: int
     changed: int
-    re_consume: int  # sum of the positive deltas
-    skip: int  # sum of the negative deltas (<= 0)
+    re_consume: int  # messages delivered again: the sum of -delta over the negative deltas
+    skip: int  # messages never delivered: the sum of the positive deltas
     warned: int  # rows with at least one warning
     lag_before: int  # sum of max - current where current is known
     lag_after: int  # sum of max - target where target is known
 
     @property
     def net(self) -> int:
-        return self.re_consume + self.skip
+        """The sum of the deltas (target - current)."""
+        return self.skip - self.re_consume
 
     @staticmethod
     def combine(group: str, parts: Iterable[Totals]) -> Totals:
@@ -438,15 +439,40 @@ def root_digest(cluster: str, topic_digests: Mapping[tuple[str, str], str]) -> s
 
 
 def content_hash(cluster: str, rows: Iterable[PlanRow]) -> str:
-    by_topic: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    return root_digest(cluster, {key: d for key, (_, d) in topic_totals(rows).items()})
+
+
+def topic_totals(rows: Iterable[PlanRow]) -> dict[tuple[str, str], tuple[Totals, str]]:
+    """Per (group, topic): the totals and the topic digest of the content hash; the plan job
+    computes the same with Spark for plans too big to add up in one process."""
+    by_topic: dict[tuple[str, str], list[PlanRow]] = {}
     for r in rows:
-        leaf = leaf_digest(r.group, r.topic, r.broker, r.queue_id, r.current, r.target)
-        by_topic.setdefault((r.group, r.topic), []).append((r.broker, r.queue_id, leaf))
-    digests = {
-        key: hashlib.sha256("".join(leaf for *_, leaf in sorted(items)).encode()).hexdigest()
-        for key, items in by_topic.items()
-    }
-    return root_digest(cluster, digests)
+        by_topic.setdefault((r.group, r.topic), []).append(r)
+    out: dict[tuple[str, str], tuple[Totals, str]] = {}
+    for (group, topic), mine in by_topic.items():
+        leaves = sorted(
+            (
+                r.broker,
+                r.queue_id,
+                leaf_digest(group, topic, r.broker, r.queue_id, r.current, r.target),
+            )
+            for r in mine
+        )
+        digest = hashlib.sha256("".join(leaf for *_, leaf in leaves).encode()).hexdigest()
+        deltas = [r.delta for r in mine if r.delta is not None]
+        totals = Totals(
+            group=group,
+            topic=topic,
+            queues=len(mine),
+            changed=sum(1 for r in mine if r.changed),
+            re_consume=sum(-d for d in deltas if d < 0),
+            skip=sum(d for d in deltas if d > 0),
+            warned=sum(1 for r in mine if r.warnings),
+            lag_before=sum(r.max_offset - r.current for r in mine if r.current is not None),
+            lag_after=sum(r.max_offset - r.target for r in mine if r.target is not None),
+        )
+        out[(group, topic)] = (totals, digest)
+    return out
 
 
 def _s(value: int | None) -> str:

@@ -185,8 +185,10 @@ class SparkRunner:
         conf: Mapping[str, str] | None = None,
         python: str | None = None,
         env: Mapping[str, str] | None = None,
+        warm_up: bool = True,
     ) -> None:
         self.master = master
+        self.warm_up = warm_up
         self.log_path = log_path
         self.conf = dict(conf or {})
         self.python = python or sys.executable
@@ -215,6 +217,8 @@ class SparkRunner:
         env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
         argv = [self.python, "-m", "jobs.host", "--fd", str(theirs.fileno())]
         argv += ["--master", self.master]
+        if not self.warm_up:
+            argv.append("--no-warm-up")
         for key, value in sorted(self.conf.items()):
             argv += ["--conf", f"{key}={value}"]
         with self.log_path.open("ab") as log:

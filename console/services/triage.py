@@ -19,6 +19,7 @@ queue without an answer leaves the time behind unknown rather than guessed.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -88,6 +89,31 @@ class LagTrend:
 
 
 @dataclass(frozen=True, slots=True)
+class Sample:
+    """One refresh of one group, with what the rules read from it worked out once (a window is
+    read on every refresh; the offsets' own totals are recomputed on every access)."""
+
+    offsets: GroupOffsets
+    taken_at_ms: int
+    total_lag: int
+    #: committed offset and lag of each topic queue that has a committed offset
+    points: Mapping[QueueKey, tuple[int, int]]
+
+    @classmethod
+    def of(cls, offsets: GroupOffsets) -> Sample:
+        points = {
+            q.key: (q.committed, q.lag)
+            for q in offsets.topic_queues
+            if q.committed is not None and q.lag is not None
+        }
+        return cls(offsets, offsets.taken_at_ms, offsets.total_lag, points)
+
+
+def as_samples(offsets: Iterable[GroupOffsets]) -> list[Sample]:
+    return [Sample.of(o) for o in offsets]
+
+
+@dataclass(frozen=True, slots=True)
 class GroupSummary:
     """One line of the group list: the latest offsets and what the window says about them."""
 
@@ -106,69 +132,69 @@ class GroupSummary:
 
 
 class History:
-    """The last `window` refreshes of each group, oldest first."""
+    """The last `window` refreshes of each group, oldest first.
+
+    Refreshes of different views may add from different threads; a lock keeps each change whole.
+    """
 
     def __init__(self, window: int = DEFAULT_WINDOW) -> None:
         if window < 1:
             raise ValueError("the window holds at least one refresh")
         self.window_size = window
-        self._samples: dict[str, deque[GroupOffsets]] = {}
+        self._samples: dict[str, deque[Sample]] = {}
+        self._lock = threading.Lock()
 
-    def add(self, offsets: GroupOffsets) -> tuple[GroupOffsets, ...]:
-        samples = self._samples.setdefault(offsets.group, deque(maxlen=self.window_size))
-        if samples and samples[-1].taken_at_ms >= offsets.taken_at_ms:
-            samples.pop()  # the same instant read twice: keep the newer reading only
-        samples.append(offsets)
-        return tuple(samples)
+    def add(self, offsets: GroupOffsets) -> tuple[Sample, ...]:
+        sample = Sample.of(offsets)
+        with self._lock:
+            samples = self._samples.setdefault(offsets.group, deque(maxlen=self.window_size))
+            if samples and samples[-1].taken_at_ms >= offsets.taken_at_ms:
+                samples.pop()  # the same instant read twice: keep the newer reading only
+            samples.append(sample)
+            return tuple(samples)
 
-    def window(self, group: str) -> tuple[GroupOffsets, ...]:
-        return tuple(self._samples.get(group, ()))
+    def window(self, group: str) -> tuple[Sample, ...]:
+        with self._lock:
+            return tuple(self._samples.get(group, ()))
 
     def groups(self) -> list[str]:
-        return sorted(self._samples)
+        with self._lock:
+            return sorted(self._samples)
 
     def retain(self, groups: Iterable[str]) -> None:
         """Forget groups that no longer exist."""
         keep = set(groups)
-        for name in [g for g in self._samples if g not in keep]:
-            del self._samples[name]
+        with self._lock:
+            for name in [g for g in self._samples if g not in keep]:
+                del self._samples[name]
 
 
 # ---- status ------------------------------------------------------------------------------------
 
 
-def evaluate(window: Sequence[GroupOffsets], *, min_samples: int = MIN_SAMPLES) -> Verdict:
+def evaluate(window: Sequence[Sample], *, min_samples: int = MIN_SAMPLES) -> Verdict:
     """The group's status: its worst queue under `STATUS_RULES`."""
     if not window:
         return Verdict(Status.OK, "not refreshed yet", complete=False)
-    latest = window[-1]
+    latest = window[-1].offsets
     complete = len(window) >= min_samples
     voters = [q for q in latest.topic_queues if q.committed is not None]
     if not voters:
         why = "no committed offsets: lag unknown" if latest.topic_queues else "no queues"
         return Verdict(Status.OK, why, complete=complete)
-    series = _series(window)
     worst: Verdict | None = None
     for q in voters:
-        verdict = _queue_status(q, series.get(q.key, []), latest.online, min_samples)
+        verdict = _queue_status(q, window, latest.online, min_samples)
         if worst is None or verdict.status.severity > worst.status.severity:
             worst = verdict
+            if verdict.status is Status.STOP:
+                break  # nothing is worse; spare the other queues the work
     assert worst is not None
     return Verdict(worst.status, worst.reason, complete, worst.queue)
 
 
-def _series(window: Sequence[GroupOffsets]) -> dict[QueueKey, list[tuple[int, int, int]]]:
-    """Per queue: (taken at, committed, lag) of every sample where the commit is known."""
-    out: dict[QueueKey, list[tuple[int, int, int]]] = {}
-    for sample in window:
-        for q in sample.topic_queues:
-            if q.committed is not None and q.lag is not None:
-                out.setdefault(q.key, []).append((sample.taken_at_ms, q.committed, q.lag))
-    return out
-
-
 def _queue_status(
-    q: QueueOffsets, series: list[tuple[int, int, int]], online: bool, min_samples: int
+    q: QueueOffsets, window: Sequence[Sample], online: bool, min_samples: int
 ) -> Verdict:
     where = f"{q.topic}@{q.broker}:{q.queue_id}"
     lag = q.lag or 0
@@ -176,6 +202,9 @@ def _queue_status(
         return Verdict(Status.OK, f"{where} caught up", True, q.key)
     if not online:
         return Verdict(Status.STOP, f"{where} lag {lag}, no client online", True, q.key)
+    # (taken at, committed, lag) at every refresh where the queue had a committed offset
+    key = q.key
+    series = [(s.taken_at_ms, *s.points[key]) for s in window if key in s.points]
     lags = [s[2] for s in series]
     commits = [s[1] for s in series]
     if 0 in lags:
@@ -210,12 +239,12 @@ def _seconds(ms: int) -> str:
 # ---- trend and time behind -----------------------------------------------------------------------
 
 
-def lag_series(window: Sequence[GroupOffsets]) -> tuple[int, ...]:
+def lag_series(window: Sequence[Sample]) -> tuple[int, ...]:
     """Total lag at each refresh of the window (the sparkline)."""
-    return tuple(o.total_lag for o in window)
+    return tuple(s.total_lag for s in window)
 
 
-def lag_trend(window: Sequence[GroupOffsets]) -> LagTrend | None:
+def lag_trend(window: Sequence[Sample]) -> LagTrend | None:
     """How total lag moved from the first to the last refresh; None with fewer than two."""
     if len(window) < 2:
         return None
@@ -226,12 +255,12 @@ def lag_trend(window: Sequence[GroupOffsets]) -> LagTrend | None:
     )
 
 
-def lagging_topics(offsets: GroupOffsets) -> dict[str, tuple[str, ...]]:
+def lagging_topics(sample: Sample) -> dict[str, tuple[str, ...]]:
     """Topics with lag, by broker: what to ask QUERY_CONSUME_TIME_SPAN about."""
     out: dict[str, set[str]] = {}
-    for q in offsets.topic_queues:
-        if q.lag:
-            out.setdefault(q.broker, set()).add(q.topic)
+    for (topic, broker, _), (_, lag) in sample.points.items():
+        if lag:
+            out.setdefault(broker, set()).add(topic)
     return {b: tuple(sorted(t)) for b, t in sorted(out.items())}
 
 
@@ -245,7 +274,7 @@ def time_behind_ms(offsets: GroupOffsets, delays: Mapping[QueueKey, int]) -> int
 
 
 def summarize(
-    window: Sequence[GroupOffsets],
+    window: Sequence[Sample],
     delays: Mapping[QueueKey, int],
     *,
     min_samples: int = MIN_SAMPLES,
@@ -253,10 +282,10 @@ def summarize(
     if not window:
         raise ValueError("a summary needs at least one refresh")
     return GroupSummary(
-        offsets=window[-1],
+        offsets=window[-1].offsets,
         verdict=evaluate(window, min_samples=min_samples),
         trend=lag_trend(window),
-        time_behind_ms=time_behind_ms(window[-1], delays),
+        time_behind_ms=time_behind_ms(window[-1].offsets, delays),
         lag_history=lag_series(window),
     )
 

@@ -7,7 +7,7 @@ and error reports. Data comes from a `ClusterSource` per cluster, made by the in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,6 +18,7 @@ from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
 from console.services.triage import DEFAULT_WINDOW, History
+from console.ui import registry
 from console.ui.commands import ScreenActions
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
@@ -31,7 +32,6 @@ Clock = Callable[[], float]
 class ConsoleApp(App[int]):
     CSS_PATH = "console.tcss"
     TITLE = "rmq-console"
-    ENABLE_COMMAND_PALETTE = True
     COMMANDS = App.COMMANDS | {ScreenActions}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
@@ -69,8 +69,8 @@ class ConsoleApp(App[int]):
 
     # ---- start-up ------------------------------------------------------------------------------
 
-    def _apply_keymap(self, keymap: Any) -> None:
-        known = binding_ids()
+    def _apply_keymap(self, keymap: Mapping[str, str]) -> None:
+        known = binding_ids() | registry.declared_binding_ids()
         unknown = sorted(set(keymap) - known)
         if unknown:
             self._problems.append(
@@ -140,6 +140,8 @@ class ConsoleApp(App[int]):
             for a in self.screen.active_bindings.values()
             if a.binding.description
         ]
+        # The console's own actions (they have ids, so they can be remapped) before moving around.
+        keys.sort(key=lambda k: not k.id)
         name = self.screen.crumb if isinstance(self.screen, ConsoleScreen) else "dialog"
         self.push_screen(HelpScreen(name, keys))
 
@@ -170,6 +172,7 @@ def binding_ids() -> set[str]:
     from console.ui.screens.overview import OverviewScreen
     from console.ui.screens.topics import TopicScreen, TopicsScreen
     from console.ui.widgets.dataview import DataView, FilterInput
+    from console.ui.widgets.rowtable import RowTable
 
     owners: Iterable[type[DOMNode]] = (
         ConsoleApp,
@@ -185,6 +188,7 @@ def binding_ids() -> set[str]:
         SaveDialog,
         DataView,
         FilterInput,
+        RowTable,
     )
     ids: set[str] = set()
     for owner in owners:

@@ -11,6 +11,7 @@ from textual.message import Message
 from console.rocketmq.models import QueueStats
 from console.services.triage import GroupSummary, QueueKey
 from console.ui.source import BrokerState
+from console.ui.widgets.tablemodel import Row
 
 
 @dataclass
@@ -61,6 +62,7 @@ class GroupsProgressed(Message):
 class GroupsRefreshed(Message):
     summaries: tuple[GroupSummary, ...]
     errors: Mapping[str, str]
+    rows: tuple[Row, ...]  # the table rows, built off the UI thread
 
 
 @dataclass

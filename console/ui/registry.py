@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from textual.screen import Screen
@@ -51,6 +53,28 @@ def available(name: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
         return False
+
+
+_BINDING_ID = re.compile(r"""Binding\([^)]*?\bid=["']([A-Za-z0-9_]+)["']""", re.DOTALL)
+
+
+def declared_binding_ids() -> set[str]:
+    """Binding ids of the registered screens, read from their source rather than imported (the
+    config's keymap is checked at start-up, and these screens may pull in Spark)."""
+    ids: set[str] = set()
+    for target in SCREENS.values():
+        try:
+            spec = importlib.util.find_spec(target.partition(":")[0])
+        except ModuleNotFoundError:
+            continue
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            continue
+        try:
+            source = Path(spec.origin).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        ids.update(_BINDING_ID.findall(source))
+    return ids
 
 
 def load(name: str) -> ScreenFactory:

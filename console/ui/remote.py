@@ -1,233 +1,200 @@
-"""The real `ClusterSource`: the async wire client, run on its own thread (see netloop)."""
+"""The real `ClusterSource`: a proxy to the console's network process (see netproc).
+
+Calls are awaited on the UI loop; a reader thread takes the answers off the pipe and resolves
+them there. Cancelling a call (a superseded refresh) cancels it in the network process too.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TypeVar
+import itertools
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from typing import IO, Any, cast
 
 from console.config import ClusterConfig, Config
 from console.domain.offsets import GroupOffsets
-from console.rocketmq.admin import AdminClient, dlq_topic
-from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, RocketMQError
 from console.rocketmq.models import QueueStats
-from console.rocketmq.running_info import consumer_running_info
-from console.services.cluster import ClusterReader
 from console.services.triage import QueueKey
-from console.ui.netloop import NetworkLoop
-from console.ui.refresh import gather_bounded
+from console.ui.netproc import RemoteError, read_frame, write_frame
 from console.ui.source import BrokerState, ClusterSource, Progress, SourceFactory
 
-T = TypeVar("T")
+EXITED = "the console's network process exited"
 
-#: How long one name-server answer about brokers serves the many group reads of a refresh.
-BROKERS_TTL = 1.0
+_Call = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Progress | None]
 
 
-class _Reader(ClusterReader):
-    """A ClusterReader that asks the name server for the brokers at most once per BROKERS_TTL.
+class NetworkProcess:
+    def __init__(self, cluster: ClusterConfig, config: Config) -> None:
+        # The process draws nothing: its stderr goes to a file whose tail explains a crash.
+        self._log = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "console.ui.netproc"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+        )
+        self._stdin = cast(IO[bytes], self._proc.stdin)
+        self._stdout = cast(IO[bytes], self._proc.stdout)
+        self._ids = itertools.count(1)
+        self._calls: dict[int, _Call] = {}
+        self._lock = threading.Lock()
+        self._gone: RemoteError | None = None
+        self._send((cluster, config))
+        self._reader = threading.Thread(target=self._read, name="rmq-network-reader", daemon=True)
+        self._reader.start()
 
-    Every group read starts with the broker list; a refresh of 500 groups would otherwise send the
-    name server 500 identical requests.
-    """
+    async def call(self, method: str, *args: Any, progress: Progress | None = None) -> Any:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        call_id = next(self._ids)
+        with self._lock:
+            if self._gone is not None:
+                raise self._gone
+            self._calls[call_id] = (loop, future, progress)
+        try:
+            self._send(("call", call_id, method, args))
+            return await future
+        except asyncio.CancelledError:
+            self._send(("cancel", call_id), quiet=True)
+            raise
+        finally:
+            with self._lock:
+                self._calls.pop(call_id, None)
 
-    def __init__(self, admin: AdminClient, cluster: str | None) -> None:
-        super().__init__(admin, cluster)
-        self._brokers: dict[str, str] | None = None
-        self._at = 0.0
-        self._lock = asyncio.Lock()
+    def close(self) -> None:
+        self._send(("close",), quiet=True)
+        try:
+            self._proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(timeout=3)
+        self._reader.join(timeout=3)
+        self._stdin.close()
 
-    async def brokers(self) -> dict[str, str]:
-        async with self._lock:
-            if self._brokers is None or time.monotonic() - self._at > BROKERS_TTL:
-                await self.fresh_brokers()
-            assert self._brokers is not None
-            return dict(self._brokers)
+    def _send(self, message: Any, *, quiet: bool = False) -> None:
+        try:
+            with self._lock:
+                write_frame(self._stdin, message)
+        except (BrokenPipeError, ValueError, OSError):
+            if not quiet:
+                gone = self._gone or RemoteError("NetworkProcessExited", EXITED)
+                raise gone from None
 
-    async def fresh_brokers(self) -> dict[str, str]:
-        self._brokers = await ClusterReader.brokers(self)
-        self._at = time.monotonic()
-        return dict(self._brokers)
+    def _read(self) -> None:
+        try:
+            self._serve_answers()
+        except Exception as exc:  # a broken pipe or a frame that does not decode: end it all
+            self._fail_all(RemoteError(type(exc).__name__, f"{EXITED}: {exc}"))
+        finally:
+            self._stdout.close()
+            self._log.close()
+
+    def _serve_answers(self) -> None:
+        while True:
+            message = read_frame(self._stdout)
+            if message is None:
+                self._fail_all(self._exited())
+                return
+            kind, call_id = message[0], message[1]
+            with self._lock:
+                call = self._calls.get(call_id)
+            if call is None:
+                continue  # cancelled meanwhile
+            loop, future, progress = call
+            if kind == "progress":
+                if progress is not None:
+                    progress(message[2], message[3])
+            elif kind == "ok":
+                loop.call_soon_threadsafe(_settle, future, message[2], None)
+            else:
+                loop.call_soon_threadsafe(_settle, future, None, message[2])
+
+    def _exited(self) -> RemoteError:
+        code = self._proc.poll()
+        self._log.seek(0)
+        tail = self._log.read()[-2000:].decode("utf-8", "replace").strip()
+        why = f"{EXITED} (code {code})"
+        return RemoteError("NetworkProcessExited", f"{why}: {tail}" if tail else why)
+
+    def _fail_all(self, error: RemoteError) -> None:
+        with self._lock:
+            self._gone = error
+            calls = list(self._calls.values())
+        for loop, future, _ in calls:
+            loop.call_soon_threadsafe(_settle, future, None, error)
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
 
 
 class RemoteSource:
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
-        creds = cluster.credentials.resolve() if cluster.credentials else None
-        self._admin = AdminClient(list(cluster.namesrv), timeout=config.timeout, credentials=creds)
-        self._reader = _Reader(self._admin, cluster.rocketmq_cluster)
-        self._net = NetworkLoop()
-
-    async def _on_net(self, fn: Callable[[], Awaitable[T]]) -> T:
-        async def call() -> T:
-            return await fn()
-
-        return await self._net.run(call())
-
-    # ---- ClusterSource ----------------------------------------------------------------------
+        self._net = NetworkProcess(cluster, config)
 
     async def brokers(self) -> tuple[BrokerState, ...]:
-        return await self._on_net(self._brokers)
+        return cast(tuple[BrokerState, ...], await self._net.call("brokers"))
 
     async def topics(self) -> list[str]:
-        return await self._on_net(self._reader.topics)
+        return cast(list[str], await self._net.call("topics"))
 
     async def topic_queues(self, topic: str) -> list[QueueStats]:
-        return await self._on_net(lambda: self._topic_queues(topic))
+        return cast(list[QueueStats], await self._net.call("topic_queues", topic))
 
     async def groups(self) -> list[str]:
-        return list(await self._on_net(self._reader.groups))
+        return cast(list[str], await self._net.call("groups"))
 
     async def group_offsets(self, group: str) -> GroupOffsets:
-        return await self._on_net(lambda: self._reader.group_offsets(group))
+        return cast(GroupOffsets, await self._net.call("group_offsets", group))
 
     async def read_groups(
         self, groups: Sequence[str], progress: Progress | None = None
     ) -> dict[str, GroupOffsets | Exception]:
-        # One hop to the network thread for the whole fan-out: the UI loop is not woken per group.
-        return await self._on_net(
-            lambda: gather_bounded(self._reader.group_offsets, groups, on_done=progress)
-        )
+        answer = await self._net.call("read_groups", list(groups), progress=progress)
+        return cast(dict[str, GroupOffsets | Exception], answer)
 
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
     ) -> dict[QueueKey, int]:
-        return await self._on_net(lambda: self._consume_delays(group, topics_by_broker))
+        answer = await self._net.call("consume_delays", group, dict(topics_by_broker))
+        return cast(dict[QueueKey, int], answer)
 
     async def read_delays(
         self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
     ) -> dict[str, dict[QueueKey, int] | Exception]:
-        return await self._on_net(
-            lambda: gather_bounded(lambda g: self._consume_delays(g, wanted[g]), list(wanted))
-        )
+        answer = await self._net.call("read_delays", {k: dict(v) for k, v in wanted.items()})
+        return cast(dict[str, dict[QueueKey, int] | Exception], answer)
 
     async def dlq_queues(self, group: str) -> list[QueueStats]:
-        return await self._on_net(lambda: self._dlq_queues(group))
+        return cast(list[QueueStats], await self._net.call("dlq_queues", group))
 
     async def assignments(
         self, group: str, client_ids: Sequence[str]
     ) -> dict[QueueKey, tuple[str, ...]]:
-        return await self._on_net(lambda: self._assignments(group, client_ids))
+        answer = await self._net.call("assignments", group, list(client_ids))
+        return cast(dict[QueueKey, tuple[str, ...]], answer)
 
     def close(self) -> None:
-        self._net.stop(self._admin.close())
-
-    # ---- on the network thread ----------------------------------------------------------------
-
-    async def _brokers(self) -> tuple[BrokerState, ...]:
-        masters = await self._reader.fresh_brokers()
-        names = list(masters)
-        answers = await asyncio.gather(
-            *(self._admin.broker_runtime(masters[n]) for n in names), return_exceptions=True
-        )
-        out = []
-        for name, answer in zip(names, answers, strict=True):
-            addr = masters[name]
-            if isinstance(answer, BaseException):
-                if not isinstance(answer, RocketMQError):
-                    raise answer
-                out.append(BrokerState(name, addr, up=False, error=str(answer)))
-                continue
-            out.append(
-                BrokerState(
-                    name,
-                    addr,
-                    up=True,
-                    version=answer.get("brokerVersionDesc"),
-                    put_today=_int(answer.get("msgPutTotalTodayNow")),
-                    get_today=_int(answer.get("msgGetTotalTodayNow")),
-                )
-            )
-        return tuple(out)
-
-    async def _topic_queues(self, topic: str) -> list[QueueStats]:
-        route = await self._admin.topic_route(topic)
-        addrs = [b.master_addr for b in route.brokers if b.master_addr]
-        answers = await asyncio.gather(
-            *(self._admin.topic_stats(a, topic) for a in addrs), return_exceptions=True
-        )
-        out: list[QueueStats] = []
-        for answer in answers:
-            if isinstance(answer, dict):
-                out.extend(answer.values())
-            elif not isinstance(answer, RocketMQError):
-                raise answer
-        return sorted(out, key=lambda s: s.queue)
-
-    async def _consume_delays(
-        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
-    ) -> dict[QueueKey, int]:
-        masters = await self._reader.brokers()
-        pairs = [
-            (masters[b], t)
-            for b, topics in topics_by_broker.items()
-            if b in masters
-            for t in topics
-        ]
-        answers = await asyncio.gather(
-            *(self._admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
-            return_exceptions=True,
-        )
-        out: dict[QueueKey, int] = {}
-        for answer in answers:
-            if isinstance(answer, dict):
-                for mq, span in answer.items():
-                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span.delay_ms
-            elif not isinstance(answer, RocketMQError):
-                raise answer
-        return out
-
-    async def _dlq_queues(self, group: str) -> list[QueueStats]:
-        masters = await self._reader.brokers()
-        answers = await asyncio.gather(
-            *(self._admin.topic_stats(a, dlq_topic(group)) for a in masters.values()),
-            return_exceptions=True,
-        )
-        out: list[QueueStats] = []
-        for answer in answers:
-            if isinstance(answer, dict):
-                out.extend(answer.values())
-            elif isinstance(answer, BrokerError) and answer.code == ResponseCode.TOPIC_NOT_EXIST:
-                continue
-            elif not isinstance(answer, RocketMQError):
-                raise answer
-        return sorted(out, key=lambda s: s.queue)
-
-    async def _assignments(
-        self, group: str, client_ids: Sequence[str]
-    ) -> dict[QueueKey, tuple[str, ...]]:
-        masters = await self._reader.brokers()
-        if not masters or not client_ids:
-            return {}
-        # Any broker forwards the request: every client heartbeats every broker.
-        addr = next(iter(masters.values()))
-        answers = await asyncio.gather(
-            *(consumer_running_info(self._admin, addr, group, c) for c in client_ids),
-            return_exceptions=True,
-        )
-        holders: dict[QueueKey, list[str]] = {}
-        for answer in answers:
-            if isinstance(answer, BaseException):
-                if not isinstance(answer, RocketMQError):
-                    raise answer
-                continue  # a client that does not answer simply shows no queues
-            for mq in answer.queues:
-                holders.setdefault((mq.topic, mq.broker_name, mq.queue_id), []).append(
-                    answer.client_id
-                )
-        return {k: tuple(sorted(v)) for k, v in holders.items()}
+        self._net.close()
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
+def remote_sources(config: Config, *, warm: ClusterConfig | None = None) -> SourceFactory:
+    """Sources for the console. `warm` starts that cluster's network process now, so it boots
+    while the UI process is still importing Textual (start-up is measured)."""
+    ready: dict[ClusterConfig, RemoteSource] = {}
+    if warm is not None:
+        ready[warm] = RemoteSource(warm, config)
 
-
-def remote_sources(config: Config) -> SourceFactory:
     def connect(cluster: ClusterConfig) -> ClusterSource:
-        return RemoteSource(cluster, config)
+        return ready.pop(cluster, None) or RemoteSource(cluster, config)
 
     return connect

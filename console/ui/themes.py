@@ -41,6 +41,7 @@ _COLOURS = {
     "boost",
 }
 _FIELDS = {f.name for f in fields(Theme)}
+_ANSI_VARIABLES = {"ansi-background", "ansi-foreground"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,10 @@ def parse_theme(path: Path) -> Theme:
         isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
     ):
         raise ThemeError(f"{path}: variables: expected a mapping of names to strings")
+    missing = sorted(_ANSI_VARIABLES - set(variables)) if data.get("ansi") else []
+    if missing:
+        # Textual's own screen styles use these when a theme draws in the terminal's palette.
+        raise ThemeError(f"{path}: variables: an ansi theme needs {', '.join(missing)}")
     data["variables"] = variables
     theme = Theme(**data)
     try:

@@ -38,8 +38,9 @@ KEY_ROUNDS = 30
 FIRST_FRAME_RUNS = 5
 DELETE_SUBSCRIPTIONGROUP = 207
 
+# CSI, OSC, DCS-like strings, or a two-byte escape; an escape cut short does not match.
 _ESCAPES = re.compile(
-    rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|.)"
+    rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[^\[\]PX^_])"
 )
 
 
@@ -86,6 +87,7 @@ class Terminal:
         os.close(slave)
         self.fd = master
         self.seen = b""
+        self._carry = b""
 
     def send(self, keys: bytes) -> float:
         self.seen = b""
@@ -95,21 +97,31 @@ class Terminal:
     def wait_for(self, *needles: bytes, timeout: float = 30.0) -> float:
         """Read until every needle appeared (escape sequences removed) since the last send."""
         deadline = time.perf_counter() + timeout
-        raw = b""
-        while True:
-            text = _ESCAPES.sub(b"", raw)
-            if all(n in text for n in needles):
-                self.seen = text
-                return time.perf_counter()
+        while not all(n in self.seen for n in needles):
             left = deadline - time.perf_counter()
             if left <= 0:
-                raise TimeoutError(f"{needles!r} not painted; last output: {text[-400:]!r}")
+                raise TimeoutError(f"{needles!r} not painted; last output: {self.seen[-400:]!r}")
             ready, _, _ = select.select([self.fd], [], [], left)
             if ready:
                 try:
-                    raw += os.read(self.fd, 65536)
+                    chunk = os.read(self.fd, 65536)
                 except OSError as exc:  # the program exited
-                    raise TimeoutError(f"console exited: {exc}; output {text[-400:]!r}") from None
+                    raise TimeoutError(
+                        f"console exited: {exc}; output {self.seen[-400:]!r}"
+                    ) from None
+                self.seen += self._plain(chunk)
+        return time.perf_counter()
+
+    def _plain(self, chunk: bytes) -> bytes:
+        """The chunk without escape sequences; one cut in half waits for the next chunk (only
+        the new bytes are scanned, so reading stays cheap while the console paints a lot)."""
+        data = self._carry + chunk
+        cut = data.rfind(b"\x1b")
+        if cut >= 0 and _ESCAPES.match(data, cut) is None:
+            data, self._carry = data[:cut], data[cut:]
+        else:
+            self._carry = b""
+        return _ESCAPES.sub(b"", data)
 
     def close(self) -> None:
         self.proc.terminate()

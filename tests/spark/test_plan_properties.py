@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from console.domain.plan import PlanRow, content_hash, root_digest
+from console.domain.plan import topic_totals as python_topic_totals
 from console.domain.spec import Earliest, Latest, ResetSpec, Scope, ShiftBy, Strategy, ToOffset
 from jobs.plan import plan_rows, topic_totals
 from tests.spark import frames
@@ -82,8 +83,9 @@ def test_plan_invariants(
         t = totals[("g", topic)]
         assert t["queues"] == len(mine)
         assert t["changed"] == sum(r.changed for r in mine)
-        assert t["re_consume"] == sum(d for d in deltas if d > 0)
-        assert t["skip"] == sum(d for d in deltas if d < 0)
+        assert t["re_consume"] == sum(-d for d in deltas if d < 0)
+        assert t["skip"] == sum(d for d in deltas if d > 0)
+        assert t["skip"] - t["re_consume"] == sum(deltas)
         assert t["warned"] == sum(1 for r in mine if r.warnings)
         assert t["lag_before"] == sum(
             r.max_offset - r.current for r in mine if r.current is not None
@@ -91,3 +93,19 @@ def test_plan_invariants(
         assert t["lag_after"] == sum(r.max_offset - r.target for r in mine if r.target is not None)
     digests = {key: t["digest"] for key, t in totals.items()}
     assert root_digest("c1", digests) == content_hash("c1", got)
+    # The small-plan path adds up in Python: the same numbers as Spark's.
+    in_python = {key: (t, d) for key, (t, d) in python_topic_totals(got).items()}
+    for key, t in totals.items():
+        sums, digest = in_python[key]
+        assert (sums.queues, sums.changed, sums.re_consume, sums.skip, sums.warned) == (
+            t["queues"],
+            t["changed"],
+            t["re_consume"],
+            t["skip"],
+            t["warned"],
+        )
+        assert (sums.lag_before, sums.lag_after, digest) == (
+            t["lag_before"],
+            t["lag_after"],
+            t["digest"],
+        )

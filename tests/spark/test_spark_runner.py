@@ -65,7 +65,7 @@ def test_plan_with_progress(
     handle = runner.submit("plan", request(snapshot, tmp_path / "p", "latest"), seen.append)
     header = json.loads(handle.result(300))
     assert header["rows"] == 6
-    assert header["totals"][0]["re_consume"] == sum(100 - 10 * q for q in range(6))
+    assert header["totals"][0]["skip"] == sum(100 - 10 * q for q in range(6))  # latest skips
     rows = pq.read_table(tmp_path / "p" / "rows.parquet").to_pylist()
     assert [r["target"] for r in rows] == [100] * 6
     assert seen[0].state is JobState.QUEUED
@@ -122,4 +122,5 @@ def test_await_from_asyncio(runner: SparkRunner, snapshot: SnapshotRef, tmp_path
     async def go() -> str:
         return await runner.submit("plan", request(snapshot, tmp_path / "p", "earliest")).wait()
 
-    assert json.loads(asyncio.run(go()))["totals"][0]["skip"] == -sum(10 * q for q in range(6))
+    totals = json.loads(asyncio.run(go()))["totals"][0]  # earliest re-consumes everything
+    assert totals["re_consume"] == sum(10 * q for q in range(6))

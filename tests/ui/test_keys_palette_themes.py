@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,12 @@ from textual.command import CommandPalette
 from textual.widgets import Static
 
 from console.config import Config
+from console.ui import registry
 from console.ui.app import binding_ids
 from console.ui.commands import ScreenActions
 from console.ui.screens.groups import GroupsScreen
 from console.ui.screens.help import HelpScreen
+from console.ui.screens.overview import OverviewScreen
 from console.ui.themes import PROJECT_THEMES, ThemeError, load_themes, parse_theme
 from console.ui.widgets.rowtable import RowTable
 
@@ -51,6 +54,17 @@ async def test_unknown_keymap_ids_and_theme_are_reported_once() -> None:
         assert "unknown binding id(s) refrsh" in notes[0]
         assert "theme 'nope' not found; using textual-dark" in notes[0]
         assert app.theme == "textual-dark"
+
+
+def test_registered_screens_binding_ids_count_without_importing_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = tmp_path / "later_screen.py"
+    module.write_text('BINDINGS = [Binding("z", "zap", "Zap", id="later_zap")]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.SCREENS, "later", "later_screen:LaterScreen")
+    assert "later_zap" in registry.declared_binding_ids()
+    assert "later_screen" not in sys.modules
 
 
 def test_every_binding_has_an_id() -> None:
@@ -123,6 +137,18 @@ async def test_no_color_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
         assert app.no_color
 
 
+@pytest.mark.parametrize("theme", ["rmq-dark", "rmq-light", "rmq-contrast"])
+async def test_every_project_theme_draws_the_console(theme: str) -> None:
+    app, _ = fake_app(config=config(theme=theme))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.theme == theme
+        assert isinstance(app.screen, OverviewScreen)
+        await pilot.press("g")
+        await settle(pilot)
+        assert isinstance(app.screen, GroupsScreen)
+
+
 def test_project_themes_validate() -> None:
     loaded = load_themes([PROJECT_THEMES])
     assert loaded.problems == ()
@@ -142,6 +168,7 @@ def test_project_themes_validate() -> None:
         ("name: x\nprimary: '#fff'\ndark: maybe\n", "dark: expected true or false"),
         ("- a list\n", "expected a mapping"),
         ("name: [unclosed\n", "cannot read"),
+        ("name: x\nprimary: ansi_red\nansi: true\n", "an ansi theme needs ansi-background"),
     ],
 )
 def test_bad_theme_files_are_named(tmp_path: Path, text: str, problem: str) -> None:

@@ -120,3 +120,22 @@ async def test_mouse_click_drills_in() -> None:
         await settle(pilot)
         assert isinstance(app.screen, GroupScreen)
         assert app.screen.group == "billing"
+
+
+async def test_names_are_shown_as_they_are_never_as_markup() -> None:
+    from dataclasses import replace
+
+    from .fakes import FakeCluster, sample_groups
+
+    odd = "[b]orders[/b]-[red]x"
+    groups = {odd: replace(sample_groups()["search"], group=odd)}
+    app, _ = fake_app(FakeCluster(groups=groups, delays={}))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        table = app.screen.query_one(RowTable)
+        assert odd in table.render_line(1).text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert text_of(app, "#crumbs") == f"prod › groups › {odd}"

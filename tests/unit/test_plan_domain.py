@@ -76,7 +76,7 @@ def test_header_round_trip() -> None:
         created_at_ms=1_795_338_301_000,
         content_hash="sha256:ab",
         rows=2,
-        totals=(Totals("g", None, 2, 1, 5, -3, 1, 10, 8), Totals("g", "t", 2, 1, 5, -3, 1, 10, 8)),
+        totals=(Totals("g", None, 2, 1, 5, 3, 1, 10, 8), Totals("g", "t", 2, 1, 5, 3, 1, 10, 8)),
         timestamp_ms=None,
         reset_paths={"g": ResetPath(ResetPathKind.SERVER_SIDE, "why")},
         source_snapshot=SnapshotInfo("c", "x", 1),
@@ -85,7 +85,7 @@ def test_header_round_trip() -> None:
     assert '"created_at": "2026-11-22T09:05:01.000+00:00"' in text
     assert PlanHeader.from_json(text) == header
     assert header.group_totals() == [header.totals[0]]
-    assert header.totals[0].net == 2
+    assert header.totals[0].net == -2  # skip 3 - re-consume 5
     with pytest.raises(ValueError, match=r"plan.json:1: not JSON"):
         PlanHeader.from_json("{", "plan.json")
     with pytest.raises(ValueError, match="not a plan header"):

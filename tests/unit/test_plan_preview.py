@@ -4,14 +4,16 @@ cancelled job are reported; nothing is written."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from textual.widgets import Input
 
 from console.config import Config
 from console.domain.plan import (
@@ -24,11 +26,12 @@ from console.domain.plan import (
     SnapshotInfo,
     Totals,
 )
-from console.domain.spec import ResetSpec, SpecError, ToTimestamp, spec_to_dict
+from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp, spec_to_dict
 from console.services.planning import PlanResult
 from console.services.spark_runner import (
     JobCancelled,
     JobHandle,
+    JobInputError,
     JobProgress,
     JobState,
 )
@@ -37,16 +40,15 @@ from console.ui import registry
 from console.ui.screens.preview import PreviewScreen
 from console.ui.session import ClusterSession
 from tests.ui.fakes import fake_app
-from tests.ui.helpers import settle, shown, status, text_of
+from tests.ui.helpers import settle, shown, text_of
 
 T = 1_795_338_300_000
 
 
 @pytest.fixture(autouse=True)
-def _no_developer_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def _no_developer_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(tmp_path / "config.yaml"))
-    yield
 
 
 def row(queue_id: int, current: int | None, target: int | None, *warnings: str) -> PlanRow:
@@ -78,6 +80,7 @@ class FakePlanner:
         self.release = threading.Event()
         self.release.set()
         self.cancelled = threading.Event()
+        self.reported = threading.Event()
         self.fail: Exception | None = None
 
     async def plan(
@@ -94,6 +97,7 @@ class FakePlanner:
         if on_submit:
             on_submit(handle)
         handle.report(JobProgress("j1", JobState.RUNNING, "computing the plan", None, 3, 8, 2))
+        self.reported.set()
         while not self.release.wait(0.01):  # the job "runs" until released or cancelled
             if self.cancelled.is_set():
                 raise JobCancelled("cancelled")
@@ -104,7 +108,7 @@ class FakePlanner:
             created_at_ms=T,
             content_hash="sha256:00",
             rows=3,
-            totals=(Totals("billing", None, 3, 3, 0, -1280, 2, 100, 1700),),
+            totals=(Totals("billing", None, 3, 3, 1280, 0, 2, 100, 1700),),
             timestamp_ms=T,
             reset_paths={
                 "billing": ResetPath(ResetPathKind.CLIENT_PUSH, "broker-a runs 4.9.8", None)
@@ -126,20 +130,32 @@ class FakePlanner:
         return [Impact("billing", None, 0, 1700, 10.0, "history", 170.0)]
 
 
+# The planner the registered screen gets; each test puts its own fake here.
+CURRENT: dict[str, FakePlanner] = {}
+
+
+class FakePlanners:
+    warmed = 0
+
+    def warm(self, config: Config) -> None:
+        FakePlanners.warmed += 1  # no Spark in these tests
+
+    @asynccontextmanager
+    async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[FakePlanner]:
+        yield CURRENT["planner"]
+
+
+class Preview(PreviewScreen):
+    """The screen as the registry builds it (one argument), on the fake planner."""
+
+    def __init__(self, context: registry.GroupContext) -> None:
+        super().__init__(context, planners=FakePlanners())
+
+
 @pytest.fixture
 def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     fake = FakePlanner()
-
-    @asynccontextmanager
-    async def factory(session: ClusterSession, config: Config) -> AsyncIterator[FakePlanner]:
-        yield fake
-
-    class Preview(PreviewScreen):
-        def __init__(self, context: registry.GroupContext) -> None:
-            super().__init__(context, planner=factory)
-
-    monkeypatch.setattr(__import__(__name__), "Preview", Preview, raising=False)
-    globals()["Preview"] = Preview
+    monkeypatch.setitem(CURRENT, "planner", fake)
     monkeypatch.setitem(registry.SCREENS, "reset", f"{__name__}:Preview")
     return fake
 
@@ -154,13 +170,13 @@ async def open_preview(pilot: Any) -> None:
 
 async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
     app, _ = fake_app()
-    async with app.run_test(size=(100, 32)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         assert isinstance(app.screen, PreviewScreen)
+        assert FakePlanners.warmed >= 1  # Spark is asked to warm up as the screen opens
         await pilot.click("#value")
         await pilot.press(*"2026-11-22T10:05:00+01:00", "enter")
         await settle(pilot)
-        app.save_screenshot("/tmp/preview.svg")
         assert planner.specs[0].strategy == ToTimestamp(T)
         assert planner.specs[0].scope.groups == ("billing",)
         assert [r["target"] for r in shown(app, "#diff")] == ["1000", "0*", "500"]
@@ -168,3 +184,70 @@ async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
         assert "reset path: client push" in summary
         assert "3/3 queues change" in summary
         assert "catch-up" in summary
+        assert "re-consume 1280" in summary
+
+
+async def test_warnings_only_and_the_mqadmin_equivalent(planner: FakePlanner) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_preview(pilot)
+        await pilot.click("#value")
+        await pilot.press(*"2026-11-22T09:05:00Z", "enter")
+        await settle(pilot)
+        await pilot.press("w")
+        assert [r["warnings"] for r in shown(app, "#diff")] == ["below_min", "no_committed"]
+        await pilot.press("w")
+        assert len(shown(app, "#diff")) == 3
+        assert [r["move"] for r in shown(app, "#diff")] == ["+100", "+1180", "?"]
+        await pilot.press("m")
+        await pilot.pause()
+        lines = app.screen.lines  # type: ignore[attr-defined]
+        assert lines[0].startswith("# these commands WRITE offsets")
+        assert lines[1] == (
+            f"mqadmin resetOffsetByTime -n 10.0.0.9:9876 -g billing -t orders -s {T} -f true"
+        )
+
+
+async def test_bad_input_is_named_and_nothing_runs(planner: FakePlanner) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_preview(pilot)
+        await pilot.click("#value")
+        await pilot.press(*"2026-11-22T10:05", "enter")
+        await settle(pilot)
+        assert planner.specs == []
+        assert text_of(app, "#plan-summary").startswith(
+            "cannot plan: strategy.to-timestamp: '2026-11-22T10:05' has no time zone"
+        )
+        planner.fail = JobInputError("o.csv:3: queue orders / broker-a / 9 does not exist")
+        app.screen.query_one("#value", Input).value = "2026-11-22T10:05Z"
+        await pilot.click("#run")
+        await settle(pilot)
+        assert len(planner.specs) == 1
+        assert "o.csv:3: queue orders" in text_of(app, "#plan-summary")
+        assert shown(app, "#diff") == []
+
+
+async def test_progress_then_cancel(planner: FakePlanner) -> None:
+    planner.release.clear()
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_preview(pilot)
+        await pilot.click("#value")
+        await pilot.press(*"30m")
+        await pilot.click("#strategy")
+        await pilot.pause()
+        screen: Any = app.screen
+        screen.query_one("#strategy").value = StrategyKind.BY_DURATION
+        await pilot.click("#run")
+        assert await asyncio.to_thread(planner.reported.wait, 30)
+        await pilot.pause()
+        assert str(screen.query_one("#step").render()) == "computing the plan · 3/8 tasks"
+        assert screen.query_one("#progress").progress == 3
+        assert screen.check_action("cancel_plan", ()) is True
+        await pilot.press("x")
+        await settle(pilot)
+        assert planner.cancelled.is_set()
+        assert str(screen.query_one("#step").render()) == "cancelled"
+        assert screen.running is False
+        assert planner.specs[0].strategy == ByDuration(1_800_000)

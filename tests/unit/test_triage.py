@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.services import triage
-from console.services.triage import History, Status, evaluate
+from console.services.triage import History, Sample, Status, as_samples, evaluate
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)
@@ -33,8 +33,8 @@ def sample(
     return GroupOffsets(group, T0 + i * 5000, tuple(qs), clients=ONLINE if online else ())
 
 
-def window(*steps: Sequence[tuple[int, int | None]], online: bool = True) -> list[GroupOffsets]:
-    return [sample(i, s, online=online) for i, s in enumerate(steps)]
+def window(*steps: Sequence[tuple[int, int | None]], online: bool = True) -> list[Sample]:
+    return as_samples(sample(i, s, online=online) for i, s in enumerate(steps))
 
 
 def test_caught_up_is_ok() -> None:
@@ -105,7 +105,7 @@ def test_uncommitted_queues_do_not_vote() -> None:
 
 
 def test_retry_queue_does_not_vote() -> None:
-    steps = [sample(i, [(10, 10)], retry=(5, 1)) for i in range(3)]
+    steps = as_samples(sample(i, [(10, 10)], retry=(5, 1)) for i in range(3))
     assert evaluate(steps).status is Status.OK
 
 
@@ -154,7 +154,7 @@ def test_time_behind_is_zero_when_caught_up_and_unknown_without_answers() -> Non
 
 
 def test_lagging_topics_by_broker() -> None:
-    o = sample(0, [(10, 4), (10, 10)], retry=(5, 1))
+    o = Sample.of(sample(0, [(10, 4), (10, 10)], retry=(5, 1)))
     assert triage.lagging_topics(o) == {"b": ("T",)}
 
 
@@ -162,10 +162,11 @@ def test_history_keeps_the_window_and_replaces_a_repeated_instant() -> None:
     h = History(window=3)
     for i in range(5):
         h.add(sample(i, [(10 + i, 4)]))
-    assert [o.taken_at_ms for o in h.window("G")] == [T0 + 10000, T0 + 15000, T0 + 20000]
+    assert [s.taken_at_ms for s in h.window("G")] == [T0 + 10000, T0 + 15000, T0 + 20000]
     h.add(sample(4, [(99, 4)]))
     assert len(h.window("G")) == 3
-    assert h.window("G")[-1].queues[0].max_offset == 99
+    assert h.window("G")[-1].offsets.queues[0].max_offset == 99
+    assert h.window("G")[-1].total_lag == 95
     h.retain(["other"])
     assert h.window("G") == ()
     with pytest.raises(ValueError, match="at least one"):
@@ -173,9 +174,9 @@ def test_history_keeps_the_window_and_replaces_a_repeated_instant() -> None:
 
 
 def test_summary_and_worst_first() -> None:
-    stalled = triage.summarize([sample(i, [(10, 4)], group="a") for i in range(3)], {})
-    stopped = triage.summarize([sample(0, [(10, 8)], online=False, group="b")], {})
-    fine = triage.summarize([sample(0, [(10, 10)], group="c")], {})
+    stalled = triage.summarize(as_samples(sample(i, [(10, 4)], group="a") for i in range(3)), {})
+    stopped = triage.summarize(as_samples([sample(0, [(10, 8)], online=False, group="b")]), {})
+    fine = triage.summarize(as_samples([sample(0, [(10, 10)], group="c")]), {})
     assert [s.group for s in triage.worst_first([fine, stalled, stopped])] == ["b", "a", "c"]
     assert stalled.lag_history == (6, 6, 6)
     with pytest.raises(ValueError, match="at least one"):
@@ -194,7 +195,7 @@ offsets = st.integers(min_value=0, max_value=10_000)
 
 
 @st.composite
-def windows(draw: st.DrawFn) -> list[GroupOffsets]:
+def windows(draw: st.DrawFn) -> list[Sample]:
     n = draw(st.integers(min_value=1, max_value=8))
     online = draw(st.booleans())
     steps = []
@@ -206,13 +207,13 @@ def windows(draw: st.DrawFn) -> list[GroupOffsets]:
 
 
 @given(windows())
-def test_caught_up_now_is_always_ok(w: list[GroupOffsets]) -> None:
-    last = w[-1].queues[0]
+def test_caught_up_now_is_always_ok(w: list[Sample]) -> None:
+    last = w[-1].offsets.queues[0]
     if last.lag == 0:
         assert evaluate(w).status is Status.OK
 
 
 @given(windows())
-def test_status_never_blames_an_unknown_lag(w: list[GroupOffsets]) -> None:
-    if w[-1].queues[0].committed is None:
+def test_status_never_blames_an_unknown_lag(w: list[Sample]) -> None:
+    if w[-1].offsets.queues[0].committed is None:
         assert evaluate(w).status is Status.OK

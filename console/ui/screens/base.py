@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,6 +40,8 @@ class ConsoleScreen(Screen[None]):
     ]
 
     crumb = ""
+    #: Whether the screen's data refreshes (the status line then says when it last did).
+    REFRESHES = False
 
     def __init__(self, session: ClusterSession | None = None) -> None:
         super().__init__()
@@ -52,8 +55,8 @@ class ConsoleScreen(Screen[None]):
         yield ClusterBanner(self.session.cluster if self.session else None)
         yield Static(id="crumbs")
         yield from self.compose_body()
-        yield StatusLine(self.console.clock_ms)
-        yield Footer()
+        yield StatusLine(self.console.clock_ms, refreshes=self.REFRESHES)
+        yield Footer(compact=True, show_command_palette=False)
 
     def compose_body(self) -> ComposeResult:
         raise NotImplementedError
@@ -64,7 +67,7 @@ class ConsoleScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         crumbs = [s.crumb for s in self.app.screen_stack if isinstance(s, ConsoleScreen)]
-        self.query_one("#crumbs", Static).update(" › ".join(c for c in crumbs if c))
+        self.query_one("#crumbs", Static).update(Text(" › ".join(c for c in crumbs if c)))
         self.status.update_state(paused=self.console.paused)
 
     # ---- back and mqadmin ------------------------------------------------------------------------
@@ -139,12 +142,13 @@ class DataScreen(ConsoleScreen):
     """A screen of one cluster's data, refreshed now, on `r`, and on the app's interval."""
 
     BINDINGS = [Binding("r", "refresh", "Refresh", id="refresh")]
+    REFRESHES = True
 
     def __init__(self, session: ClusterSession) -> None:
         super().__init__(session)
         self.cluster_session = session
         self._loader: Worker[None] | None = None
-        self._resumed_once = False
+        self._shown = False
 
     @property
     def source(self) -> ClusterSource:
@@ -155,9 +159,11 @@ class DataScreen(ConsoleScreen):
 
     def on_screen_resume(self) -> None:
         # ConsoleScreen's own handler runs too (Textual calls each class's handler in the MRO).
+        self._shown = True
         self.status.update_state(down=self.cluster_session.down)
-        # Coming back from a detail: what this screen shows is as old as the time spent away.
-        self.refresh_now()
+        # Back from a detail or a dialog: what this screen shows is as old as the time spent
+        # away. A refresh still under way is not restarted (500 groups take a while).
+        self.refresh_due()
 
     # ---- the refresh cycle -----------------------------------------------------------------------
 
@@ -178,7 +184,8 @@ class DataScreen(ConsoleScreen):
     def refresh_due(self) -> None:
         """The interval elapsed: start a refresh unless one is still running (a slow cluster
         would otherwise never finish one)."""
-        if self.is_mounted and not self.refreshing:
+        # The interval can fire between a push and the screen's first showing.
+        if self._shown and not self.refreshing:
             self.refresh_now()
 
     @work(exclusive=True, group=REFRESH_GROUP, exit_on_error=False)

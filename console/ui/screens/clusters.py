@@ -62,6 +62,8 @@ class ClustersScreen(ConsoleScreen):
         view = self.query_one(DataView)
         view.set_rows(cluster_rows(self.clusters))
         view.table.focus()
+        if self.config_source:
+            self.status.update_state(note=f"from {self.config_source}")
 
     def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         name = event.key

@@ -172,7 +172,7 @@ class GroupScreen(DataScreen):
         offsets = await source.group_offsets(self.group)
         window = self.cluster_session.history.add(offsets)
         delays, dlq = await asyncio.gather(
-            source.consume_delays(self.group, triage.lagging_topics(offsets)),
+            source.consume_delays(self.group, triage.lagging_topics(window[-1])),
             source.dlq_queues(self.group),
             return_exceptions=True,
         )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rich.text import Text
+import asyncio
+
 from textual.app import App, ComposeResult
 
 from console.domain.offsets import GroupOffsets
@@ -68,7 +69,7 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
                 status_text(app, v.status, v.complete),
                 (v.status.severity, o.total_lag),
             ),
-            cell(o.group, Text(o.group)),
+            cell(o.group),
             lag_cell(o),
             behind_cell(s),
             cell(s.trend.per_minute if s.trend else None, fmt.trend(s.trend)),
@@ -86,9 +87,7 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
 
 def pending_row(group: str) -> Row:
     """A group listed but not read yet."""
-    return Row(
-        group, (cell(None, "…"), cell(group, Text(group)), *(cell(None, "") for _ in COLUMNS[2:]))
-    )
+    return Row(group, (cell(None, "…"), cell(group), *(cell(None, "") for _ in COLUMNS[2:])))
 
 
 class GroupsScreen(DataScreen):
@@ -106,7 +105,6 @@ class GroupsScreen(DataScreen):
 
     async def fetch(self) -> None:
         source = self.source
-        history = self.cluster_session.history
         names = await source.groups()
         if not self.summaries:
             self.post_message(GroupsListed(tuple(names)))
@@ -115,14 +113,33 @@ class GroupsScreen(DataScreen):
             self.post_message(GroupsProgressed(done, total))  # thread-safe
 
         read = await source.read_groups(names, Cadence(progressed))
+        # Working through 500 groups takes long enough to hold up a key press; on a thread it
+        # only shares the interpreter with the UI, which gets it back every switch interval.
+        windows, wanted = await asyncio.to_thread(self._record, names, read)
+        behind = await source.read_delays(wanted)
+        summaries, rows = await asyncio.to_thread(self._digest, windows, behind)
+        errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
+        self.post_message(GroupsRefreshed(summaries, errors, rows))
+
+    def _record(
+        self, names: list[str], read: dict[str, GroupOffsets | Exception]
+    ) -> tuple[dict[str, tuple[triage.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
+        history = self.cluster_session.history
         latest = {n: o for n, o in read.items() if isinstance(o, GroupOffsets)}
         windows = {n: history.add(o) for n, o in latest.items()}
         history.retain(names)
-        wanted = {n: triage.lagging_topics(o) for n, o in latest.items() if o.total_lag > 0}
-        behind = await source.read_delays(wanted)
-        summaries = [triage.summarize(windows[n], _value_or_empty(behind.get(n))) for n in latest]
-        errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
-        self.post_message(GroupsRefreshed(tuple(triage.worst_first(summaries)), errors))
+        wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
+        return windows, wanted
+
+    def _digest(
+        self,
+        windows: dict[str, tuple[triage.Sample, ...]],
+        behind: dict[str, dict[triage.QueueKey, int] | Exception],
+    ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:
+        summaries = triage.worst_first(
+            triage.summarize(w, _value_or_empty(behind.get(n))) for n, w in windows.items()
+        )
+        return tuple(summaries), tuple(summary_row(self.app, s) for s in summaries)
 
     def on_groups_listed(self, message: GroupsListed) -> None:
         self.query_one(DataView).set_rows([pending_row(g) for g in message.groups])
@@ -132,7 +149,7 @@ class GroupsScreen(DataScreen):
 
     def on_groups_refreshed(self, message: GroupsRefreshed) -> None:
         self.summaries = message.summaries
-        self.redraw()
+        self.query_one(DataView).set_rows(message.rows)
         if message.errors:
             first = next(iter(message.errors.items()))
             note = f"{len(message.errors)} group(s) unreadable, e.g. {first[0]}: {first[1]}"

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -61,7 +62,9 @@ DIFF_COLUMNS = (
     Column("max", "MAX", "max offset", numeric=True),
     Column("current", "CURRENT", "current offset", numeric=True),
     Column("target", "TARGET", "target offset", numeric=True),
-    Column("delta", "DELTA", "delta (+ re-consume, - skip)", numeric=True),
+    # The operator's sign: + messages re-consumed, - messages skipped (= current - target; the
+    # plan file's delta is target - current).
+    Column("move", "±MSGS", "messages re-consumed (+) or skipped (-)", numeric=True),
     Column("span", "SPAN", "time replayed (+) or skipped (-), ms", numeric=True),
     Column("warnings", "WARNINGS", "warnings"),
 )
@@ -122,48 +125,135 @@ class PreviewPlanner(Protocol):
     async def impact(self, result: PlanResult) -> list[Impact]: ...
 
 
-PlannerFactory = Callable[[ClusterSession, Config], AbstractAsyncContextManager[PreviewPlanner]]
+class PlannerSource(Protocol):
+    """Where the screen gets its planner: `warm` when the screen opens (start Spark while the
+    operator types), `open` for each preview."""
+
+    def warm(self, config: Config) -> None: ...
+
+    def open(
+        self, session: ClusterSession, config: Config
+    ) -> AbstractAsyncContextManager[PreviewPlanner]: ...
 
 
-@asynccontextmanager
-async def cluster_planner(session: ClusterSession, config: Config) -> AsyncIterator[Any]:
-    """The real planner: a wire client of its own (on the worker's loop), the workspace from
-    the config, and the console's shared warm Spark session."""
-    from console.rocketmq.admin import AdminClient
+class ClusterPlanners:
+    """The real planners: a wire client of their own (on the worker's loop), the workspace
+    from the config, and the console's shared warm Spark session."""
+
+    def warm(self, config: Config) -> None:
+        from console.services.spark_runner import shared_runner
+
+        shared_runner(config.spark_master, _log_path(config))
+
+    @asynccontextmanager
+    async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
+        from console.rocketmq.admin import AdminClient
+        from console.services.cluster import ClusterReader
+        from console.services.planning import Planner
+        from console.services.spark_runner import shared_runner
+        from console.services.workspace import Workspace
+
+        cluster = session.cluster
+        runner = shared_runner(config.spark_master, _log_path(config))
+        creds = cluster.credentials.resolve() if cluster.credentials else None
+        async with AdminClient(
+            list(cluster.namesrv), timeout=config.timeout, credentials=creds
+        ) as admin:
+            reader = ClusterReader(admin, cluster.rocketmq_cluster)
+            workspace = Workspace(config.workspace_path)
+            yield Planner(workspace, runner, reader=reader, cluster=cluster.name)
+
+
+def _log_path(config: Config) -> Path:
     from console.sandbox.cache import cache_root
-    from console.services.cluster import ClusterReader
-    from console.services.planning import Planner
-    from console.services.spark_runner import shared_runner
     from console.services.workspace import Workspace
 
-    cluster = session.cluster
-    workspace = Workspace(config.workspace_path)
-    log = workspace.log_path() or cache_root() / "logs" / "spark-host.log"
-    runner = shared_runner(config.spark_master, log)
-    creds = cluster.credentials.resolve() if cluster.credentials else None
-    async with AdminClient(
-        list(cluster.namesrv), timeout=config.timeout, credentials=creds
-    ) as admin:
-        reader = ClusterReader(admin, cluster.rocketmq_cluster)
-        yield Planner(workspace, runner, reader=reader, cluster=cluster.name)
+    return Workspace(config.workspace_path).log_path() or cache_root() / "logs" / "spark-host.log"
 
 
 # ---- the screen ---------------------------------------------------------------------------------
 
 
 class PreviewScreen(ConsoleScreen):
+    # One line per control: the form, the progress, the totals and the diff fit 80x24.
+    DEFAULT_CSS = """
+    PreviewScreen #preview-strategy, PreviewScreen #preview-scope {
+        height: 1;
+        margin: 0 1;
+    }
+    PreviewScreen #preview-progress {
+        height: 1;
+        padding: 0 1;
+    }
+    PreviewScreen Input {
+        height: 1;
+        border: none;
+        padding: 0 1;
+        margin: 0 1 0 0;
+        background: $boost;
+        width: 1fr;
+    }
+    PreviewScreen Input:focus {
+        background: $surface-lighten-1;
+    }
+    PreviewScreen #strategy {
+        width: 18;
+        margin: 0 1 0 0;
+    }
+    PreviewScreen #strategy > SelectCurrent {
+        height: 1;
+        border: none;
+        padding: 0 1;
+        background: $boost;
+    }
+    PreviewScreen #strategy:focus > SelectCurrent {
+        background: $surface-lighten-1;
+    }
+    PreviewScreen #strategy > SelectOverlay {
+        width: 24;
+    }
+    PreviewScreen Checkbox {
+        height: 1;
+        width: auto;
+        border: none;
+        padding: 0 1 0 0;
+        background: $background;
+    }
+    PreviewScreen #run {
+        height: 1;
+        min-width: 11;
+        width: auto;
+        border: none;
+    }
+    PreviewScreen #progress {
+        width: 32;
+    }
+    PreviewScreen #step {
+        width: 1fr;
+        color: $text-muted;
+    }
+    PreviewScreen #plan-summary {
+        height: auto;
+        max-height: 5;
+        padding: 0 1;
+    }
+    PreviewScreen #diff {
+        height: 1fr;
+    }
+    """
+
     BINDINGS = [
         Binding("r", "preview", "Preview", id="preview_run"),
         Binding("x", "cancel_plan", "Cancel job", id="preview_cancel"),
         Binding("w", "warnings_only", "Warnings only", id="preview_warnings"),
     ]
 
-    def __init__(self, context: GroupContext, planner: PlannerFactory | None = None) -> None:
+    def __init__(self, context: GroupContext, planners: PlannerSource | None = None) -> None:
         super().__init__(context.session)
         self.context = context
         self.group = context.group
         self.crumb = f"reset {context.group}"
-        self.planner_factory: PlannerFactory = planner or cluster_planner
+        self.planners: PlannerSource = planners or ClusterPlanners()
         self.handle: JobHandle | None = None
         self.running = False
         self.result: PlanResult | None = None
@@ -201,6 +291,17 @@ class PreviewScreen(ConsoleScreen):
             Text(f"{self.group}: choose a strategy and press Preview (nothing is written)")
         )
         self.query_one("#value", Input).focus()
+        self.warm()
+
+    @work(thread=True, exclusive=True, group="spark-warm", exit_on_error=False)
+    def warm(self) -> None:
+        # Spark starts while the operator picks a strategy: the first preview finds it warm.
+        self.planners.warm(self.console.config)
+
+    def on_unmount(self) -> None:
+        # Leaving the screen abandons its job: nobody is left to read the plan.
+        if self.running and self.handle is not None:
+            self.handle.cancel()
 
     # ---- the form ----------------------------------------------------------------------------
 
@@ -258,6 +359,8 @@ class PreviewScreen(ConsoleScreen):
             self.on_plan_rejected(PlanRejected(str(exc)))
             return
         self._set_running(True)
+        # Off the inputs, so x (cancel) is a key again rather than a letter typed.
+        self.query_one("#diff", DataView).table.focus()
         self.compute(spec)
 
     def action_cancel_plan(self) -> None:
@@ -285,7 +388,7 @@ class PreviewScreen(ConsoleScreen):
             self.post_message(PlanProgressed(progress))
 
         config = self.console.config
-        async with self.planner_factory(self.context.session, config) as planner:
+        async with self.planners.open(self.context.session, config) as planner:
             try:
                 result = await planner.plan(
                     spec,
@@ -325,7 +428,10 @@ class PreviewScreen(ConsoleScreen):
         self.result = message.result
         self.rows = message.rows
         self.impact = ()
-        self.query_one("#step", Label).update(Text(f"plan {message.result.header.plan_id}"))
+        header = message.result.header
+        self.query_one("#step", Label).update(Text(f"plan {header.plan_id}"))
+        # The status line's age is the snapshot's: what the diff's "current" is as old as.
+        self.status.update_state(refreshed_at_ms=header.snapshot.taken_at_ms)
         self._show_summary()
         self._show_rows()
         self.query_one("#diff", DataView).table.focus()
@@ -353,6 +459,7 @@ class PreviewScreen(ConsoleScreen):
             self.handle = None
             self.status.update_state(error=None)
             self.query_one("#step", Label).update("taking a snapshot…")
+        self.status.update_state(busy=running)
         bar = self.query_one("#progress", ProgressBar)
         bar.display = running
         bar.update(total=None, progress=0)
@@ -392,10 +499,11 @@ def diff_row(app: Any, r: PlanRow) -> Row:
     if r.warnings:
         severe = any(w in _SEVERE for w in r.warnings)
         warnings = toned(app, warnings.plain, "text-error" if severe else "text-warning")
-    delta = (
-        toned(app, f"{r.delta:+d}", "text-accent" if r.delta > 0 else "text-warning")
-        if r.delta
-        else Text(fmt.offset(r.delta) if r.delta is not None else "?")
+    move = None if r.delta is None else -r.delta
+    moved = (
+        toned(app, f"{move:+d}", "text-accent" if move > 0 else "text-warning")
+        if move
+        else Text("?" if move is None else "0")
     )
     target = fmt.offset(r.target) if r.target is not None else "-"
     if r.clamp:
@@ -410,7 +518,7 @@ def diff_row(app: Any, r: PlanRow) -> Row:
             cell(r.max_offset),
             cell(r.current, fmt.offset(r.current)),
             cell(r.target, target),
-            cell(r.delta, delta),
+            cell(move, moved),
             cell(r.span_ms, _span(r.span_ms)),
             cell(";".join(r.warnings) or None, warnings),
         ),
@@ -424,7 +532,7 @@ def summary_text(app: Any, header: PlanHeader, group: str, impact: Sequence[Impa
         lines.append(
             Text(
                 f"{t.group}: {t.changed}/{t.queues} queues change · re-consume {t.re_consume} · "
-                f"skip {-t.skip} · lag {t.lag_before} → {t.lag_after}"
+                f"skip {t.skip} · lag {t.lag_before} → {t.lag_after}"
                 + (f" · {t.warned} warned" if t.warned else "")
             )
         )

@@ -35,7 +35,7 @@ def consumers_seen(session: ClusterSession, topic: str) -> list[str]:
     out = []
     for group in session.history.groups():
         window = session.history.window(group)
-        if window and any(q.topic == topic for q in window[-1].queues):
+        if window and any(q.topic == topic for q in window[-1].offsets.queues):
             out.append(group)
     return sorted(out)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -97,10 +96,6 @@ class DataView(Vertical):
     # ---- data ----------------------------------------------------------------------------------
 
     @property
-    def rows(self) -> tuple[Row, ...]:
-        return self._rows
-
-    @property
     def shown(self) -> list[Row]:
         return list(self._shown)
 
@@ -114,10 +109,6 @@ class DataView(Vertical):
     @property
     def current_key(self) -> str | None:
         return self.table.cursor_key if self._ready else None
-
-    def current_row(self) -> Row | None:
-        key = self.current_key
-        return next((r for r in self._shown if r.key == key), None)
 
     def export(self) -> tuple[list[str], list[list[Any]]]:
         """Headers and raw values of the rows as shown (filtered and sorted)."""
@@ -133,12 +124,10 @@ class DataView(Vertical):
         current = table.cursor_key
         shown = arrange(self._rows, self.query_text, self.order)
         headers = tuple(self._header(i, col) for i, col in enumerate(self.columns))
-        widths = tuple(
-            max([h.cell_len, *(_width(r.cells[i].text) for r in shown)])
-            for i, h in enumerate(headers)
-        )
+        measured = [[h.cell_len for h in headers], *(r.widths for r in shown)]
+        widths = tuple(max(column) for column in zip(*measured, strict=True))
         layout = TableLayout(headers, widths, tuple(c.numeric for c in self.columns))
-        cells = [tuple(_as_text(c.text) for c in r.cells) for r in shown]
+        cells = [tuple(c.text for c in r.cells) for r in shown]
         table.set_data(layout, [r.key for r in shown], cells, cursor_key=current)
         self._shown = shown
         self._update_title()
@@ -220,12 +209,3 @@ class DataView(Vertical):
     def _header_selected(self, event: RowTable.HeaderSelected) -> None:
         event.stop()
         self.sort_by(event.column)
-
-
-def _width(text: str | Text) -> int:
-    return text.cell_len if isinstance(text, Text) else cell_len(text)
-
-
-def _as_text(text: str | Text) -> Text:
-    # Never markup: names may contain "[".
-    return text if isinstance(text, Text) else Text(text)

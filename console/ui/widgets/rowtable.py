@@ -76,7 +76,7 @@ class RowTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.layout_spec = TableLayout((), (), ())
         self.keys: list[str] = []
-        self.cells: list[Sequence[Text]] = []
+        self.cells: list[Sequence[str | Text]] = []
         self._strips: dict[tuple[int, bool], Strip] = {}
 
     # ---- data ----------------------------------------------------------------------------------
@@ -85,7 +85,7 @@ class RowTable(ScrollView, can_focus=True):
         self,
         layout: TableLayout,
         keys: Sequence[str],
-        cells: Sequence[Sequence[Text]],
+        cells: Sequence[Sequence[str | Text]],
         *,
         cursor_key: str | None = None,
     ) -> None:
@@ -102,10 +102,6 @@ class RowTable(ScrollView, can_focus=True):
         self.set_reactive(RowTable.cursor_row, row)
         self._scroll_to_cursor()
         self.refresh()
-
-    @property
-    def row_count(self) -> int:
-        return len(self.keys)
 
     @property
     def cursor_key(self) -> str | None:
@@ -217,13 +213,17 @@ class RowTable(ScrollView, can_focus=True):
                 self._strips[key] = self._strip(self.cells[row], base, keep_spans=True)
         return self._strips[key]
 
-    def _strip(self, cells: Sequence[Text], style: Style, *, keep_spans: bool) -> Strip:
+    def _strip(self, cells: Sequence[str | Text], style: Style, *, keep_spans: bool) -> Strip:
         console = self.app.console
         segments: list[Segment] = []
         pad = " " * PADDING
         spec = self.layout_spec
         for text, width, right in zip(cells, spec.widths, spec.right, strict=False):
-            cell = text.copy() if keep_spans else Text(text.plain)
+            # Text() never reads markup: a group named "[x]" shows as "[x]".
+            if isinstance(text, str):
+                cell = Text(text)
+            else:
+                cell = text.copy() if keep_spans else Text(text.plain)
             cell.truncate(width, overflow="ellipsis")
             gap = " " * (width - cell.cell_len)
             segments.append(Segment(pad + (gap if right else ""), style))

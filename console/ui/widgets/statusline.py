@@ -14,8 +14,11 @@ _FIELDS = {"refreshed_at_ms", "progress", "busy", "paused", "down", "error", "no
 
 
 class StatusLine(Static):
-    def __init__(self, clock_ms: Callable[[], int], *, id: str | None = "status") -> None:
+    def __init__(
+        self, clock_ms: Callable[[], int], *, refreshes: bool = True, id: str | None = "status"
+    ) -> None:
         super().__init__(id=id)
+        self.refreshes = refreshes
         self._clock_ms = clock_ms
         self.refreshed_at_ms: int | None = None
         self.progress: tuple[int, int] | None = None
@@ -49,7 +52,7 @@ class StatusLine(Static):
             parts.append(Text("refreshing…"))
         if self.refreshed_at_ms is not None:
             parts.append(Text(f"refreshed {fmt.age(self._clock_ms() - self.refreshed_at_ms)} ago"))
-        elif not self.busy:
+        elif self.refreshes and not self.busy:
             parts.append(Text("not refreshed yet"))
         if self.down:
             parts.append(Text(f"DOWN: {', '.join(self.down)}", style(app, "text-error", bold=True)))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 
 
@@ -44,6 +45,14 @@ def cell(value: Any, text: str | Text | None = None, sort: Any = None) -> Cell:
 class Row:
     key: str
     cells: tuple[Cell, ...]
+    # Worked out where the row is built (off the UI thread for the big lists), not on every
+    # keystroke of a filter: the cells' widths, and the text a filter searches.
+    widths: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    haystack: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "widths", tuple(_width(c.text) for c in self.cells))
+        object.__setattr__(self, "haystack", "\0".join(c.plain.casefold() for c in self.cells))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +61,10 @@ class SortOrder:
     reverse: bool = False
 
 
-def matches(row: Row, terms: Sequence[str]) -> bool:
-    """Every term (case-insensitive) appears in some cell."""
-    texts = [c.plain.casefold() for c in row.cells]
-    return all(any(t in text for text in texts) for t in terms)
-
-
 def arrange(rows: Iterable[Row], query: str, order: SortOrder) -> list[Row]:
+    """Rows whose cells contain every word of `query` (case-insensitive), in `order`."""
     terms = query.casefold().split()
-    kept = [r for r in rows if matches(r, terms)] if terms else list(rows)
+    kept = [r for r in rows if all(t in r.haystack for t in terms)] if terms else list(rows)
     if order.column is None:
         return kept
     i = order.column
@@ -69,3 +73,7 @@ def arrange(rows: Iterable[Row], query: str, order: SortOrder) -> list[Row]:
     unknown = [r for r in kept if r.cells[i].sort_key is None]
     known.sort(key=lambda r: r.cells[i].sort_key, reverse=order.reverse)
     return known + unknown
+
+
+def _width(text: str | Text) -> int:
+    return text.cell_len if isinstance(text, Text) else cell_len(text)

@@ -1,0 +1,193 @@
+"""What the console asks a cluster, as plain async calls on one admin client.
+
+This runs in the console's network process (see netproc), never in the UI process: decoding
+broker answers for hundreds of groups is CPU work that must not compete with key handling.
+No Textual here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+
+from console.config import ClusterConfig, Config
+from console.domain.offsets import GroupOffsets
+from console.rocketmq.admin import AdminClient, dlq_topic
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.models import QueueStats
+from console.rocketmq.running_info import consumer_running_info
+from console.services.cluster import ClusterReader
+from console.services.triage import QueueKey
+from console.ui.refresh import gather_bounded
+from console.ui.source import BrokerState, Progress
+
+#: How long one name-server answer about brokers serves the many group reads of a refresh.
+BROKERS_TTL = 1.0
+
+
+class _Reader(ClusterReader):
+    """A ClusterReader that asks the name server for the brokers at most once per BROKERS_TTL.
+
+    Every group read starts with the broker list; a refresh of 500 groups would otherwise send the
+    name server 500 identical requests.
+    """
+
+    def __init__(self, admin: AdminClient, cluster: str | None) -> None:
+        super().__init__(admin, cluster)
+        self._brokers: dict[str, str] | None = None
+        self._at = 0.0
+        self._lock = asyncio.Lock()
+
+    async def brokers(self) -> dict[str, str]:
+        async with self._lock:
+            if self._brokers is None or time.monotonic() - self._at > BROKERS_TTL:
+                await self.fresh_brokers()
+            assert self._brokers is not None
+            return dict(self._brokers)
+
+    async def fresh_brokers(self) -> dict[str, str]:
+        self._brokers = await ClusterReader.brokers(self)
+        self._at = time.monotonic()
+        return dict(self._brokers)
+
+
+class Backend:
+    """The operations behind `ClusterSource`, by name (the network process calls them so)."""
+
+    def __init__(self, cluster: ClusterConfig, config: Config) -> None:
+        creds = cluster.credentials.resolve() if cluster.credentials else None
+        self.admin = AdminClient(list(cluster.namesrv), timeout=config.timeout, credentials=creds)
+        self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
+
+    async def close(self) -> None:
+        await self.admin.close()
+
+    async def brokers(self) -> tuple[BrokerState, ...]:
+        masters = await self.reader.fresh_brokers()
+        names = list(masters)
+        answers = await asyncio.gather(
+            *(self.admin.broker_runtime(masters[n]) for n in names), return_exceptions=True
+        )
+        out = []
+        for name, answer in zip(names, answers, strict=True):
+            addr = masters[name]
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, RocketMQError):
+                    raise answer
+                out.append(BrokerState(name, addr, up=False, error=str(answer)))
+                continue
+            out.append(
+                BrokerState(
+                    name,
+                    addr,
+                    up=True,
+                    version=answer.get("brokerVersionDesc"),
+                    put_today=_int(answer.get("msgPutTotalTodayNow")),
+                    get_today=_int(answer.get("msgGetTotalTodayNow")),
+                )
+            )
+        return tuple(out)
+
+    async def topics(self) -> list[str]:
+        return await self.reader.topics()
+
+    async def topic_queues(self, topic: str) -> list[QueueStats]:
+        route = await self.admin.topic_route(topic)
+        addrs = [b.master_addr for b in route.brokers if b.master_addr]
+        answers = await asyncio.gather(
+            *(self.admin.topic_stats(a, topic) for a in addrs), return_exceptions=True
+        )
+        out: list[QueueStats] = []
+        for answer in answers:
+            if isinstance(answer, dict):
+                out.extend(answer.values())
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return sorted(out, key=lambda s: s.queue)
+
+    async def groups(self) -> list[str]:
+        return list(await self.reader.groups())
+
+    async def group_offsets(self, group: str) -> GroupOffsets:
+        return await self.reader.group_offsets(group)
+
+    async def read_groups(
+        self, groups: Sequence[str], progress: Progress | None = None
+    ) -> dict[str, GroupOffsets | Exception]:
+        return await gather_bounded(self.reader.group_offsets, groups, on_done=progress)
+
+    async def consume_delays(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, int]:
+        masters = await self.reader.brokers()
+        pairs = [
+            (masters[b], t)
+            for b, topics in topics_by_broker.items()
+            if b in masters
+            for t in topics
+        ]
+        answers = await asyncio.gather(
+            *(self.admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
+            return_exceptions=True,
+        )
+        out: dict[QueueKey, int] = {}
+        for answer in answers:
+            if isinstance(answer, dict):
+                for mq, span in answer.items():
+                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span.delay_ms
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return out
+
+    async def read_delays(
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+    ) -> dict[str, dict[QueueKey, int] | Exception]:
+        return await gather_bounded(lambda g: self.consume_delays(g, wanted[g]), list(wanted))
+
+    async def dlq_queues(self, group: str) -> list[QueueStats]:
+        masters = await self.reader.brokers()
+        answers = await asyncio.gather(
+            *(self.admin.topic_stats(a, dlq_topic(group)) for a in masters.values()),
+            return_exceptions=True,
+        )
+        out: list[QueueStats] = []
+        for answer in answers:
+            if isinstance(answer, dict):
+                out.extend(answer.values())
+            elif isinstance(answer, BrokerError) and answer.code == ResponseCode.TOPIC_NOT_EXIST:
+                continue
+            elif not isinstance(answer, RocketMQError):
+                raise answer
+        return sorted(out, key=lambda s: s.queue)
+
+    async def assignments(
+        self, group: str, client_ids: Sequence[str]
+    ) -> dict[QueueKey, tuple[str, ...]]:
+        masters = await self.reader.brokers()
+        if not masters or not client_ids:
+            return {}
+        # Any broker forwards the request: every client heartbeats every broker.
+        addr = next(iter(masters.values()))
+        answers = await asyncio.gather(
+            *(consumer_running_info(self.admin, addr, group, c) for c in client_ids),
+            return_exceptions=True,
+        )
+        holders: dict[QueueKey, list[str]] = {}
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, RocketMQError):
+                    raise answer
+                continue  # a client that does not answer simply shows no queues
+            for mq in answer.queues:
+                key = (mq.topic, mq.broker_name, mq.queue_id)
+                holders.setdefault(key, []).append(answer.client_id)
+        return {k: tuple(sorted(v)) for k, v in holders.items()}
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

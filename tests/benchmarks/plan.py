@@ -1,0 +1,195 @@
+"""Plan benchmarks, all on local[2]:
+
+- plan_10k_warm_s, plan_1m_warm_s: the plan job on the warm session host, the request as the
+  console sends it (snapshot already written and checked), median of RUNS after one warm-up run;
+- plan_1m_cold_s: a fresh host started without its warm-up, until the 1m-queue plan is written
+  (what `rmq-console plan` pays with nothing warm);
+- preview_1k_warm_s: the console's preview screen on a real 1,000-queue group of the sandbox
+  (RMQ_BENCH_NAMESRV): from "Preview" to the diff on screen — snapshot, plan job, rows read —
+  with the shared session warm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from console.config import ClusterConfig, Config
+from console.domain.plan import SnapshotInfo
+from console.domain.spec import StrategyKind
+from console.services.snapshots import ARROW_SCHEMA, Snapshot, SnapshotStore
+from console.services.spark_runner import SparkRunner, close_shared_runner
+from console.services.workspace import SnapshotRef, Workspace
+from jobs.requests import PlanRequest
+from tests.benchmarks.stats import RUNS, median_of
+
+MASTER = "local[2]"
+T0 = 1_795_338_300_000
+BENCH_TOPIC = "bench-plan-1k"
+BENCH_GROUP = "bench-plan-1k-group"
+
+
+def run() -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="rmq-bench-plan-") as tmp:
+        root = Path(tmp)
+        store = SnapshotStore(Workspace(root / "ws"))
+        small = Bench("10k", store.save(synthetic(groups=2, topics=5, queues=1000)), 2)
+        big = Bench("1m", store.save(synthetic(groups=10, topics=50, queues=2000)), 10)
+        out: dict[str, float] = {}
+        out["plan_1m_cold_s"] = _cold(root, big)
+        with SparkRunner(MASTER, log_path=root / "warm.log") as runner:
+            runner.wait_ready(600)
+            out["plan_10k_warm_s"] = _warm(runner, root, small)
+            out["plan_1m_warm_s"] = _warm(runner, root, big)
+        out["preview_1k_warm_s"] = asyncio.run(_preview(root))
+        return out
+
+
+def synthetic(*, groups: int, topics: int, queues: int) -> Snapshot:
+    """groups x topics x queues rows (half on each broker); offsets spread so that a shift of
+    -50 moves most queues and clamps some."""
+    n = groups * topics * queues
+    q = [k % (queues // 2) for k in range(n)]
+    table = pa.table(
+        {
+            "cluster": pa.array(["bench"] * n),
+            "broker": pa.array([f"broker-{'ab'[(k // (queues // 2)) % 2]}" for k in range(n)]),
+            "broker_addr": pa.array(["127.0.0.1:10911"] * n),
+            "topic": pa.array([f"topic-{(k // queues) % topics}" for k in range(n)]),
+            "queue_id": pa.array(q, pa.int32()),
+            "group": pa.array([f"group-{k // (queues * topics)}" for k in range(n)]),
+            "min_offset": pa.array([k % 97 for k in range(n)], pa.int64()),
+            "max_offset": pa.array([1000 + k % 1013 for k in range(n)], pa.int64()),
+            "committed": pa.array([None if k % 50 == 0 else 40 + k % 900 for k in range(n)]),
+            "last_timestamp": pa.array([T0 - k % 3600 * 1000 for k in range(n)], pa.int64()),
+            "min_timestamp": pa.array([T0 - 7_200_000] * n, pa.int64()),
+            "max_timestamp": pa.array([T0] * n, pa.int64()),
+            "clients": pa.array([k % 2 for k in range(n)], pa.int32()),
+            "message_model": pa.array(["CLUSTERING"] * n),
+            "consume_tps": pa.array([10.0] * n),
+            "taken_at": pa.array([T0] * n, pa.int64()),
+        },
+        schema=ARROW_SCHEMA,
+    )
+    return Snapshot("bench", T0 + n, table)
+
+
+@dataclass(frozen=True)
+class Bench:
+    size: str
+    snapshot: SnapshotRef
+    groups: int
+
+
+def _request(root: Path, bench: Bench, name: str) -> str:
+    ref = bench.snapshot
+    groups = [f"group-{k}" for k in range(bench.groups)]
+    return PlanRequest(
+        plan_id=name,
+        spec={"scope": {"cluster": "bench", "groups": groups}, "strategy": {"shift-by": -50}},
+        snapshot_uri=ref.uri,
+        snapshot=SnapshotInfo("bench", ref.snapshot_id, ref.taken_at_ms),
+        out_uri=f"file://{root / 'plans' / name}",
+        created_at_ms=T0,
+        prechecked=True,
+    ).to_json()
+
+
+_count = itertools.count()
+
+
+def _once(runner: SparkRunner, root: Path, bench: Bench) -> float:
+    request = _request(root, bench, f"{bench.size}-{next(_count)}")
+    started = time.perf_counter()
+    runner.submit("plan", request).result(1800)
+    return time.perf_counter() - started
+
+
+def _warm(runner: SparkRunner, root: Path, bench: Bench) -> float:
+    _once(runner, root, bench)  # the first plan of this size warms its code paths
+    return median_of(RUNS, lambda: _once(runner, root, bench))
+
+
+def _cold(root: Path, bench: Bench) -> float:
+    started = time.perf_counter()
+    with SparkRunner(MASTER, log_path=root / "cold.log", warm_up=False) as runner:
+        runner.submit("plan", _request(root, bench, "1m-cold")).result(1800)
+        return time.perf_counter() - started
+
+
+# ---- the preview screen on the sandbox -----------------------------------------------------------
+
+
+async def _seed_group(namesrv: str) -> None:
+    """A topic of 500 queues on each broker, two messages in each, and a group committed at 1
+    on all 1,000 of them (a real group's offsets: committed, min and max all known)."""
+    from console.rocketmq.admin import AdminClient
+
+    async with AdminClient([namesrv], timeout=10.0) as admin:
+        brokers = await admin.master_addrs()
+        for addr in brokers.values():
+            await admin.create_topic(addr, BENCH_TOPIC, read_queues=500, write_queues=500)
+            await admin.create_group(addr, BENCH_GROUP)
+        gate = asyncio.Semaphore(64)
+
+        async def commit(addr: str, q: int) -> None:
+            async with gate:
+                for _ in range(2):
+                    await admin.send_message(addr, BENCH_TOPIC, q, b"bench")
+                await admin.update_consumer_offset(addr, BENCH_GROUP, BENCH_TOPIC, q, 1)
+
+        await asyncio.gather(*(commit(a, q) for a in brokers.values() for q in range(500)))
+
+
+async def _preview(root: Path) -> float:
+    from console.services.triage import History
+    from console.ui.app import make_app
+    from console.ui.registry import GroupContext
+    from console.ui.remote import remote_sources
+    from console.ui.screens.preview import PlanComputed, PreviewScreen
+    from console.ui.session import ClusterSession
+
+    namesrv = os.environ["RMQ_BENCH_NAMESRV"]
+    await _seed_group(namesrv)
+    cluster = ClusterConfig("bench", (namesrv,))
+    config = Config(
+        clusters=(cluster,),
+        refresh_interval=3600,
+        spark_master=MASTER,
+        workspace=str(root / "preview-ws"),
+    )
+    computed = asyncio.Event()
+
+    class TimedPreview(PreviewScreen):
+        def on_plan_computed(self, message: PlanComputed) -> None:
+            super().on_plan_computed(message)
+            computed.set()
+
+    app = make_app(config, remote_sources(config), cluster=cluster)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            session = ClusterSession(cluster, app.connect(cluster), History(10))
+            screen = TimedPreview(GroupContext(session, BENCH_GROUP, None))
+            await app.push_screen(screen)
+            await pilot.pause()
+            screen.query_one("#strategy").value = StrategyKind.EARLIEST  # type: ignore[attr-defined]
+            times = []
+            for _ in range(RUNS + 1):  # the first run starts and warms the shared session
+                computed.clear()
+                started = time.perf_counter()
+                screen.action_preview()
+                await computed.wait()
+                times.append(time.perf_counter() - started)
+                await app.workers.wait_for_complete()
+                assert len(screen.rows) == 1000, len(screen.rows)
+            session.close()
+    finally:
+        close_shared_runner()
+    return sorted(times[1:])[len(times[1:]) // 2]
