@@ -51,7 +51,12 @@ from console.domain.spec import (
 )
 from console.rocketmq.errors import RocketMQError
 from console.services.cluster import ClusterReader
-from console.services.snapshots import SnapshotNotFound, SnapshotStore, take_snapshot
+from console.services.snapshots import (
+    GroupNotFound,
+    SnapshotNotFound,
+    SnapshotStore,
+    take_snapshot,
+)
 from console.services.spark_runner import JobHandle, JobInputError, JobRunner, ProgressCallback
 from console.services.workspace import ROWS, SnapshotRef, Workspace
 from jobs import files
@@ -100,15 +105,17 @@ class Planner:
         groups = list(spec.scope.groups)
         if isinstance(spec.strategy, ToGroup):
             groups.append(spec.strategy.group)
-        known = await reader.groups(include_system=True)
-        for i, group in enumerate(spec.scope.groups):
-            if group not in known:
-                raise SpecError(f"scope.groups[{i}]", f"no consumer group {group!r} in the cluster")
-        if isinstance(spec.strategy, ToGroup) and spec.strategy.group not in known:
-            raise SpecError(
-                "strategy.to-group", f"no consumer group {spec.strategy.group!r} in the cluster"
+        try:
+            snap = await take_snapshot(
+                reader, spec.scope.cluster, groups, with_times=self.with_times
             )
-        snap = await take_snapshot(reader, spec.scope.cluster, groups, with_times=self.with_times)
+        except GroupNotFound as exc:
+            where = (
+                f"scope.groups[{spec.scope.groups.index(exc.group)}]"
+                if exc.group in spec.scope.groups
+                else "strategy.to-group"
+            )
+            raise SpecError(where, f"no consumer group {exc.group!r} in the cluster") from None
         # Local or remote, writing a file is blocking I/O: keep it off the event loop.
         return await asyncio.to_thread(self.store.save, snap), snap.table
 

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
+from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import ClusterReader
 from console.services.workspace import SnapshotRef, Workspace
 from jobs import files
@@ -32,6 +32,14 @@ DAY_MS = 86_400_000
 
 class SnapshotNotFound(LookupError):
     pass
+
+
+class GroupNotFound(LookupError):
+    """A group asked for is not in the cluster."""
+
+    def __init__(self, group: str, reason: str) -> None:
+        super().__init__(reason)
+        self.group = group
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +107,18 @@ def snapshot_table(
 async def take_snapshot(
     reader: ClusterReader, cluster: str, groups: Sequence[str], *, with_times: bool = True
 ) -> Snapshot:
-    """Read the offsets of `groups` now. An unknown group raises the reader's NotFoundError."""
+    """Read the offsets of `groups` now; an unknown group raises GroupNotFound."""
     brokers = await reader.brokers()
-    offsets = list(await asyncio.gather(*(reader.group_offsets(g) for g in groups)))
+    answers = await asyncio.gather(
+        *(reader.group_offsets(g) for g in groups), return_exceptions=True
+    )
+    offsets: list[GroupOffsets] = []
+    for group, answer in zip(groups, answers, strict=True):
+        if isinstance(answer, NotFoundError):
+            raise GroupNotFound(group, str(answer))
+        if isinstance(answer, BaseException):
+            raise answer
+        offsets.append(answer)
     times = await store_times(reader.admin, brokers, offsets) if with_times else {}
     taken_at = min(o.taken_at_ms for o in offsets)
     return Snapshot(cluster, taken_at, snapshot_table(cluster, offsets, brokers, times))

@@ -186,9 +186,11 @@ class SparkRunner:
         python: str | None = None,
         env: Mapping[str, str] | None = None,
         warm_up: bool = True,
+        host_module: str = "jobs.host",
     ) -> None:
         self.master = master
         self.warm_up = warm_up
+        self.host_module = host_module
         self.log_path = log_path
         self.conf = dict(conf or {})
         self.python = python or sys.executable
@@ -197,6 +199,8 @@ class SparkRunner:
         self._conn: Connection | None = None
         self._send_lock = threading.Lock()
         self._jobs: dict[str, JobHandle] = {}
+        self._jobs_lock = threading.Lock()  # the reader's last sweep vs. a late submit
+        self._gone = False
         self._ready = threading.Event()
         self._info: HostInfo | None = None
         self._fatal: str | None = None
@@ -215,7 +219,7 @@ class SparkRunner:
         # Executors (python workers) must run the same interpreter as the host, not `python3`.
         env.setdefault("PYSPARK_PYTHON", self.python)
         env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
-        argv = [self.python, "-m", "jobs.host", "--fd", str(theirs.fileno())]
+        argv = [self.python, "-m", self.host_module, "--fd", str(theirs.fileno())]
         argv += ["--master", self.master]
         if not self.warm_up:
             argv.append("--no-warm-up")
@@ -293,7 +297,10 @@ class SparkRunner:
         handle = JobHandle(
             job_id, on_progress, cancel=lambda: self._send({"op": "cancel", "id": job_id})
         )
-        self._jobs[job_id] = handle
+        with self._jobs_lock:
+            if self._gone:
+                raise JobFailed(f"cannot run {job}: {self._fatal}", self.log_path)
+            self._jobs[job_id] = handle
         handle.report(JobProgress(job_id, JobState.QUEUED, step="starting Spark"))
         self._send({"op": "run", "id": job_id, "job": job, "request": request})
         return handle
@@ -320,9 +327,11 @@ class SparkRunner:
         # The host exited (or was closed): nothing pending can finish any more.
         self._fatal = self._fatal or "the Spark host exited"
         self._ready.set()
-        for handle in list(self._jobs.values()):
+        with self._jobs_lock:
+            self._gone = True
+            pending, self._jobs = list(self._jobs.values()), {}
+        for handle in pending:
             handle.settle(None, JobFailed(self._fatal, self.log_path))
-        self._jobs.clear()
 
     def _dispatch(self, m: dict[str, Any]) -> None:
         event = m.get("event")

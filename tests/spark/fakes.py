@@ -51,7 +51,7 @@ class FakeReader:
         self, group: str, *, topics: Sequence[str] | None = None
     ) -> GroupOffsets:
         if group not in self.offsets:
-            raise NotFoundError(f"consumer group {group!r} not found")
+            raise NotFoundError(f"consumer group {group!r} not found on any broker")
         return replace(self.offsets[group], taken_at_ms=self.now_ms)
 
 

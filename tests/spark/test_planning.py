@@ -18,6 +18,7 @@ from console.domain.spec import (
     Scope,
     ShiftBy,
     SpecError,
+    ToGroup,
     ToOffset,
     ToSnapshot,
 )
@@ -82,8 +83,6 @@ def test_plan_in_the_workspace(spark: SparkSession, tmp_path: Path) -> None:
 
 
 def test_to_group_snapshots_the_source_too(spark: SparkSession, tmp_path: Path) -> None:
-    from console.domain.spec import ToGroup
-
     p = planner(spark, tmp_path, reader())
     result = asyncio.run(p.plan(spec(ToGroup("h"))))
     rows = p.rows(result.uri).to_pylist()
@@ -96,6 +95,8 @@ def test_unknown_group_fails_before_spark(spark: SparkSession, tmp_path: Path) -
     with pytest.raises(SpecError) as info:
         asyncio.run(p.plan(bad))
     assert info.value.where == "scope.groups[1]"
+    with pytest.raises(SpecError, match=r"^strategy.to-group: no consumer group 'ghost'"):
+        asyncio.run(p.plan(spec(ToGroup("ghost"))))
     assert p.runner.submitted == []  # type: ignore[attr-defined]
     assert not (tmp_path / "ws" / "plans").exists()
     with pytest.raises(SpecError, match="scope.cluster"):
