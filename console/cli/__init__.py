@@ -18,7 +18,7 @@ from console.cli.target import add_target_arguments
 from console.config import ConfigError
 from console.rocketmq.errors import RocketMQError
 
-COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox")
+COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox", "console.cli.plan")
 
 Handler = Callable[[argparse.Namespace], int]
 

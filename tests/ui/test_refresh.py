@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+from console.config import Config
+from console.services.snapshots import SnapshotStore
+from console.services.workspace import Workspace
 from console.ui.screens.base import DataScreen
 from console.ui.screens.groups import GroupsScreen
 from console.ui.screens.help import HelpScreen
 
-from .fakes import fake_app
+from .fakes import PROD, STAGING, fake_app, sample_groups
 from .helpers import keys, settle, status
 
 
@@ -118,3 +122,33 @@ async def test_leaving_a_screen_cancels_its_refresh() -> None:
         await settle(pilot)
         assert not groups.refreshing
         assert app.screen.crumb == "prod"
+
+
+async def test_groups_refresh_keeps_a_snapshot_when_enabled(tmp_path: Path) -> None:
+    config = Config(
+        clusters=(PROD, STAGING),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        snapshot_on_refresh=True,
+        workspace=str(tmp_path),
+    )
+    app, fake = fake_app(config=config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+    store = SnapshotStore(Workspace(str(tmp_path)))
+    history = store.history(PROD.name)
+    assert len(history) == 1
+    table = store.load(history[0])
+    assert set(table.column("group").to_pylist()) == set(sample_groups())
+
+
+async def test_no_snapshot_unless_enabled(tmp_path: Path) -> None:
+    config = Config(clusters=(PROD, STAGING), refresh_interval=3600, workspace=str(tmp_path))
+    app, _ = fake_app(config=config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+    assert SnapshotStore(Workspace(str(tmp_path))).history(PROD.name) == []

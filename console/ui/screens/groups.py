@@ -116,6 +116,8 @@ class GroupsScreen(DataScreen):
         # Working through 500 groups takes long enough to hold up a key press; on a thread it
         # only shares the interpreter with the UI, which gets it back every switch interval.
         windows, wanted = await asyncio.to_thread(self._record, names, read)
+        if self.console.config.snapshot_on_refresh:
+            await asyncio.to_thread(self._snapshot, read)
         behind = await source.read_delays(wanted)
         summaries, rows = await asyncio.to_thread(self._digest, windows, behind)
         errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
@@ -130,6 +132,19 @@ class GroupsScreen(DataScreen):
         history.retain(names)
         wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
         return windows, wanted
+
+    def _snapshot(self, read: dict[str, GroupOffsets | Exception]) -> None:
+        """Keep what this refresh read as a snapshot (no extra broker calls): the history that
+        point-in-time restores and catch-up estimates are computed from."""
+        from console.services.snapshots import Retention, SnapshotStore
+        from console.services.workspace import Workspace
+
+        config = self.console.config
+        offsets = [o for o in read.values() if isinstance(o, GroupOffsets)]
+        store = SnapshotStore(Workspace(config.workspace_path))
+        retention = Retention(keep=config.snapshot_retention, max_age_days=None)
+        session = self.cluster_session
+        store.record(session.cluster.name, offsets, dict(session.known_brokers), retention)
 
     def _digest(
         self,
