@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from console.rocketmq.admin import AdminClient
+from console.rocketmq.admin import AdminClient, retry_topic
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageModel
 from console.sandbox.errors import StartupError
@@ -170,6 +170,9 @@ async def wait_online(
         await asyncio.sleep(0.25)
 
 
+RETRY_QUEUES = 1  # retryQueueNums of every seeded group (the broker's default)
+
+
 async def wait_committed(
     admin: AdminClient,
     brokers: Mapping[str, str],
@@ -177,17 +180,23 @@ async def wait_committed(
     queues_per_broker: Mapping[str, int],
     timeout: float = 60.0,
 ) -> None:
-    """Wait until every live CLUSTERING group has committed an offset on every queue.
+    """Wait until every live CLUSTERING group has committed an offset on every queue of its
+    topic and of its retry topic.
 
     A push consumer commits every few seconds after it starts; until then the broker has no
-    offset for it and the "online with lag" group would read as unknown everywhere.
+    offset for it, the "online with lag" group reads as unknown, and two readings a moment apart
+    (the console's and mqadmin's) disagree about which queues the group has.
     """
     wanted = [
-        (p.name, p.topic, addr, q)
+        (p.name, topic, addr, q)
         for p in plans
         if p.model is MessageModel.CLUSTERING
         for addr in brokers.values()
-        for q in range(queues_per_broker[p.topic])
+        for topic, count in (
+            (p.topic, queues_per_broker[p.topic]),
+            (retry_topic(p.name), RETRY_QUEUES),
+        )
+        for q in range(count)
     ]
     deadline = time.monotonic() + timeout
     while True:

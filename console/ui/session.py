@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 from console.config import ClusterConfig
 from console.services.triage import NOT_REGISTERED, History, vanished
@@ -33,6 +33,18 @@ class ClusterSession:
             *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items()),
         ]
         self.brokers = tuple(sorted(states, key=lambda b: b.name))
+
+    def observe_answers(self, answered: Iterable[str]) -> bool:
+        """A data refresh reached these brokers, so they are up whatever the last broker check
+        said (the group screen refreshes without re-checking brokers). True if that changed."""
+        names = set(answered)
+        back = [b for b in self.brokers if b.name in names and not b.up]
+        if not back:
+            return False
+        self.brokers = tuple(
+            replace(b, up=True, error=None) if b in back else b for b in self.brokers
+        )
+        return True
 
     @property
     def down(self) -> tuple[str, ...]:

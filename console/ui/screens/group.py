@@ -192,6 +192,9 @@ class GroupScreen(DataScreen):
         self.delays = message.delays
         if not message.summary.offsets.clients:
             self.assignments = {}
+        answered = {q.broker for q in message.summary.offsets.queues}
+        if self.cluster_session.observe_answers(answered):
+            self.status.update_state(down=self.cluster_session.down)
         self.redraw()
 
     def on_assignments_refreshed(self, message: AssignmentsRefreshed) -> None:
