@@ -188,7 +188,7 @@ class AdminClient:
         resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic})
         out: dict[MessageQueue, QueueStats] = {}
         for key, value in _dict(_body(resp).get("offsetTable")).items():
-            mq = _message_queue(key)
+            mq = message_queue_from_key(key)
             v = _dict(value)
             out[mq] = QueueStats(
                 queue=mq,
@@ -213,7 +213,7 @@ class AdminClient:
         )
         out: dict[MessageQueue, ConsumeTimeSpan] = {}
         for item in map(_dict, _list(_body(resp).get("consumeTimeSpanSet"))):
-            mq = _message_queue(_freeze_key(item.get("messageQueue")))
+            mq = message_queue_from_key(_freeze_key(item.get("messageQueue")))
             out[mq] = ConsumeTimeSpan(
                 queue=mq,
                 min_timestamp=int(item.get("minTimeStamp", 0)),
@@ -230,7 +230,7 @@ class AdminClient:
         body = _body(resp)
         queues: dict[MessageQueue, QueueConsumeStats] = {}
         for key, value in _dict(body.get("offsetTable")).items():
-            mq = _message_queue(key)
+            mq = message_queue_from_key(key)
             v = _dict(value)
             pull = v.get("pullOffset")
             queues[mq] = QueueConsumeStats(
@@ -391,7 +391,7 @@ class AdminClient:
             },
         )
         table = _dict(_body(resp).get("offsetTable")) if resp.body else {}
-        return dict(sorted((_message_queue(k), int(v)) for k, v in table.items()))
+        return dict(sorted((message_queue_from_key(k), int(v)) for k, v in table.items()))
 
     async def clone_group_offset(
         self, addr: str, src_group: str, dest_group: str, topic: str, *, offline: bool
@@ -555,7 +555,8 @@ def _broker(data: Any) -> Broker:
     return Broker(name=str(d.get("brokerName", "")), cluster=str(d.get("cluster", "")), addrs=addrs)
 
 
-def _message_queue(key: Any) -> MessageQueue:
+def message_queue_from_key(key: Any) -> MessageQueue:
+    """A MessageQueue that fastjson wrote as a map key (see `fastjson.ObjectKey`)."""
     if not isinstance(key, tuple):
         raise ProtocolError(f"expected a MessageQueue key, got {key!r}")
     fields = fastjson.object_key_fields(key)

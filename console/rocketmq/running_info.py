@@ -10,10 +10,9 @@ console) shows the client of each queue.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from . import fastjson
-from .admin import AdminClient
+from .admin import AdminClient, message_queue_from_key
 from .errors import ProtocolError
 from .models import MessageQueue
 
@@ -50,23 +49,9 @@ async def consumer_running_info(
     props = body.get("properties") or {}
     if not isinstance(table, dict) or not isinstance(props, dict):
         raise ProtocolError("consumer running info: mqTable/properties are not objects")
-    queues = sorted(_queue(k) for k in table)
+    queues = sorted(message_queue_from_key(k) for k in table)
     return ConsumerRunningInfo(
         client_id=client_id,
         queues=tuple(queues),
         properties={str(k): str(v) for k, v in props.items()},
     )
-
-
-def _queue(key: Any) -> MessageQueue:
-    if not isinstance(key, tuple):
-        raise ProtocolError(f"mqTable key is not a MessageQueue: {key!r}")
-    fields = fastjson.object_key_fields(key)
-    try:
-        return MessageQueue(
-            topic=str(fields["topic"]),
-            broker_name=str(fields["brokerName"]),
-            queue_id=int(fields["queueId"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        raise ProtocolError(f"mqTable key is not a MessageQueue: {fields!r}") from None

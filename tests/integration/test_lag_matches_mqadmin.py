@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from console.sandbox import scenario
+from console.sandbox.errors import MqadminError
 from console.sandbox.mqadmin import parse_consumer_progress, parse_topic_status
 from console.services.cluster import ClusterReader
 
@@ -121,3 +122,14 @@ async def test_topic_min_max_agree_with_topic_status(sandbox: Any, topic: str) -
             assert ours_b[key].max_offset <= row.max_offset <= ours_a[key].max_offset
         else:
             assert row.max_offset == ours_b[key].max_offset == ours_a[key].max_offset
+
+
+async def test_broadcasting_group_has_no_broker_offsets_in_either_tool(
+    sandbox: Any, empty_config: Path
+) -> None:
+    doc = _lag_cli(sandbox.namesrv_addr, scenario.GROUP_BROADCAST, empty_config)
+    assert doc["message_model"] == "BROADCASTING"
+    assert doc["online"] is True
+    assert doc["queues"] == []  # its offsets live in each client's offsets.json
+    with pytest.raises(MqadminError, match="broadcast"):
+        await sandbox.mqadmin.run("consumerProgress", "-g", scenario.GROUP_BROADCAST)
