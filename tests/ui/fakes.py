@@ -210,8 +210,18 @@ class FakeSource:
         return sorted(self.cluster.groups)
 
     async def group_offsets(self, group: str) -> GroupOffsets:
+        """As the real reader answers: no queues from a broker that is down or has left the
+        name server, and a broker that is listed but does not answer is named unreachable."""
         await self._enter("group_offsets")
-        return replace(self.cluster.groups[group], taken_at_ms=self.cluster.taken_at_ms)
+        offsets = self.cluster.groups[group]
+        up = {b.name for b in self.cluster.brokers if b.up}
+        listed_down = tuple(b.name for b in self.cluster.brokers if not b.up)
+        return replace(
+            offsets,
+            taken_at_ms=self.cluster.taken_at_ms,
+            queues=tuple(q for q in offsets.queues if q.broker in up),
+            unreachable_brokers=tuple(sorted({*offsets.unreachable_brokers, *listed_down})),
+        )
 
     async def read_groups(
         self, groups: Sequence[str], progress: Progress | None = None
