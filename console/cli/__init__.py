@@ -7,11 +7,9 @@ heavy imports (Textual, PySpark) inside their handlers so that `rmq-console lag`
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import sys
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from console import __version__
 from console.cli.target import add_target_arguments
@@ -43,10 +41,6 @@ def _open_console(args: argparse.Namespace) -> int:
 
     status: int = run_console(args)
     return status
-
-
-def run_async(coro: Coroutine[Any, Any, int]) -> int:
-    return asyncio.run(coro)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,6 @@ here is exactly one request.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import time
@@ -337,11 +336,8 @@ class AdminClient:
 
     async def server_side_reset(self, addr: str) -> bool:
         """Whether the broker resets offsets itself (5.1+ `useServerSideResetOffset`)."""
-        return self._truthy((await self.broker_config(addr)).get("useServerSideResetOffset"))
-
-    @staticmethod
-    def _truthy(value: str | None) -> bool:
-        return (value or "").strip().lower() == "true"
+        value = (await self.broker_config(addr)).get("useServerSideResetOffset", "")
+        return value.strip().lower() == "true"
 
     # ---- broker: write side ------------------------------------------------------------------
 
@@ -497,10 +493,6 @@ class AdminClient:
         """Master address of every broker the name servers list, by broker name."""
         info = await self.cluster_info()
         return {n: b.master_addr for n, b in sorted(info.brokers.items()) if b.master_addr}
-
-    async def gather(self, *aws: Any) -> list[Any]:
-        """Run requests concurrently; each result is a value or the exception it raised."""
-        return list(await asyncio.gather(*aws, return_exceptions=True))
 
 
 # ---- body helpers --------------------------------------------------------------------------------

@@ -33,11 +33,6 @@ class ClusterInfo:
     brokers: dict[str, Broker]
     clusters: dict[str, list[str]]
 
-    def brokers_of(self, cluster: str) -> list[Broker]:
-        return [
-            self.brokers[n] for n in sorted(self.clusters.get(cluster, [])) if n in self.brokers
-        ]
-
 
 @dataclass(frozen=True, slots=True)
 class QueueData:
@@ -140,10 +135,3 @@ class BoundaryType(StrEnum):
 
     LOWER = "LOWER"  # first message stored at or after the timestamp
     UPPER = "UPPER"  # last message stored at or before the timestamp
-
-
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
-    """What a response header says about the server: its MQVersion ordinal."""
-
-    version: int
