@@ -171,7 +171,8 @@ class SandboxCluster:
     # ---- readiness -------------------------------------------------------------------------
 
     async def wait_registered(self, names: Iterable[str], timeout: float) -> None:
-        """Poll GET_BROKER_CLUSTER_INFO until every named broker is listed with its address."""
+        """Poll GET_BROKER_CLUSTER_INFO until every named broker is listed with its address, then
+        until each answers GET_BROKER_RUNTIME_INFO."""
         wanted = {n: self.broker_addrs[n] for n in names}
         deadline = time.monotonic() + timeout
         last_error = "no answer yet"
@@ -188,16 +189,29 @@ class SandboxCluster:
                     missing = [
                         n for n, a in wanted.items() if listed.get(n) != a or n not in members
                     ]
-                    if not missing:
+                    if missing:
+                        last_error = f"not yet registered: {', '.join(missing)}"
+                        await self._nudge(admin, missing)
+                    elif await self._all_answer(admin, wanted.values()):
                         return
-                    last_error = f"not yet registered: {', '.join(missing)}"
-                    await self._nudge(admin, missing)
+                    else:
+                        last_error = "registered, but not answering admin requests yet"
                 if time.monotonic() >= deadline:
                     raise StartupError(
                         f"brokers not registered with {self.namesrv_addr} after {timeout:.0f}s "
                         f"({last_error})\n" + self._logs_of(wanted)
                     )
                 await asyncio.sleep(0.25)
+
+    async def _all_answer(self, admin: AdminClient, addrs: Iterable[str]) -> bool:
+        """Registered is not serving: a broker just restarted on a busy machine can take longer
+        than a client's timeout to answer its first requests, and would be reported down."""
+        for addr in addrs:
+            try:
+                await admin.broker_runtime(addr)
+            except RocketMQError:
+                return False
+        return True
 
     async def _nudge(self, admin: AdminClient, names: Iterable[str]) -> None:
         """Make a booted but unregistered broker register now instead of 10 s later.

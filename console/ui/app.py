@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
@@ -18,7 +19,7 @@ from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
 from console.services.triage import DEFAULT_WINDOW, History
-from console.ui import registry
+from console.ui import registry, typeahead
 from console.ui.commands import ScreenActions
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
@@ -77,6 +78,18 @@ class ConsoleApp(App[int]):
                 f"keymap: unknown binding id(s) {', '.join(unknown)} (see ? for the ids)"
             )
         self.set_keymap({k: v for k, v in keymap.items() if k in known})
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            typeahead.note_handed(event, self.focused)  # where App.on_event hands it
+        await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        if typeahead.focus_moved_since(event, self.focused):
+            # Skip App's own handling (bindings, then key_ methods): the key comes back through
+            # it from the widget focused now.
+            event.prevent_default()
+            self.post_message(events.Key(event.key, event.character))
 
     def on_mount(self) -> None:
         if self.start_cluster is not None:

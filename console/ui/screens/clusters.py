@@ -61,7 +61,7 @@ class ClustersScreen(ConsoleScreen):
     def on_mount(self) -> None:
         view = self.query_one(DataView)
         view.set_rows(cluster_rows(self.clusters))
-        view.table.focus()
+        view.focus_table()
         if self.config_source:
             self.status.update_state(note=f"from {self.config_source}")
 

@@ -160,7 +160,7 @@ class GroupScreen(DataScreen):
         yield DataView("clients", CLIENT_COLUMNS, id="clients")
 
     def on_mount(self) -> None:
-        self.query_one("#queues", DataView).table.focus()
+        self.query_one("#queues", DataView).focus_table()
         self.query_one("#summary", Static).update(Text(f"{self.group}: reading…"))
 
     @property

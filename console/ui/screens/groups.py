@@ -101,7 +101,7 @@ class GroupsScreen(DataScreen):
         yield DataView("groups", COLUMNS, id="groups")
 
     def on_mount(self) -> None:
-        self.query_one(DataView).table.focus()
+        self.query_one(DataView).focus_table()
 
     async def fetch(self) -> None:
         source = self.source

@@ -47,7 +47,7 @@ class OverviewScreen(DataScreen):
         yield DataView("brokers", COLUMNS, id="brokers")
 
     def on_mount(self) -> None:
-        self.query_one(DataView).table.focus()
+        self.query_one(DataView).focus_table()
         self._show_totals()
 
     def on_unmount(self) -> None:

@@ -360,7 +360,7 @@ class PreviewScreen(ConsoleScreen):
             return
         self._set_running(True)
         # Off the inputs, so x (cancel) is a key again rather than a letter typed.
-        self.query_one("#diff", DataView).table.focus()
+        self.query_one("#diff", DataView).focus_table()
         self.compute(spec)
 
     def action_cancel_plan(self) -> None:
@@ -434,7 +434,7 @@ class PreviewScreen(ConsoleScreen):
         self.status.update_state(refreshed_at_ms=header.snapshot.taken_at_ms)
         self._show_summary()
         self._show_rows()
-        self.query_one("#diff", DataView).table.focus()
+        self.query_one("#diff", DataView).focus_table()
 
     def on_impact_estimated(self, message: ImpactEstimated) -> None:
         self.impact = message.impact

@@ -47,7 +47,7 @@ class TopicsScreen(DataScreen):
         yield DataView("topics", TOPIC_COLUMNS, id="topics")
 
     def on_mount(self) -> None:
-        self.query_one(DataView).table.focus()
+        self.query_one(DataView).focus_table()
 
     async def fetch(self) -> None:
         self.post_message(TopicsListed(tuple(await self.source.topics())))
@@ -78,7 +78,7 @@ class TopicScreen(DataScreen):
         yield DataView("queues", QUEUE_COLUMNS, id="queues")
 
     def on_mount(self) -> None:
-        self.query_one(DataView).table.focus()
+        self.query_one(DataView).focus_table()
 
     async def fetch(self) -> None:
         self.post_message(TopicRefreshed(tuple(await self.source.topic_queues(self.topic))))

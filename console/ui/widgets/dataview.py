@@ -190,6 +190,9 @@ class DataView(Vertical):
         event.stop()
         self.set_query(event.value)
 
+    def focus_table(self) -> None:
+        self._focus(self.table)
+
     def keep_filter(self) -> None:
         if not self.query_text:
             self.filter_input.display = False

@@ -1,0 +1,56 @@
+"""Keys that arrive in one read (an SSH session batches keystrokes) land where the focus went:
+"/" and a name fill the filter box, enter enter opens the row, as if typed one by one."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.pilot import Pilot
+
+from console.ui.app import ConsoleApp
+from console.ui.screens.group import GroupScreen
+from console.ui.widgets.dataview import FilterInput
+
+from .fakes import fake_app
+from .helpers import keys, settle, view
+
+
+def type_in_one_read(app: ConsoleApp, *names: str) -> None:
+    """Hand the keys to the app all at once, as the terminal driver does with one read: none of
+    them is handled before the last is queued (Pilot.press waits after each key)."""
+    for name in names:
+        character = name if len(name) == 1 else {"slash": "/", "enter": "\r"}.get(name)
+        app.post_message(events.Key(name, character))
+
+
+async def test_a_name_typed_right_after_slash_goes_into_the_filter() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await settle(pilot)
+        type_in_one_read(app, "slash", *"bil")
+        await settle(pilot)
+        assert isinstance(app.focused, FilterInput)
+        assert app.focused.value == "bil"
+        assert keys(app) == ["billing"]
+
+
+async def test_filter_and_open_in_one_read() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await settle(pilot)
+        type_in_one_read(app, "slash", *"sea", "enter", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, GroupScreen)
+        assert app.screen.group == "search"
+
+
+async def test_keys_typed_ahead_of_a_screen_change_act_on_the_new_screen() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        type_in_one_read(app, "g", "slash", *"aud")
+        await settle(pilot)
+        assert app.screen.crumb == "groups"
+        assert keys(app) == ["audit"]
+        assert view(app).query_text == "aud"
