@@ -21,6 +21,7 @@ from console.config import ClusterConfig, Config
 from console.services.triage import DEFAULT_WINDOW, History
 from console.ui import registry, typeahead
 from console.ui.commands import ScreenActions
+from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
 from console.ui.session import ClusterSession
@@ -28,6 +29,8 @@ from console.ui.source import SourceFactory
 from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
 
 Clock = Callable[[], float]
+#: How often the app checks whether a full garbage collection can run (see quietgc).
+GC_TICK_S = 0.25
 
 
 class ConsoleApp(App[int]):
@@ -59,6 +62,7 @@ class ConsoleApp(App[int]):
         self.paused = False
         self._problems: list[str] = list(themes.problems)
         self._error_shown: str | None = None
+        self._collector = QuietCollector()
         for theme in themes.themes:
             self.register_theme(theme)
         if config.theme in self.available_themes:
@@ -82,6 +86,7 @@ class ConsoleApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
             typeahead.note_handed(event, self.focused)  # where App.on_event hands it
+            self._collector.key_seen()
         await super().on_event(event)
 
     def on_key(self, event: events.Key) -> None:
@@ -99,6 +104,8 @@ class ConsoleApp(App[int]):
 
             self.push_screen(ClustersScreen(self.config.clusters, self.config.source))
         self.set_interval(self.config.refresh_interval, self.refresh_tick, name="refresh")
+        self._collector.install()
+        self.set_interval(GC_TICK_S, self._collector.tick, name="gc")
         if self._problems:
             # Reported once, at start-up; the console works on with the fallbacks.
             self.notify(
@@ -108,6 +115,9 @@ class ConsoleApp(App[int]):
                 timeout=15,
                 markup=False,
             )
+
+    def on_unmount(self) -> None:
+        self._collector.uninstall()
 
     def clock_ms(self) -> int:
         return int(self.clock() * 1000)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from textual import events
-from textual.pilot import Pilot
 
 from console.ui.app import ConsoleApp
 from console.ui.screens.group import GroupScreen
