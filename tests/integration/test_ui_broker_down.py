@@ -57,7 +57,7 @@ def live_queues(app: ConsoleApp) -> dict[tuple[str, str], str]:
 @pytest.fixture
 def console(sandbox: Any) -> ConsoleApp:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
-    config = Config(clusters=(cluster,), refresh_interval=3600, timeout=2.0, theme="rmq-dark")
+    config = Config(clusters=(cluster,), refresh_interval=3600, theme="rmq-dark")
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
 
