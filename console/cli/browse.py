@@ -107,8 +107,9 @@ def _topics(args: argparse.Namespace) -> int:
 def _groups(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         groups = await reader.groups(include_system=args.all)
+        batch = await reader.batch()
         offsets = await asyncio.gather(
-            *(reader.group_offsets(g) for g in groups), return_exceptions=True
+            *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
         )
         rows: list[dict[str, Any]] = []
         for name, o in zip(groups, offsets, strict=True):

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient, dlq_topic
@@ -68,6 +68,39 @@ class BrokerHealth:
     up: bool
     version: str | None = None
     error: str | None = None
+
+
+class ReadBatch:
+    """What the group reads of one batch (a refresh, a snapshot, a listing) share.
+
+    Five hundred groups on one topic need that topic's min offsets once, not five hundred times,
+    and a group's DLQ topic is asked for only when the name server lists it. Good for the length
+    of one batch only: min offsets move, topics come and go.
+    """
+
+    def __init__(self, admin: AdminClient, topics: frozenset[str] | None) -> None:
+        self._admin = admin
+        #: Every topic of the cluster; None when the name server did not say.
+        self.topics = topics
+        self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
+
+    def may_exist(self, topic: str) -> bool:
+        return self.topics is None or topic in self.topics
+
+    async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
+        future = self._stats.get((addr, topic))
+        if future is None:
+            future = asyncio.ensure_future(self._admin.topic_stats(addr, topic))
+            future.add_done_callback(_retrieve)
+            self._stats[(addr, topic)] = future
+        # One reader giving up (a superseded refresh) must not cancel the answer for the others.
+        return await asyncio.shield(future)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a shared answer's error as seen: it is every waiter's to handle, or nobody's."""
+    if not future.cancelled():
+        future.exception()
 
 
 class ClusterReader:
@@ -155,14 +188,26 @@ class ClusterReader:
 
     # ---- a group's offsets --------------------------------------------------------------------
 
+    async def batch(self) -> ReadBatch:
+        """A batch for reading many groups at once (see ReadBatch)."""
+        try:
+            if self.cluster:
+                names = await self.admin.topics_by_cluster(self.cluster)
+            else:
+                names = await self.admin.topic_list()
+        except RocketMQError:
+            return ReadBatch(self.admin, None)  # each group asks for its own DLQ topic then
+        return ReadBatch(self.admin, frozenset(names))
+
     async def group_offsets(
-        self, group: str, *, topics: Sequence[str] | None = None
+        self, group: str, *, topics: Sequence[str] | None = None, batch: ReadBatch | None = None
     ) -> GroupOffsets:
         """Every queue the group has offsets on (its retry topic included), with min/max.
 
         Queues where the broker's consume stats say 0 are asked again with
         setZeroIfNotFound=false, so "never committed" is told apart from "committed 0".
         """
+        batch = batch or ReadBatch(self.admin, None)
         taken_at = int(time.time() * 1000)
         brokers = await self.brokers()
         stats = await _each(brokers, lambda a: self.admin.consume_stats(a, group))
@@ -182,7 +227,7 @@ class ClusterReader:
             await self._require_group(group, brokers)
 
         committed = await self._committed(group, rows)
-        mins = await self._min_offsets({(addr, q.queue.topic) for addr, q in rows})
+        mins = await self._min_offsets(batch, {(addr, q.queue.topic) for addr, q in rows})
         connection = await self._connection(group, brokers, unreachable)
         queues = tuple(
             QueueOffsets(
@@ -213,7 +258,7 @@ class ClusterReader:
             message_model=model,
             consume_type=consume_type,
             consume_tps=sum(s.consume_tps for s in live.values()),
-            dlq_messages=await self._dlq_messages(group, brokers, unreachable),
+            dlq_messages=await self._dlq_messages(batch, group, brokers, unreachable),
             unreachable_brokers=unreachable,
         )
 
@@ -242,10 +287,12 @@ class ClusterReader:
             out[q.queue] = a
         return out
 
-    async def _min_offsets(self, pairs: Iterable[tuple[str, str]]) -> dict[MessageQueue, int]:
+    async def _min_offsets(
+        self, batch: ReadBatch, pairs: Iterable[tuple[str, str]]
+    ) -> dict[MessageQueue, int]:
         pairs = sorted(pairs)
         answers = await asyncio.gather(
-            *(self.admin.topic_stats(addr, topic) for addr, topic in pairs),
+            *(batch.topic_stats(addr, topic) for addr, topic in pairs),
             return_exceptions=True,
         )
         out: dict[MessageQueue, int] = {}
@@ -268,10 +315,13 @@ class ClusterReader:
         return None
 
     async def _dlq_messages(
-        self, group: str, brokers: dict[str, str], unreachable: tuple[str, ...]
+        self, batch: ReadBatch, group: str, brokers: dict[str, str], unreachable: tuple[str, ...]
     ) -> int:
+        topic = dlq_topic(group)
+        if not batch.may_exist(topic):
+            return 0  # no message of the group ever went to the DLQ
         reachable = {n: a for n, a in brokers.items() if n not in unreachable}
-        results = await _each(reachable, lambda a: self.admin.topic_stats(a, dlq_topic(group)))
+        results = await _each(reachable, lambda a: self.admin.topic_stats(a, topic))
         total = 0
         for r in results.values():
             if isinstance(r, dict):

@@ -109,8 +109,9 @@ async def take_snapshot(
 ) -> Snapshot:
     """Read the offsets of `groups` now; an unknown group raises GroupNotFound."""
     brokers = await reader.brokers()
+    batch = await reader.batch()
     answers = await asyncio.gather(
-        *(reader.group_offsets(g) for g in groups), return_exceptions=True
+        *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
     )
     offsets: list[GroupOffsets] = []
     for group, answer in zip(groups, answers, strict=True):

@@ -16,9 +16,10 @@ from console.domain.offsets import GroupOffsets
 from console.rocketmq.admin import AdminClient, dlq_topic
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
-from console.rocketmq.models import QueueStats
+from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
 from console.services.cluster import ClusterReader
+from console.services.delays import NextStoreTimes
 from console.services.triage import QueueKey
 from console.ui.refresh import gather_bounded
 from console.ui.source import BrokerState, Progress
@@ -60,6 +61,9 @@ class Backend:
         creds = cluster.credentials.resolve() if cluster.credentials else None
         self.admin = AdminClient(list(cluster.namesrv), timeout=config.timeout, credentials=creds)
         self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
+        self.next_store_times = NextStoreTimes()
+        #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.
+        self._last_read: dict[str, GroupOffsets] = {}
 
     async def close(self) -> None:
         await self.admin.close()
@@ -116,11 +120,23 @@ class Backend:
     async def read_groups(
         self, groups: Sequence[str], progress: Progress | None = None
     ) -> dict[str, GroupOffsets | Exception]:
-        return await gather_bounded(self.reader.group_offsets, groups, on_done=progress)
+        batch = await self.reader.batch()
+        read = await gather_bounded(
+            lambda g: self.reader.group_offsets(g, batch=batch), groups, on_done=progress
+        )
+        self._last_read = {g: o for g, o in read.items() if isinstance(o, GroupOffsets)}
+        self.next_store_times.forget_except(groups)
+        return read
 
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
     ) -> dict[QueueKey, int]:
+        spans = await self.consume_spans(group, topics_by_broker)
+        return {key: span.delay_ms for key, span in spans.items()}
+
+    async def consume_spans(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, ConsumeTimeSpan]:
         masters = await self.reader.brokers()
         pairs = [
             (masters[b], t)
@@ -132,11 +148,11 @@ class Backend:
             *(self.admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
             return_exceptions=True,
         )
-        out: dict[QueueKey, int] = {}
+        out: dict[QueueKey, ConsumeTimeSpan] = {}
         for answer in answers:
             if isinstance(answer, dict):
                 for mq, span in answer.items():
-                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span.delay_ms
+                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span
             elif not isinstance(answer, RocketMQError):
                 raise answer
         return out
@@ -144,7 +160,33 @@ class Backend:
     async def read_delays(
         self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
     ) -> dict[str, dict[QueueKey, int] | Exception]:
-        return await gather_bounded(lambda g: self.consume_delays(g, wanted[g]), list(wanted))
+        """consume_delays for many groups, after read_groups: a (broker, topic) whose committed
+        offsets have not moved since the broker last answered is not asked again."""
+        return await gather_bounded(lambda g: self._known_delays(g, wanted[g]), list(wanted))
+
+    async def _known_delays(
+        self, group: str, topics_by_broker: Mapping[str, Sequence[str]]
+    ) -> dict[QueueKey, int]:
+        offsets = self._last_read.get(group)
+        if offsets is None:
+            return await self.consume_delays(group, topics_by_broker)
+        out: dict[QueueKey, int] = {}
+        ask: dict[str, list[str]] = {}
+        for broker, topics in topics_by_broker.items():
+            for topic in topics:
+                queues = [q for q in offsets.queues if q.broker == broker and q.topic == topic]
+                known = self.next_store_times.delays(group, queues)
+                if known is None:
+                    ask.setdefault(broker, []).append(topic)
+                else:
+                    out.update(known)
+        if ask:
+            asked_at = int(time.time() * 1000)
+            spans = await self.consume_spans(group, ask)
+            asked = [q for q in offsets.queues if q.topic in ask.get(q.broker, ())]
+            self.next_store_times.learn(group, asked, spans, asked_at)
+            out.update({key: span.delay_ms for key, span in spans.items()})
+        return out
 
     async def dlq_queues(self, group: str) -> list[QueueStats]:
         masters = await self.reader.brokers()
