@@ -2,7 +2,7 @@
 and the delays of queues whose committed offsets did not move, without asking again.
 
 The groups here are static after the seed (the live group and the growing topic are left out),
-so the two readings must agree exactly.
+so the two readings must agree, but for the ends of retry topics.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.domain.offsets import GroupOffsets
+from console.domain.offsets import GroupOffsets, is_retry_topic
 from console.rocketmq.admin import AdminClient, dlq_topic
 from console.sandbox import scenario
 from console.services.cluster import ClusterReader
@@ -30,6 +30,19 @@ STATIC = [
     scenario.GROUP_PARTIAL,
     scenario.GROUP_CAUGHT_UP,
 ]
+
+
+def settled(offsets: GroupOffsets) -> GroupOffsets:
+    """The reading without what may move between two reads of a static group: the time, and
+    the end of its retry topic (retries scheduled during the seed land for minutes after)."""
+    return dataclasses.replace(
+        offsets,
+        taken_at_ms=0,
+        queues=tuple(
+            dataclasses.replace(q, max_offset=0) if is_retry_topic(q.topic) else q
+            for q in offsets.queues
+        ),
+    )
 
 
 class CountingAdmin(AdminClient):
@@ -58,9 +71,9 @@ async def test_a_batch_reads_what_single_reads_do_with_fewer_requests(sandbox: A
         asked_together = Counter(admin.asked)
 
     for group in STATIC:
-        assert dataclasses.replace(together[group], taken_at_ms=0) == dataclasses.replace(
-            alone[group], taken_at_ms=0
-        ), group
+        assert settled(together[group]) == settled(alone[group]), group
+        for a, t in zip(alone[group].retry_queues, together[group].retry_queues, strict=True):
+            assert a.max_offset <= t.max_offset, a.key
     assert together[scenario.GROUP_DLQ].dlq_messages > 0
 
     # Each group alone asks for its topic's stats on every broker; the batch asks once.

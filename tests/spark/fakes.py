@@ -47,8 +47,11 @@ class FakeReader:
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         return {g: SubscriptionGroup(g, True, True, False, 1, 16) for g in self.offsets}
 
+    async def batch(self) -> object:
+        return object()  # nothing to share among fixed answers
+
     async def group_offsets(
-        self, group: str, *, topics: Sequence[str] | None = None
+        self, group: str, *, topics: Sequence[str] | None = None, batch: object = None
     ) -> GroupOffsets:
         if group not in self.offsets:
             raise NotFoundError(f"consumer group {group!r} not found on any broker")
