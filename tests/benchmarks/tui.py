@@ -3,7 +3,9 @@
 - `tui_first_frame_s`: process start until the cluster overview shows the brokers (target < 1.0).
 - `tui_keypress_p95_ms`: key press until its repaint reaches the terminal, while the group list
   of 500 groups refreshes without pause (refresh interval 0.1 s: a new refresh starts as soon as
-  the last one ends), 95th percentile (target < 100).
+  the last one ends), 95th percentile (target < 100). Typing starts once the first refresh of
+  the 500 is done, during the second: the sandbox's brokers are minutes old and still compiling
+  the code that answers, a production broker's JVM is long warm.
 
 The keys typed are filter edits on the 500-row group table, each followed by the character that
 only its repaint can write (the filter box echo, or the table's row count), so output the refresh
@@ -90,9 +92,13 @@ class Terminal:
         self._carry = b""
 
     def send(self, keys: bytes) -> float:
-        self.seen = b""
+        self.forget()
         os.write(self.fd, keys)
         return time.perf_counter()
+
+    def forget(self) -> None:
+        """From here on, wait_for looks only at what is painted next."""
+        self.seen = b""
 
     def wait_for(self, *needles: bytes, timeout: float = 30.0) -> float:
         """Read until every needle appeared (escape sequences removed) since the last send."""
@@ -163,7 +169,10 @@ def _keypress_p95_ms(namesrv: str, env: dict[str, str], total: int) -> float:
         term.send(b"g")
         all_rows = f"groups · {total}/{total}".encode()
         term.wait_for(all_rows, timeout=120)  # every group listed
-        term.wait_for(b"refreshing", timeout=60)  # ... and a refresh under way
+        term.forget()
+        term.wait_for(b" ago", timeout=120)  # the first refresh of all of them done
+        term.forget()
+        term.wait_for(b"refreshing", timeout=60)  # ... and the next one under way
         term.send(b"/")
         term.wait_for(b"filter:")
         samples = []
