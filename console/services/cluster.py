@@ -63,10 +63,14 @@ def is_system_group(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class BrokerHealth:
+    """A master broker: up or down, and what it says about itself."""
+
     name: str
     addr: str
     up: bool
     version: str | None = None
+    put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
+    get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
     error: str | None = None
 
 
@@ -127,16 +131,29 @@ class ClusterReader:
                 out[name] = broker.master_addr
         return out
 
-    async def broker_health(self) -> list[BrokerHealth]:
-        brokers = await self.brokers()
+    async def broker_health(self, brokers: dict[str, str] | None = None) -> list[BrokerHealth]:
+        """Each master (of `brokers`, else of the cluster) asked for its runtime info."""
+        if brokers is None:
+            brokers = await self.brokers()
         results = await _each(brokers, self.admin.broker_runtime)
         health = []
         for name, addr in brokers.items():
             r = results[name]
             if isinstance(r, BaseException):
+                if not isinstance(r, RocketMQError):
+                    raise r
                 health.append(BrokerHealth(name, addr, up=False, error=str(r)))
-            else:
-                health.append(BrokerHealth(name, addr, up=True, version=r.get("brokerVersionDesc")))
+                continue
+            health.append(
+                BrokerHealth(
+                    name,
+                    addr,
+                    up=True,
+                    version=r.get("brokerVersionDesc"),
+                    put_today=_int(r.get("msgPutTotalTodayNow")),
+                    get_today=_int(r.get("msgGetTotalTodayNow")),
+                )
+            )
         return health
 
     # ---- topics and groups --------------------------------------------------------------------
@@ -338,3 +355,10 @@ async def _each(
     names = list(targets)
     answers = await asyncio.gather(*(fn(targets[n]) for n in names), return_exceptions=True)
     return dict(zip(names, answers, strict=True))
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

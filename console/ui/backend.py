@@ -70,29 +70,7 @@ class Backend:
 
     async def brokers(self) -> tuple[BrokerState, ...]:
         masters = await self.reader.fresh_brokers()
-        names = list(masters)
-        answers = await asyncio.gather(
-            *(self.admin.broker_runtime(masters[n]) for n in names), return_exceptions=True
-        )
-        out = []
-        for name, answer in zip(names, answers, strict=True):
-            addr = masters[name]
-            if isinstance(answer, BaseException):
-                if not isinstance(answer, RocketMQError):
-                    raise answer
-                out.append(BrokerState(name, addr, up=False, error=str(answer)))
-                continue
-            out.append(
-                BrokerState(
-                    name,
-                    addr,
-                    up=True,
-                    version=answer.get("brokerVersionDesc"),
-                    put_today=_int(answer.get("msgPutTotalTodayNow")),
-                    get_today=_int(answer.get("msgGetTotalTodayNow")),
-                )
-            )
-        return tuple(out)
+        return tuple(await self.reader.broker_health(masters))
 
     async def topics(self) -> list[str]:
         return await self.reader.topics()
@@ -226,10 +204,3 @@ class Backend:
                 key = (mq.topic, mq.broker_name, mq.queue_id)
                 holders.setdefault(key, []).append(answer.client_id)
         return {k: tuple(sorted(v)) for k, v in holders.items()}
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None

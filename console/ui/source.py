@@ -7,26 +7,16 @@ client on its own thread) and the tests hand in fakes through `make_app(connect=
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from console.config import ClusterConfig
 from console.domain.offsets import GroupOffsets
 from console.rocketmq.models import QueueStats
+from console.services.cluster import BrokerHealth
 from console.services.triage import QueueKey
 
-
-@dataclass(frozen=True, slots=True)
-class BrokerState:
-    """A master broker as the console shows it: up or down, and what it says about itself."""
-
-    name: str
-    addr: str
-    up: bool
-    version: str | None = None
-    put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
-    get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
-    error: str | None = None
+#: A master broker as the console shows it: up or down, and what it says about itself.
+BrokerState = BrokerHealth
 
 
 class ClusterSource(Protocol):
