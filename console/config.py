@@ -98,6 +98,12 @@ class Config:
         return str(Path(self.workspace).expanduser())
 
 
+def split_namesrv(text: str) -> tuple[str, ...]:
+    """Name server addresses as operators write them: separated by ';' (RocketMQ's own
+    NAMESRV_ADDR form) or ','."""
+    return tuple(a.strip() for a in text.replace(",", ";").split(";") if a.strip())
+
+
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     return Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG).expanduser()
@@ -255,7 +261,7 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         raise doc.error(where, "missing 'namesrv' (host:port, or a list of them)")
     name = _string(doc, (*where, "name"), raw["name"])
     ns = raw["namesrv"]
-    items = ns if isinstance(ns, list) else str(ns).split(";")
+    items = ns if isinstance(ns, list) else split_namesrv(str(ns))
     namesrv = tuple(_addr(doc, (*where, "namesrv"), a) for a in items if str(a).strip())
     if not namesrv:
         raise doc.error((*where, "namesrv"), "no address given")

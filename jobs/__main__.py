@@ -5,8 +5,8 @@
         plan request.json
     python -m jobs plan request.json --master local[2]
 
-A request is the JSON the console writes (jobs.requests); the plan header (or the impact rows)
-is printed on stdout. Bad input exits with status 2 and the reason on stderr.
+A request is the JSON the console writes (console.domain.job_requests); the plan header (or the
+impact rows) is printed on stdout. Bad input exits with status 2 and the reason on stderr.
 """
 
 from __future__ import annotations
@@ -24,7 +24,15 @@ import json  # noqa: E402
 import zipfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
-ZIPPED = ("console/__init__.py", "console/domain", "console/rocketmq", "jobs")
+ZIPPED = (
+    "console/__init__.py",
+    "console/config.py",
+    "console/locations.py",
+    "console/domain",
+    "console/rocketmq",
+    "console/services",
+    "jobs",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,9 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(command: str, request_location: str, master: str | None) -> int:
+    from console.domain.job_requests import ImpactRequest, PlanRequest
     from console.domain.spec import SpecError
-    from jobs import files
-    from jobs.requests import ImpactRequest, PlanRequest
+    from console.services import files
     from jobs.run import PlanExistsError, run_impact, run_plan
     from jobs.session import build_session
 

@@ -33,8 +33,8 @@ from typing import Any, Protocol, cast
 
 from pyspark.sql import SparkSession
 
+from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.spec import SpecError
-from jobs.requests import ImpactRequest, PlanRequest
 from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.session import build_session, is_connect
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from console.domain.offsets import DLQ_PREFIX, RETRY_PREFIX
+from console.domain.checks import ScopeCell
 from console.domain.plan import Clamp, PlanWarning
 from console.domain.spec import (
     Earliest,
@@ -24,7 +24,7 @@ from console.domain.spec import (
     ToOffset,
     ToSnapshot,
 )
-from jobs.checks import ScopeCell
+from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX
 from jobs.schema import PLAN_NAMES
 
 KEY = ["topic", "broker", "queue_id"]
@@ -35,7 +35,7 @@ FILE_SCHEMA = "line int, group string, topic string, broker string, queue_id int
 
 
 def in_scope(snapshot: DataFrame, scope: Scope) -> DataFrame:
-    """The snapshot rows a spec's scope selects (same rules as jobs.checks.topic_in_scope)."""
+    """The snapshot rows a spec's scope selects (the rules of checks.topic_in_scope)."""
     topic = F.col("topic")
     own_retry = topic.startswith(F.concat(F.lit(RETRY_PREFIX), F.col("group")))
     if scope.topics:

@@ -14,6 +14,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from console.domain.checks import check_scope, check_source_groups
+from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import (
     PLAN_KEY,
     Impact,
@@ -33,11 +35,9 @@ from console.domain.spec import (
     ToSnapshot,
     parse_spec,
 )
-from jobs import files
-from jobs.checks import check_scope, check_source_groups
+from console.services import files
 from jobs.impact import broker_tps, consume_rates, topic_impact
 from jobs.plan import FILE_SCHEMA, in_scope, missing_file_rows, plan_rows, scope_cells, topic_totals
-from jobs.requests import ImpactRequest, PlanRequest
 from jobs.schema import PLAN_SCHEMA, SNAPSHOT_SCHEMA
 from jobs.timestamps import BrokerSearch, OffsetSearch, resolve_offsets
 

@@ -37,10 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_console(args: argparse.Namespace) -> int:
-    from console.ui.main import run_console
+    from console.cli.target import console_target
+    from console.ui.main import open_console
 
-    status: int = run_console(args)
-    return status
+    return open_console(*console_target(args))
 
 
 def main(argv: list[str] | None = None) -> int:

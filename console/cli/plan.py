@@ -19,11 +19,11 @@ from console.cli.render import dump_json, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.plan import PlanHeader
 from console.domain.spec import SpecError, describe, load_spec, parse_spec
+from console.services import files
 from console.services.cluster import ClusterReader
 from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
 from console.services.spark_runner import JobError, JobInputError, JobProgress, SparkRunner
 from console.services.workspace import Workspace
-from jobs import files
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -201,9 +201,7 @@ def _progress(p: JobProgress) -> None:
 
 
 def _runner(master: str, workspace: Workspace) -> SparkRunner:
-    from console.sandbox.cache import cache_root
-
-    log = workspace.log_path() or cache_root() / "logs" / "spark-host.log"
+    log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
     return SparkRunner(master, log_path=log, warm_up=False)
 

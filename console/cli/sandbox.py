@@ -34,12 +34,13 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from console.cli.target import console_target
     from console.sandbox.background import BackgroundSandbox
     from console.sandbox.cli import print_ready
     from console.sandbox.cluster import BROKER_NAMES
     from console.sandbox.ports import free_ports
     from console.sandbox.runner import SandboxOptions
-    from console.ui.main import run_console
+    from console.ui.main import open_console
 
     options = SandboxOptions(ports=free_ports(BROKER_NAMES) if args.free_ports else None)
     print("starting the sandbox cluster (first run downloads the RocketMQ jars)…", flush=True)
@@ -47,6 +48,6 @@ def _demo(args: argparse.Namespace) -> int:
         print_ready(sb)
         args.namesrv = sb.namesrv_addr
         args.cluster = None
-        status: int = run_console(args)
+        status = open_console(*console_target(args))
     print("sandbox stopped", file=sys.stderr)
     return status

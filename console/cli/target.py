@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from console.config import ClusterConfig, Config, ConfigError, load_config
+from console.config import ClusterConfig, Config, ConfigError, load_config, split_namesrv
 from console.rocketmq.admin import AdminClient
+from console.services.access import open_admin
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,11 +17,8 @@ class Target:
     cluster: ClusterConfig
     config: Config
 
-    def admin(self) -> AdminClient:
-        creds = self.cluster.credentials.resolve() if self.cluster.credentials else None
-        return AdminClient(
-            list(self.cluster.namesrv), timeout=self.config.timeout, credentials=creds
-        )
+    def admin(self, *, write: bool = False) -> AdminClient:
+        return open_admin(self.cluster, self.config, write=write)
 
 
 def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
@@ -28,7 +27,10 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
     kw: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
     group = parser.add_argument_group("cluster")
     group.add_argument(
-        "--namesrv", metavar="HOST:PORT", help="name server address(es), ';'-separated", **kw
+        "--namesrv",
+        metavar="HOST:PORT",
+        help="name server address(es), separated by ';' or ','",
+        **kw,
     )
     group.add_argument("--cluster", metavar="NAME", help="a cluster named in the config file", **kw)
     group.add_argument(
@@ -47,16 +49,29 @@ def target_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def resolve_target(args: argparse.Namespace) -> Target:
-    from pathlib import Path
-
+def command_config(args: argparse.Namespace) -> Config:
+    """The config file (`--config`, else the default) with `--timeout` applied."""
     config = load_config(Path(args.config) if getattr(args, "config", None) else None)
     if getattr(args, "timeout", None):
-        from dataclasses import replace
-
         config = replace(config, timeout=float(args.timeout))
+    return config
+
+
+def console_target(args: argparse.Namespace) -> tuple[Config, ClusterConfig | None]:
+    """The console's config and the cluster to open (None: the Clusters screen, when none is
+    named)."""
+    if getattr(args, "namesrv", None) or getattr(args, "cluster", None):
+        target = resolve_target(args)
+        return target.config, target.cluster
+    return command_config(args), None
+
+
+def resolve_target(args: argparse.Namespace) -> Target:
+    config = command_config(args)
     if getattr(args, "namesrv", None):
-        addrs = tuple(a.strip() for a in args.namesrv.split(";") if a.strip())
+        addrs = split_namesrv(args.namesrv)
+        if not addrs:
+            raise ConfigError(f"--namesrv: no address given in {args.namesrv!r}")
         cluster = ClusterConfig(name=args.namesrv, namesrv=addrs)
         if getattr(args, "cluster", None):
             # --namesrv with --cluster: the RocketMQ cluster name inside that name server.

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-RETRY_PREFIX = "%RETRY%"
-DLQ_PREFIX = "%DLQ%"
+from console.rocketmq.topics import is_retry_topic
 
-
-def is_retry_topic(topic: str) -> bool:
-    return topic.startswith(RETRY_PREFIX)
-
-
-def is_dlq_topic(topic: str) -> bool:
-    return topic.startswith(DLQ_PREFIX)
+#: One queue of one group's picture: topic, broker, queue id.
+QueueKey = tuple[str, str, int]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from types import TracebackType
 from typing import Any
 
 from . import fastjson
-from .codes import RequestCode, ResponseCode
+from .codes import WRITE_CODES, RequestCode, ResponseCode
 from .connection import ConnectionPool
-from .errors import BrokerError, ConnectError, ProtocolError, RocketMQError
+from .errors import BrokerError, ConnectError, ProtocolError, ReadOnlyError, RocketMQError
 from .frame import Command
 from .models import (
     BoundaryType,
@@ -42,19 +42,6 @@ PRODUCER_GROUP = "rmq_console_producer"
 PERM_READ_WRITE = 6
 
 
-def retry_topic(group: str) -> str:
-    return f"%RETRY%{group}"
-
-
-def dlq_topic(group: str) -> str:
-    return f"%DLQ%{group}"
-
-
-def group_topics(group: str) -> tuple[str, str]:
-    """The retry and dead-letter topics that belong to a consumer group."""
-    return retry_topic(group), dlq_topic(group)
-
-
 class AdminClient:
     """Speaks the remoting protocol to one name server list and any broker it names."""
 
@@ -64,12 +51,19 @@ class AdminClient:
         *,
         timeout: float = 3.0,
         credentials: Credentials | None = None,
+        read_only: str | None = None,
     ) -> None:
+        """`read_only`, when given, is why this client must not write: every write operation
+        then raises ReadOnlyError with it, before anything is sent."""
         addrs = [namesrv] if isinstance(namesrv, str) else list(namesrv)
-        self.namesrv = [a.strip() for item in addrs for a in item.split(";") if a.strip()]
+        # One string may hold several, as in RocketMQ's NAMESRV_ADDR ("a:9876;b:9876").
+        self.namesrv = [
+            a.strip() for item in addrs for a in item.replace(",", ";").split(";") if a.strip()
+        ]
         if not self.namesrv:
             raise ValueError("no name server address given")
         self.timeout = timeout
+        self.read_only = read_only
         self._pool = ConnectionPool(credentials)
         self._namesrv_index = random.randrange(len(self.namesrv))
         self.server_versions: dict[str, int] = {}
@@ -101,6 +95,10 @@ class AdminClient:
         ok: Iterable[int] = (ResponseCode.SUCCESS,),
     ) -> Command:
         """One request; raises BrokerError unless the response code is in `ok`."""
+        if self.read_only is not None and int(code) in WRITE_CODES:
+            # Checked here, where every request passes, not per operation: nothing that changes
+            # the cluster leaves a read-only client, whichever method builds it.
+            raise ReadOnlyError(f"request {int(code)} would change the cluster: {self.read_only}")
         ext = {k: _field(v) for k, v in (fields or {}).items() if v is not None}
         resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
         self.server_versions[addr] = resp.version

@@ -30,6 +30,26 @@ class RequestCode(IntEnum):
     CLONE_GROUP_OFFSET = 314
 
 
+# Requests that change what a broker stores. A client opened read-only refuses them all.
+WRITE_CODES = frozenset(
+    {
+        RequestCode.SEND_MESSAGE,
+        RequestCode.UPDATE_CONSUMER_OFFSET,
+        RequestCode.UPDATE_AND_CREATE_TOPIC,
+        25,  # UPDATE_BROKER_CONFIG
+        RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+        207,  # DELETE_SUBSCRIPTIONGROUP
+        215,  # DELETE_TOPIC_IN_BROKER
+        216,  # DELETE_TOPIC_IN_NAMESRV
+        217,  # REGISTER_TOPIC_IN_NAMESRV
+        RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+        RequestCode.CLONE_GROUP_OFFSET,
+        310,  # SEND_MESSAGE_V2
+        320,  # SEND_BATCH_MESSAGE
+    }
+)
+
+
 class ResponseCode(IntEnum):
     SUCCESS = 0
     SYSTEM_ERROR = 1

@@ -48,3 +48,7 @@ class BrokerError(RocketMQError):
 
 class NotFoundError(RocketMQError):
     """A named topic, group or broker does not exist in the cluster."""
+
+
+class ReadOnlyError(RocketMQError):
+    """A write asked of a client opened for reading only (a `read_only` cluster, or a read)."""

@@ -5,23 +5,16 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.locations import CACHE_ENV, cache_root
+
+__all__ = ["CACHE_ENV", "ROCKETMQ_VERSION", "Distribution", "cache_root", "file_lock"]
+
 ROCKETMQ_VERSION = "5.3.3"
-CACHE_ENV = "RMQ_CONSOLE_CACHE"
-
-
-def cache_root(env: Mapping[str, str] | None = None) -> Path:
-    """`$RMQ_CONSOLE_CACHE`, else `$XDG_CACHE_HOME/rmq-console`, else `~/.cache/rmq-console`."""
-    env = os.environ if env is None else env
-    if env.get(CACHE_ENV):
-        return Path(env[CACHE_ENV]).expanduser()
-    xdg = env.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "rmq-console"
 
 
 @dataclass(frozen=True, slots=True)

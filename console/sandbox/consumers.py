@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from console.rocketmq.admin import AdminClient, retry_topic
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageModel
+from console.rocketmq.topics import retry_topic
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JvmOptions, java_argv, jvm_env
 from console.sandbox.pidfile import PidFile

@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from console.rocketmq.admin import AdminClient, dlq_topic, retry_topic
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
 from console.rocketmq.models import MessageModel, MessageQueue, SendResult
+from console.rocketmq.topics import dlq_topic, retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
 

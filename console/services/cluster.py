@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
-from console.rocketmq.admin import AdminClient, dlq_topic
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError, RocketMQError
 from console.rocketmq.models import (
@@ -26,6 +26,7 @@ from console.rocketmq.models import (
     QueueStats,
     SubscriptionGroup,
 )
+from console.rocketmq.topics import dlq_topic
 
 T = TypeVar("T")
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from console.domain.offsets import QueueOffsets
+from console.domain.offsets import QueueKey, QueueOffsets
 from console.rocketmq.models import ConsumeTimeSpan
-from console.services.triage import QueueKey
 
 
 class NextStoreTimes:

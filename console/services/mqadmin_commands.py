@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from console.rocketmq.admin import dlq_topic
+from console.rocketmq.topics import dlq_topic
 
 
 def _line(namesrv: Sequence[str], subcommand: str, *args: str) -> str:

@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from console.domain.checks import ScopeCell, check_scope
+from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import (
     PLAN_COLUMNS,
     BrokerFacts,
@@ -50,6 +52,7 @@ from console.domain.spec import (
     spec_to_dict,
 )
 from console.rocketmq.errors import RocketMQError
+from console.services import files
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
@@ -59,9 +62,6 @@ from console.services.snapshots import (
 )
 from console.services.spark_runner import JobHandle, JobInputError, JobRunner, ProgressCallback
 from console.services.workspace import ROWS, SnapshotRef, Workspace
-from jobs import files
-from jobs.checks import ScopeCell, check_scope
-from jobs.requests import ImpactRequest, PlanRequest
 
 INPUT_ERRORS = (SpecError, JobInputError)
 # Strategies a legacy broker can push to online clients: one timestamp for every queue.

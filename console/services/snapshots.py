@@ -20,13 +20,13 @@ from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
+from console.services import files
 from console.services.cluster import ClusterReader
 from console.services.workspace import SnapshotRef, Workspace
-from jobs import files
 
 _ARROW = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64()}
 ARROW_SCHEMA = pa.schema([(name, _ARROW[kind]) for name, kind in SNAPSHOT_COLUMNS])
-QueueKey = tuple[str, str, str, int]  # group, topic, broker, queue id
+GroupQueueKey = tuple[str, str, str, int]  # group, topic, broker, queue id
 DAY_MS = 86_400_000
 
 
@@ -69,7 +69,7 @@ def snapshot_table(
     cluster: str,
     offsets: Iterable[GroupOffsets],
     broker_addrs: Mapping[str, str],
-    times: Mapping[QueueKey, tuple[int | None, int | None]] | None = None,
+    times: Mapping[GroupQueueKey, tuple[int | None, int | None]] | None = None,
     *,
     taken_at_ms: int | None = None,
 ) -> pa.Table:
@@ -127,7 +127,7 @@ async def take_snapshot(
 
 async def store_times(
     admin: AdminClient, brokers: Mapping[str, str], offsets: Sequence[GroupOffsets]
-) -> dict[QueueKey, tuple[int | None, int | None]]:
+) -> dict[GroupQueueKey, tuple[int | None, int | None]]:
     """First and last store time per queue, one QUERY_CONSUME_TIME_SPAN per (group, topic,
     broker). Best effort: a broker that cannot answer leaves its queues without times."""
     cells = sorted(
@@ -136,7 +136,7 @@ async def store_times(
     answers = await asyncio.gather(
         *(admin.consume_time_span(brokers[b], t, g) for g, t, b in cells), return_exceptions=True
     )
-    out: dict[QueueKey, tuple[int | None, int | None]] = {}
+    out: dict[GroupQueueKey, tuple[int | None, int | None]] = {}
     for (group, _, _), answer in zip(cells, answers, strict=True):
         if isinstance(answer, RocketMQError):
             continue

@@ -25,9 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from console.domain.offsets import GroupOffsets, QueueOffsets
-
-QueueKey = tuple[str, str, int]  # topic, broker, queue id
+from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
 
 #: Refreshes kept per group; Burrow's default window is 10 offsets.
 DEFAULT_WINDOW = 10

@@ -17,7 +17,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from console.domain.plan import PlanHeader, SnapshotInfo, parse_stamp
-from jobs import files
+from console.locations import log_dir
+from console.services import files
 
 SNAPSHOTS = "snapshots"
 PLANS = "plans"
@@ -86,9 +87,10 @@ class Workspace:
 
     # ---- logs ----------------------------------------------------------------------------
 
-    def log_path(self, name: str = "spark-host.log") -> Path | None:
-        local = self.local_root
-        return local / "logs" / name if local is not None else None
+    def log_path(self, name: str = "spark-host.log") -> Path:
+        """A helper process's log: under logs/ here when the workspace is on this machine, else
+        in the cache directory (a process cannot append to a remote file)."""
+        return log_dir(self.local_root) / name
 
 
 def _safe(name: str, what: str) -> str:

@@ -18,14 +18,14 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
+from console.services.session import ClusterSession
+from console.services.source import SourceFactory
 from console.services.triage import DEFAULT_WINDOW, History
 from console.ui import registry, typeahead
 from console.ui.commands import ScreenActions
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
-from console.ui.session import ClusterSession
-from console.ui.source import SourceFactory
 from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
 
 Clock = Callable[[], float]

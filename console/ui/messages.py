@@ -8,9 +8,10 @@ from pathlib import Path
 
 from textual.message import Message
 
+from console.domain.offsets import QueueKey
 from console.rocketmq.models import QueueStats
-from console.services.triage import GroupSummary, QueueKey
-from console.ui.source import BrokerState
+from console.services.source import BrokerState
+from console.services.triage import GroupSummary
 from console.ui.widgets.tablemodel import Row
 
 

@@ -20,7 +20,7 @@ from typing import Any, cast
 from textual.screen import Screen
 
 from console.domain.offsets import GroupOffsets
-from console.ui.session import ClusterSession
+from console.services.session import ClusterSession
 
 SCREENS: dict[str, str] = {
     "reset": "console.ui.screens.preview:PreviewScreen",

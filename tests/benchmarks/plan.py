@@ -22,12 +22,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from console.config import ClusterConfig, Config
+from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import StrategyKind
 from console.services.snapshots import ARROW_SCHEMA, Snapshot, SnapshotStore
 from console.services.spark_runner import SparkRunner, close_shared_runner
 from console.services.workspace import SnapshotRef, Workspace
-from jobs.requests import PlanRequest
 from tests.benchmarks.stats import RUNS, median_of
 
 MASTER = "local[2]"
@@ -149,12 +149,12 @@ async def _seed_group(namesrv: str) -> None:
 
 
 async def _preview(root: Path) -> float:
+    from console.remote.proxy import remote_sources
+    from console.services.session import ClusterSession
     from console.services.triage import History
     from console.ui.app import make_app
     from console.ui.registry import GroupContext
-    from console.ui.remote import remote_sources
     from console.ui.screens.preview import PlanComputed, PreviewScreen
-    from console.ui.session import ClusterSession
 
     namesrv = os.environ["RMQ_BENCH_NAMESRV"]
     await _seed_group(namesrv)

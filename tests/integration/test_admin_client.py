@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from console.rocketmq.admin import AdminClient, group_topics
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, ConnectError
 from console.rocketmq.models import BoundaryType, MessageQueue
+from console.rocketmq.topics import group_topics
 from console.sandbox import scenario
 
 pytestmark = pytest.mark.integration

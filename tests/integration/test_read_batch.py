@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.domain.offsets import GroupOffsets, is_retry_topic
-from console.rocketmq.admin import AdminClient, dlq_topic
+from console.domain.offsets import GroupOffsets
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.topics import dlq_topic, is_retry_topic
 from console.sandbox import scenario
+from console.services.backend import Backend
 from console.services.cluster import ClusterReader
 from console.services.triage import Sample, lagging_topics
-from console.ui.backend import Backend
 
 pytestmark = pytest.mark.integration
 

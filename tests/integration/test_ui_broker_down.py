@@ -11,9 +11,9 @@ import pytest
 from textual.pilot import Pilot
 
 from console.config import ClusterConfig, Config
+from console.remote.proxy import remote_sources
 from console.sandbox import scenario
 from console.ui.app import ConsoleApp, make_app
-from console.ui.remote import remote_sources
 from console.ui.themes import PROJECT_THEMES
 from tests.ui.helpers import settle, shown, status, text_of, values
 

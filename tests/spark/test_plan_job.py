@@ -12,9 +12,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
+from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo, Totals, content_hash
 from console.domain.spec import FileOffset, SpecError
-from jobs.requests import PlanRequest
 from jobs.run import PlanExistsError, read_plan_rows, run_plan
 from tests.spark import frames
 from tests.spark.frames import T0, FailingSearch, TableSearch

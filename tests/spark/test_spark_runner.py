@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
 from console.services.spark_runner import (
@@ -23,7 +24,6 @@ from console.services.spark_runner import (
     SparkRunner,
 )
 from console.services.workspace import SnapshotRef, Workspace
-from jobs.requests import PlanRequest
 from tests.spark.fakes import group
 
 pytestmark = pytest.mark.spark

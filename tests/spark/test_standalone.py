@@ -11,8 +11,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
+from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader, SnapshotInfo
-from jobs.requests import PlanRequest
 from jobs.run import read_plan_rows, run_plan
 from tests.spark import frames
 from tests.spark.standalone import SPARK_HOME, standalone_cluster

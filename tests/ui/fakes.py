@@ -14,10 +14,10 @@ from console.config import ClusterConfig, Config
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
+from console.services.fanout import gather_bounded
+from console.services.source import BrokerState, ClusterSource, Progress
 from console.services.triage import QueueKey
 from console.ui.app import ConsoleApp, make_app
-from console.ui.refresh import gather_bounded
-from console.ui.source import BrokerState, ClusterSource, Progress
 from console.ui.themes import PROJECT_THEMES
 
 NOW_S = 1_700_000_000.0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import build_parser
-from console.ui.main import console_target
+from console.cli.target import console_target
 
 CONFIG = """\
 clusters:

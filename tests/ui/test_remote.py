@@ -10,9 +10,9 @@ import socket
 import pytest
 
 from console.config import ClusterConfig, Config
+from console.remote.child import RemoteError, portable, read_frame, write_frame
+from console.remote.proxy import RemoteSource, remote_sources
 from console.rocketmq.errors import ConnectError, RocketMQError
-from console.ui.netproc import RemoteError, portable, read_frame, write_frame
-from console.ui.remote import RemoteSource, remote_sources
 
 
 def test_frames_round_trip_and_end_cleanly() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from console.domain.checks import ScopeCell, check_scope, check_source_groups, topic_in_scope
 from console.domain.spec import (
     Latest,
     ResetSpec,
@@ -15,7 +16,6 @@ from console.domain.spec import (
     Strategy,
     ToGroup,
 )
-from jobs.checks import ScopeCell, check_scope, check_source_groups, topic_in_scope
 
 CELLS = [
     ScopeCell("g", "orders", "broker-a", (), room_up=60, room_down=40),

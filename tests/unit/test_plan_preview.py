@@ -28,6 +28,7 @@ from console.domain.plan import (
 )
 from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp, spec_to_dict
 from console.services.planning import PlanResult
+from console.services.session import ClusterSession
 from console.services.spark_runner import (
     JobCancelled,
     JobHandle,
@@ -38,7 +39,6 @@ from console.services.spark_runner import (
 from console.services.workspace import SnapshotRef
 from console.ui import registry
 from console.ui.screens.preview import PreviewScreen
-from console.ui.session import ClusterSession
 from tests.ui.fakes import fake_app
 from tests.ui.helpers import settle, shown, text_of
 

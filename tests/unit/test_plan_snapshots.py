@@ -9,8 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
+from console.locations import cache_root
 from console.rocketmq.errors import BrokerError
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue
+from console.services import files
 from console.services.snapshots import (
     ARROW_SCHEMA,
     Retention,
@@ -21,7 +23,6 @@ from console.services.snapshots import (
     store_times,
 )
 from console.services.workspace import Workspace
-from jobs import files
 
 T = 1_795_338_300_000  # 2026-11-22T09:05:00Z
 DAY = 86_400_000
@@ -139,7 +140,8 @@ def test_workspace_layout_and_names(tmp_path: Path) -> None:
             ws.plan_uri(bad)
     remote = Workspace("hdfs://nn:8020/rmq")
     assert remote.local_root is None
-    assert remote.log_path() is None
+    # A process cannot append to a remote file: its log goes to the cache directory.
+    assert remote.log_path() == cache_root() / "logs" / "spark-host.log"
     assert remote.snapshot_uri("prod", "x") == "hdfs://nn:8020/rmq/snapshots/prod/x.parquet"
 
 

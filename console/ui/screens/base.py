@@ -19,10 +19,10 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from console.services import export
+from console.services.session import ClusterSession
+from console.services.source import ClusterSource
 from console.ui.messages import BrokersChecked, RefreshFinished, TableExported
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
-from console.ui.session import ClusterSession
-from console.ui.source import ClusterSource
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine

@@ -13,16 +13,17 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline, Static
 
-from console.domain.offsets import GroupOffsets, QueueOffsets, is_retry_topic
+from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
+from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
 from console.services import mqadmin_commands, triage
-from console.services.triage import GroupSummary, QueueKey
+from console.services.session import ClusterSession
+from console.services.triage import GroupSummary
 from console.ui import format as fmt
 from console.ui import registry
 from console.ui.messages import AssignmentsRefreshed, GroupRefreshed
 from console.ui.screens.base import DataScreen
-from console.ui.session import ClusterSession
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
@@ -57,9 +58,9 @@ T = TypeVar("T")
 def short_topic(topic: str) -> str:
     """The group's own retry and DLQ topics shown by their prefix: the group is on screen."""
     if is_retry_topic(topic):
-        return "%RETRY%"
-    if topic.startswith("%DLQ%"):
-        return "%DLQ%"
+        return RETRY_PREFIX
+    if is_dlq_topic(topic):
+        return DLQ_PREFIX
     return topic
 
 

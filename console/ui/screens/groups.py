@@ -6,14 +6,14 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
-from console.domain.offsets import GroupOffsets
+from console.domain.offsets import GroupOffsets, QueueKey
 from console.services import mqadmin_commands, triage
+from console.services.fanout import Cadence
+from console.services.session import ClusterSession
 from console.services.triage import GroupSummary
 from console.ui import format as fmt
 from console.ui.messages import GroupsListed, GroupsProgressed, GroupsRefreshed
-from console.ui.refresh import Cadence
 from console.ui.screens.base import DataScreen
-from console.ui.session import ClusterSession
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.rowtable import RowTable
@@ -149,7 +149,7 @@ class GroupsScreen(DataScreen):
     def _digest(
         self,
         windows: dict[str, tuple[triage.Sample, ...]],
-        behind: dict[str, dict[triage.QueueKey, int] | Exception],
+        behind: dict[str, dict[QueueKey, int] | Exception],
     ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:
         summaries = triage.worst_first(
             triage.summarize(w, _value_or_empty(behind.get(n))) for n, w in windows.items()
@@ -186,7 +186,7 @@ class GroupsScreen(DataScreen):
 
 
 def _value_or_empty(
-    answer: dict[triage.QueueKey, int] | Exception | None,
-) -> dict[triage.QueueKey, int]:
+    answer: dict[QueueKey, int] | Exception | None,
+) -> dict[QueueKey, int]:
     # Time behind is an extra; a broker that cannot say leaves it unknown ("?"), not the row.
     return answer if isinstance(answer, dict) else {}

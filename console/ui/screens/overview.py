@@ -11,10 +11,10 @@ from textual.widgets import Static
 
 from console.rocketmq.errors import RocketMQError
 from console.services import mqadmin_commands
+from console.services.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen
-from console.ui.session import ClusterSession
 from console.ui.tones import toned
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell

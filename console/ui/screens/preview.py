@@ -9,13 +9,10 @@ the result as `PlanComputed`. Nothing here writes to the cluster.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import pyarrow as pa
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,7 +21,6 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select, Static
 
-from console.config import Config
 from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning, ResetPathKind
 from console.domain.spec import (
     ResetSpec,
@@ -33,12 +29,12 @@ from console.domain.spec import (
     describe,
     parse_spec,
 )
+from console.services.planners import ClusterPlanners, PlannerSource
 from console.services.planning import INPUT_ERRORS, PlanResult, mqadmin_lines
 from console.services.spark_runner import JobCancelled, JobHandle, JobProgress
 from console.ui import format as fmt
 from console.ui.registry import GroupContext
 from console.ui.screens.base import ConsoleScreen
-from console.ui.session import ClusterSession
 from console.ui.tones import toned
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
@@ -106,69 +102,6 @@ class PlanCancelled(Message):
 @dataclass
 class ImpactEstimated(Message):
     impact: tuple[Impact, ...]
-
-
-# ---- the planner the screen drives --------------------------------------------------------------
-
-
-class PreviewPlanner(Protocol):
-    async def plan(
-        self,
-        spec: ResetSpec,
-        *,
-        on_progress: Callable[[JobProgress], None] | None = None,
-        on_submit: Callable[[JobHandle], None] | None = None,
-    ) -> PlanResult: ...
-
-    def rows(self, plan_uri: str) -> pa.Table: ...
-
-    async def impact(self, result: PlanResult) -> list[Impact]: ...
-
-
-class PlannerSource(Protocol):
-    """Where the screen gets its planner: `warm` when the screen opens (start Spark while the
-    operator types), `open` for each preview."""
-
-    def warm(self, config: Config) -> None: ...
-
-    def open(
-        self, session: ClusterSession, config: Config
-    ) -> AbstractAsyncContextManager[PreviewPlanner]: ...
-
-
-class ClusterPlanners:
-    """The real planners: a wire client of their own (on the worker's loop), the workspace
-    from the config, and the console's shared warm Spark session."""
-
-    def warm(self, config: Config) -> None:
-        from console.services.spark_runner import shared_runner
-
-        shared_runner(config.spark_master, _log_path(config))
-
-    @asynccontextmanager
-    async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
-        from console.rocketmq.admin import AdminClient
-        from console.services.cluster import ClusterReader
-        from console.services.planning import Planner
-        from console.services.spark_runner import shared_runner
-        from console.services.workspace import Workspace
-
-        cluster = session.cluster
-        runner = shared_runner(config.spark_master, _log_path(config))
-        creds = cluster.credentials.resolve() if cluster.credentials else None
-        async with AdminClient(
-            list(cluster.namesrv), timeout=config.timeout, credentials=creds
-        ) as admin:
-            reader = ClusterReader(admin, cluster.rocketmq_cluster)
-            workspace = Workspace(config.workspace_path)
-            yield Planner(workspace, runner, reader=reader, cluster=cluster.name)
-
-
-def _log_path(config: Config) -> Path:
-    from console.sandbox.cache import cache_root
-    from console.services.workspace import Workspace
-
-    return Workspace(config.workspace_path).log_path() or cache_root() / "logs" / "spark-host.log"
 
 
 # ---- the screen ---------------------------------------------------------------------------------

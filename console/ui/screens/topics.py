@@ -7,10 +7,10 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from console.services import mqadmin_commands
+from console.services.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import TopicRefreshed, TopicsListed
 from console.ui.screens.base import DataScreen
-from console.ui.session import ClusterSession
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell

@@ -1,6 +1,6 @@
 """What the console reads from one cluster, as one async interface.
 
-Screens only ever talk to a `ClusterSource`; `console.ui.remote` has the real one (the wire
+Screens only ever talk to a `ClusterSource`; `console.remote.proxy` has the real one (the wire
 client on its own thread) and the tests hand in fakes through `make_app(connect=...)`.
 """
 
@@ -10,10 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from console.config import ClusterConfig
-from console.domain.offsets import GroupOffsets
+from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
 from console.services.cluster import BrokerHealth
-from console.services.triage import QueueKey
 
 #: A master broker as the console shows it: up or down, and what it says about itself.
 BrokerState = BrokerHealth

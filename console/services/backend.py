@@ -1,7 +1,8 @@
 """What the console asks a cluster, as plain async calls on one admin client.
 
-This runs in the console's network process (see netproc), never in the UI process: decoding
-broker answers for hundreds of groups is CPU work that must not compete with key handling.
+This runs in the console's network process (see console.remote.child), never in the UI
+process: decoding broker answers for hundreds of groups is CPU work that must not compete with
+key handling.
 No Textual here.
 """
 
@@ -12,17 +13,18 @@ import time
 from collections.abc import Mapping, Sequence
 
 from console.config import ClusterConfig, Config
-from console.domain.offsets import GroupOffsets
-from console.rocketmq.admin import AdminClient, dlq_topic
+from console.domain.offsets import GroupOffsets, QueueKey
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
+from console.rocketmq.topics import dlq_topic
+from console.services.access import open_admin
 from console.services.cluster import ClusterReader
 from console.services.delays import NextStoreTimes
-from console.services.triage import QueueKey
-from console.ui.refresh import gather_bounded
-from console.ui.source import BrokerState, Progress
+from console.services.fanout import gather_bounded
+from console.services.source import BrokerState, Progress
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.
 BROKERS_TTL = 1.0
@@ -58,8 +60,7 @@ class Backend:
     """The operations behind `ClusterSource`, by name (the network process calls them so)."""
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
-        creds = cluster.credentials.resolve() if cluster.credentials else None
-        self.admin = AdminClient(list(cluster.namesrv), timeout=config.timeout, credentials=creds)
+        self.admin = open_admin(cluster, config)
         self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.config import ClusterConfig
+from console.services.source import BrokerState, ClusterSource
 from console.services.triage import NOT_REGISTERED, History, vanished
-from console.ui.source import BrokerState, ClusterSource
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The real `ClusterSource`: a proxy to the console's network process (see netproc).
+"""The real `ClusterSource`: a proxy to the console's network process (see console.remote.child).
 
 Calls are awaited on the UI loop; a reader thread takes the answers off the pipe and resolves
 them there. Cancelling a call (a superseded refresh) cancels it in the network process too.
@@ -16,11 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any, cast
 
 from console.config import ClusterConfig, Config
-from console.domain.offsets import GroupOffsets
+from console.domain.offsets import GroupOffsets, QueueKey
+from console.remote.child import RemoteError, read_frame, write_frame
 from console.rocketmq.models import QueueStats
-from console.services.triage import QueueKey
-from console.ui.netproc import RemoteError, read_frame, write_frame
-from console.ui.source import BrokerState, ClusterSource, Progress, SourceFactory
+from console.services.source import BrokerState, ClusterSource, Progress, SourceFactory
 
 EXITED = "the console's network process exited"
 
@@ -32,7 +31,7 @@ class NetworkProcess:
         # The process draws nothing: its stderr goes to a file whose tail explains a crash.
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "console.ui.netproc"],
+            [sys.executable, "-m", "console.remote.child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

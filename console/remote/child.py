@@ -88,8 +88,8 @@ def _portable_result(value: Any) -> Any:
 
 
 async def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    from console.ui.backend import Backend
-    from console.ui.refresh import Cadence
+    from console.services.backend import Backend
+    from console.services.fanout import Cadence
 
     init = read_frame(stdin)
     if init is None:
@@ -162,6 +162,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     # Run as the importable module, not as __main__: the pickles name their classes by module.
-    from console.ui import netproc
+    from console.remote import child
 
-    sys.exit(netproc.main())
+    sys.exit(child.main())

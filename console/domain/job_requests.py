@@ -27,8 +27,8 @@ class PlanRequest:
     reset_paths: dict[str, dict[str, Any]] = field(default_factory=dict)
     imported_from: str | None = None
     search_timeout_s: float = 5.0
-    # The caller already ran jobs.checks.check_scope on this snapshot (the console does, from
-    # the Arrow table it just wrote): the job skips that Spark action.
+    # The caller already ran console.domain.checks.check_scope on this snapshot (the console
+    # does, from the Arrow table it just wrote): the job skips that Spark action.
     prechecked: bool = False
 
     def to_json(self) -> str:

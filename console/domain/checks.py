@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from console.domain.offsets import DLQ_PREFIX, RETRY_PREFIX
 from console.domain.spec import ResetSpec, Scope, ShiftBy, SpecError, ToGroup
+from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The console's network process and its proxy: cluster reads off the UI process."""

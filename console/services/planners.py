@@ -1,0 +1,78 @@
+"""Planners for the console's reset preview: one per preview, on the console's warm Spark session.
+
+The preview screen asks a `PlannerSource` for a planner; the real one (`ClusterPlanners`) opens a
+read-only admin client on the worker's event loop and shares the console's warm session. Tests
+hand the screen a source of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from console.config import Config
+from console.domain.plan import Impact
+from console.domain.spec import ResetSpec
+from console.services.planning import PlanResult
+from console.services.session import ClusterSession
+from console.services.spark_runner import JobHandle, JobProgress
+
+
+class PreviewPlanner(Protocol):
+    async def plan(
+        self,
+        spec: ResetSpec,
+        *,
+        on_progress: Callable[[JobProgress], None] | None = None,
+        on_submit: Callable[[JobHandle], None] | None = None,
+    ) -> PlanResult: ...
+
+    def rows(self, plan_uri: str) -> pa.Table: ...
+
+    async def impact(self, result: PlanResult) -> list[Impact]: ...
+
+
+class PlannerSource(Protocol):
+    """Where the screen gets its planner: `warm` when the screen opens (start Spark while the
+    operator types), `open` for each preview."""
+
+    def warm(self, config: Config) -> None: ...
+
+    def open(
+        self, session: ClusterSession, config: Config
+    ) -> AbstractAsyncContextManager[PreviewPlanner]: ...
+
+
+class ClusterPlanners:
+    """The real planners: a wire client of their own (on the worker's loop), the workspace
+    from the config, and the console's shared warm Spark session."""
+
+    def warm(self, config: Config) -> None:
+        from console.services.spark_runner import shared_runner
+
+        shared_runner(config.spark_master, _log_path(config))
+
+    @asynccontextmanager
+    async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
+        from console.services.access import open_admin
+        from console.services.cluster import ClusterReader
+        from console.services.planning import Planner
+        from console.services.spark_runner import shared_runner
+        from console.services.workspace import Workspace
+
+        cluster = session.cluster
+        runner = shared_runner(config.spark_master, _log_path(config))
+        async with open_admin(cluster, config) as admin:
+            reader = ClusterReader(admin, cluster.rocketmq_cluster)
+            workspace = Workspace(config.workspace_path)
+            yield Planner(workspace, runner, reader=reader, cluster=cluster.name)
+
+
+def _log_path(config: Config) -> Path:
+    from console.services.workspace import Workspace
+
+    return Workspace(config.workspace_path).log_path()
