@@ -341,23 +341,17 @@ class AdminClient:
 
     async def update_consumer_offset(
         self, addr: str, group: str, topic: str, queue_id: int, offset: int
-    ) -> None:
-        """Commit `offset` and confirm: a broker with a pending server-side reset acknowledges
-        the update without applying it, so the stored value is read back and compared."""
+    ) -> str | None:
+        """UPDATE_CONSUMER_OFFSET; returns the broker's remark. An acknowledgement is not proof:
+        a broker with a pending server-side reset answers SUCCESS with the remark "Offset has
+        been previously reset" and keeps its value, and concurrent first commits of a new
+        topic@group can be lost (see `console.services.offset_writer`, which reads back)."""
         resp = await self.call(
             addr,
             RequestCode.UPDATE_CONSUMER_OFFSET,
             {"consumerGroup": group, "topic": topic, "queueId": queue_id, "commitOffset": offset},
         )
-        stored = await self.query_consumer_offset(addr, group, topic, queue_id)
-        if stored != offset:
-            why = resp.remark or "the broker kept another value"
-            raise BrokerError(
-                addr,
-                RequestCode.UPDATE_CONSUMER_OFFSET,
-                ResponseCode.SUCCESS,
-                f"offset of {group} on {topic}:{queue_id} is {stored}, not {offset} ({why})",
-            )
+        return resp.remark or None
 
     async def reset_offset(
         self,

@@ -16,6 +16,7 @@ from console.rocketmq.models import MessageModel, MessageQueue, SendResult
 from console.rocketmq.topics import dlq_topic, retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
+from console.services.offset_writer import OffsetWrite, OffsetWriter
 
 _SEND_CONCURRENCY = 16
 _BUSY_RETRIES = 20
@@ -239,11 +240,13 @@ async def commit_by_hand(
         },
         sc.GROUP_CAUGHT_UP: {mq: m for mq, m in max_offsets.items() if mq.topic == sc.TOPIC_AUDIT},
     }
-    for group, offsets in targets.items():
-        for mq, offset in offsets.items():
-            await admin.update_consumer_offset(
-                brokers[mq.broker_name], group, mq.topic, mq.queue_id, offset
-            )
+    report = await OffsetWriter(admin).write(
+        OffsetWrite(brokers[mq.broker_name], group, mq.topic, mq.queue_id, offset)
+        for group, offsets in targets.items()
+        for mq, offset in offsets.items()
+    )
+    if not report.ok:
+        raise SeedError(f"committing offsets by hand: {report.summary()}")
     return targets
 
 

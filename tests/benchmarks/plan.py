@@ -131,6 +131,7 @@ async def _seed_group(namesrv: str) -> None:
     """A topic of 500 queues on each broker, two messages in each, and a group committed at 1
     on all 1,000 of them (a real group's offsets: committed, min and max all known)."""
     from console.rocketmq.admin import AdminClient
+    from console.services.offset_writer import OffsetWrite, OffsetWriter
 
     async with AdminClient([namesrv], timeout=10.0) as admin:
         brokers = await admin.master_addrs()
@@ -139,13 +140,19 @@ async def _seed_group(namesrv: str) -> None:
             await admin.create_group(addr, BENCH_GROUP)
         gate = asyncio.Semaphore(64)
 
-        async def commit(addr: str, q: int) -> None:
+        async def send(addr: str, q: int) -> None:
             async with gate:
                 for _ in range(2):
                     await admin.send_message(addr, BENCH_TOPIC, q, b"bench")
-                await admin.update_consumer_offset(addr, BENCH_GROUP, BENCH_TOPIC, q, 1)
 
-        await asyncio.gather(*(commit(a, q) for a in brokers.values() for q in range(500)))
+        await asyncio.gather(*(send(a, q) for a in brokers.values() for q in range(500)))
+        report = await OffsetWriter(admin).write(
+            OffsetWrite(addr, BENCH_GROUP, BENCH_TOPIC, q, 1)
+            for addr in brokers.values()
+            for q in range(500)
+        )
+        if not report.ok:
+            raise RuntimeError(f"seeding {BENCH_GROUP}: {report.summary()}")
 
 
 async def _preview(root: Path) -> float:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from console.rocketmq.admin import AdminClient
 from console.services.cluster import ClusterReader
+from console.services.offset_writer import OffsetWrite, OffsetWriter
 
 GROUPS = 500
 PREFIX = "bench-tui-"
@@ -208,26 +209,20 @@ async def _create_groups(namesrv: str, groups: Sequence[str]) -> None:
         brokers = await admin.master_addrs()
         gate = asyncio.Semaphore(64)
 
-        async def limited(coro: object) -> None:
+        async def create(addr: str, group: str) -> None:
             async with gate:
-                await coro  # type: ignore[misc]
+                await admin.create_group(addr, group)
 
-        await asyncio.gather(
-            *(limited(admin.create_group(a, g)) for a in brokers.values() for g in groups)
-        )
+        await asyncio.gather(*(create(a, g) for a in brokers.values() for g in groups))
         stats = {a: await admin.topic_stats(a, TOPIC) for a in brokers.values()}
-        await asyncio.gather(
-            *(
-                limited(
-                    admin.update_consumer_offset(
-                        addr, g, TOPIC, mq.queue_id, (s.min_offset + s.max_offset) // 2
-                    )
-                )
-                for addr, queues in stats.items()
-                for mq, s in queues.items()
-                for g in groups
-            )
+        report = await OffsetWriter(admin).write(
+            OffsetWrite(addr, g, TOPIC, mq.queue_id, (s.min_offset + s.max_offset) // 2)
+            for addr, queues in stats.items()
+            for mq, s in queues.items()
+            for g in groups
         )
+        if not report.ok:
+            raise RuntimeError(f"committing the {len(groups)} groups: {report.summary()}")
 
 
 async def _delete_groups(namesrv: str, groups: Sequence[str]) -> None:
