@@ -12,11 +12,11 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -62,48 +62,53 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class Earliest:
-    kind: StrategyKind = field(default=StrategyKind.EARLIEST, init=False)
+    kind: ClassVar[StrategyKind] = StrategyKind.EARLIEST
 
 
 @dataclass(frozen=True, slots=True)
 class Latest:
-    kind: StrategyKind = field(default=StrategyKind.LATEST, init=False)
+    kind: ClassVar[StrategyKind] = StrategyKind.LATEST
 
 
 @dataclass(frozen=True, slots=True)
 class ToOffset:
+    kind: ClassVar[StrategyKind] = StrategyKind.TO_OFFSET
+
     offset: int
-    kind: StrategyKind = field(default=StrategyKind.TO_OFFSET, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ShiftBy:
     """Move the committed offset by `delta` messages: + skips forward, − re-consumes."""
 
+    kind: ClassVar[StrategyKind] = StrategyKind.SHIFT_BY
+
     delta: int
-    kind: StrategyKind = field(default=StrategyKind.SHIFT_BY, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ToTimestamp:
+    kind: ClassVar[StrategyKind] = StrategyKind.TO_TIMESTAMP
+
     timestamp_ms: int
-    kind: StrategyKind = field(default=StrategyKind.TO_TIMESTAMP, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ByDuration:
     """Go back `duration_ms` from the moment the plan is computed."""
 
+    kind: ClassVar[StrategyKind] = StrategyKind.BY_DURATION
+
     duration_ms: int
-    kind: StrategyKind = field(default=StrategyKind.BY_DURATION, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ToGroup:
     """Copy the committed offsets another group has on the same queues."""
 
+    kind: ClassVar[StrategyKind] = StrategyKind.TO_GROUP
+
     group: str
-    kind: StrategyKind = field(default=StrategyKind.TO_GROUP, init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +116,10 @@ class ToSnapshot:
     """Restore the offsets of a past snapshot: by its id, or the newest one taken at or before
     `at_ms`."""
 
+    kind: ClassVar[StrategyKind] = StrategyKind.TO_SNAPSHOT
+
     snapshot_id: str | None = None
     at_ms: int | None = None
-    kind: StrategyKind = field(default=StrategyKind.TO_SNAPSHOT, init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +136,10 @@ class FileOffset:
 
 @dataclass(frozen=True, slots=True)
 class FromFile:
+    kind: ClassVar[StrategyKind] = StrategyKind.FROM_FILE
+
     path: str
     rows: tuple[FileOffset, ...] = ()
-    kind: StrategyKind = field(default=StrategyKind.FROM_FILE, init=False)
 
 
 Strategy = (

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from console.domain.spec import (
     Scope,
     ShiftBy,
     SpecError,
+    StrategyKind,
     ToGroup,
     ToOffset,
     ToSnapshot,
@@ -122,6 +125,52 @@ def test_json_spec_and_from_file_relative_to_it(tmp_path: Path) -> None:
 def test_round_trip(strategy: Any) -> None:
     spec = parse(strategy, scope={"topics": ["t"], "queue_ids": [2], "include_retry": True})
     assert parse_spec(spec_to_dict(spec)) == spec
+
+
+STRATEGIES = (
+    (Earliest(), StrategyKind.EARLIEST, "earliest"),
+    (Latest(), StrategyKind.LATEST, "latest"),
+    (ToOffset(9), StrategyKind.TO_OFFSET, {"to-offset": 9}),
+    (ShiftBy(-3), StrategyKind.SHIFT_BY, {"shift-by": -3}),
+    (ToTimestamp(T_0905Z), StrategyKind.TO_TIMESTAMP, {"to-timestamp": "2026-11-22T09:05:00.000Z"}),
+    (ByDuration(2_700_000), StrategyKind.BY_DURATION, {"by-duration": "2700000ms"}),
+    (ToGroup("g2"), StrategyKind.TO_GROUP, {"to-group": "g2"}),
+    (ToSnapshot(snapshot_id="s1"), StrategyKind.TO_SNAPSHOT, {"to-snapshot": {"id": "s1"}}),
+    (
+        ToSnapshot(at_ms=T_0905Z),
+        StrategyKind.TO_SNAPSHOT,
+        {"to-snapshot": {"at": "2026-11-22T09:05:00.000Z"}},
+    ),
+    (FromFile("/o.csv", ()), StrategyKind.FROM_FILE, {"from-file": "/o.csv"}),
+)
+
+
+@pytest.mark.parametrize(("strategy", "kind", "value"), STRATEGIES)
+def test_kind_belongs_to_the_strategy_class(strategy: Any, kind: StrategyKind, value: Any) -> None:
+    """`kind` is the class's, not a field: not compared, not printed, not given, not pickled,
+    and the spec's JSON form is what it always was."""
+    assert strategy.kind is kind
+    assert type(strategy).kind is kind
+    assert "kind" not in {f.name for f in fields(strategy)}
+    assert "kind" not in repr(strategy)
+    assert pickle.loads(pickle.dumps(strategy)) == strategy
+    with pytest.raises(TypeError):
+        type(strategy)(kind=kind)
+    spec = ResetSpec(Scope("prod", ("orders",)), strategy)
+    assert json.dumps(spec_to_dict(spec)) == json.dumps(
+        {
+            "scope": {"cluster": "prod", "groups": ["orders"], "include_retry": False},
+            "strategy": value,
+            "clamp": True,
+        }
+    )
+
+
+def test_every_kind_has_its_strategy_class() -> None:
+    assert {kind for _, kind, _ in STRATEGIES} == set(StrategyKind)
+    assert Earliest() != Latest()
+    assert ToOffset(5) != ShiftBy(5)
+    assert ToOffset(5) == ToOffset(5)
 
 
 def test_describe() -> None:
