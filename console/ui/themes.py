@@ -2,6 +2,10 @@
 validated into `textual.theme.Theme` at start-up. A file that does not validate is reported once
 and skipped; a configured theme that does not exist falls back to FALLBACK_THEME.
 
+The project's themes live in the top-level `themes/` of the source tree. An install ships them
+inside the package as `console.ui.project_themes` (see pyproject.toml); a checkout or an
+editable install has no such directory and reads the source tree's.
+
     name: rmq-dark          # what `theme:` in the config and the palette's Theme command use
     dark: true
     primary: "#3d8fd1"      # any Textual colour: #rrggbb, rgb(), a name, or ansi_* for 16 colours
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,17 @@ from textual.theme import Theme
 from console.config import config_path
 
 FALLBACK_THEME = "textual-dark"
-PROJECT_THEMES = Path(__file__).resolve().parents[2] / "themes"
+
+
+def project_themes() -> Path:
+    """The directory of the project's own theme files (see the module docstring)."""
+    shipped = files("console.ui") / "project_themes"
+    if isinstance(shipped, Path) and shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parents[2] / "themes"
+
+
+PROJECT_THEMES = project_themes()
 
 _COLOURS = {
     "primary",
