@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from console import __version__
 from console.cli.target import add_target_arguments
@@ -21,8 +22,16 @@ COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox", "console.cli.pla
 Handler = Callable[[argparse.Namespace], int]
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad input is one line on stderr, as for every other error (README), not argparse's
+    usage block followed by the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rmq-console",
         description="Terminal operations console for Apache RocketMQ consumer offsets. "
         "Without a command, opens the console.",
@@ -30,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rmq-console {__version__}")
     add_target_arguments(parser)
     parser.set_defaults(handler=_open_console)
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser

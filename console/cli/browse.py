@@ -1,15 +1,26 @@
-"""Read-only commands: clusters, brokers, topics, groups, lag."""
+"""Read-only commands: clusters, brokers, topics, groups, lag.
+
+Each prints what it could read and exits as the README says: 0 when every broker of the
+cluster answered, 1 when one did not (the output then lacks that broker's part, and one line on
+stderr names it), 2 on bad input or when the name server cannot be reached (raised to
+`console.cli.main`, which prints the one line).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.offsets import GroupOffsets
-from console.services.cluster import ClusterReader
+from console.services.cluster import BrokerHealth, ClusterReader
+
+#: Exit codes (README): a broker of the cluster did not answer.
+BROKER_DOWN = 1
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,6 +57,26 @@ def _run(args: argparse.Namespace, body: Any) -> int:
     return asyncio.run(go())
 
 
+def brokers_answered(health: Iterable[BrokerHealth], unreachable: Iterable[str] = ()) -> int:
+    """0 if every broker checked is up and none is in `unreachable` (brokers that failed a read
+    a moment ago); else BROKER_DOWN, with one line on stderr naming each broker that is not."""
+    down = {h.name: h for h in health if not h.up}
+    for name in sorted(unreachable):
+        down.setdefault(name, BrokerHealth(name, "", up=False, error="did not answer"))
+    if not down:
+        return 0
+    what = "broker down" if len(down) == 1 else f"{len(down)} brokers down"
+    named = "; ".join(_why(h) for _, h in sorted(down.items()))
+    print(f"rmq-console: {what}: {named}", file=sys.stderr)
+    return BROKER_DOWN
+
+
+def _why(h: BrokerHealth) -> str:
+    where = f" at {h.addr}" if h.addr else ""
+    reason = " ".join((h.error or "no answer").split())  # one line, whatever the error says
+    return f"{h.name}{where}: {reason}"
+
+
 def _clusters(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
@@ -56,7 +87,7 @@ def _clusters(args: argparse.Namespace) -> int:
             dump_json(rows)
         else:
             table(["CLUSTER", "BROKERS"], [[r["cluster"], ", ".join(r["brokers"])] for r in rows])
-        return 0
+        return brokers_answered(await reader.broker_health())
 
     return _run(args, body)
 
@@ -86,7 +117,7 @@ def _brokers(args: argparse.Namespace) -> int:
                 ["BROKER", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
                 [[r["broker"], r["cluster"], r["addr"], r["status"], r["version"]] for r in rows],
             )
-        return 0 if all(h.up for h in health.values()) else 1
+        return brokers_answered(health.values())
 
     return _run(args, body)
 
@@ -99,7 +130,7 @@ def _topics(args: argparse.Namespace) -> int:
         else:
             for t in topics:
                 print(t)
-        return 0
+        return brokers_answered(await reader.broker_health())
 
     return _run(args, body)
 
@@ -112,11 +143,13 @@ def _groups(args: argparse.Namespace) -> int:
             *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
         )
         rows: list[dict[str, Any]] = []
+        unreachable: set[str] = set()
         for name, o in zip(groups, offsets, strict=True):
             if isinstance(o, BaseException):
                 rows.append({"group": name, "error": str(o)})
                 continue
             rows.append(_group_summary(o))
+            unreachable.update(o.unreachable_brokers)
         rows.sort(key=lambda r: (-(r.get("total_lag") or 0), r["group"]))
         if args.json:
             dump_json(rows)
@@ -136,7 +169,7 @@ def _groups(args: argparse.Namespace) -> int:
                     for r in rows
                 ],
             )
-        return 0
+        return brokers_answered(await reader.broker_health(), unreachable)
 
     return _run(args, body)
 
@@ -159,7 +192,8 @@ def _lag(args: argparse.Namespace) -> int:
         o = await reader.group_offsets(args.group, topics=args.topic)
         if args.json:
             dump_json(lag_document(o))
-            return 0
+            # The read asked every broker: those that did not answer are known already.
+            return brokers_answered((), o.unreachable_brokers)
         model = o.message_model or "-"
         state = f"{len(o.clients)} client(s) online" if o.online else "OFFLINE"
         print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
@@ -186,7 +220,7 @@ def _lag(args: argparse.Namespace) -> int:
             f"total lag {o.total_lag}  retry backlog {o.retry_backlog}  "
             f"DLQ {o.dlq_messages}  unknown queues {o.unknown_queues}"
         )
-        return 0
+        return brokers_answered((), o.unreachable_brokers)
 
     return _run(args, body)
 
