@@ -1,8 +1,10 @@
 """The async admin client: name server and broker operations as typed calls.
 
 Broker operations take the broker's address (its master, `Broker.master_addr`); finding which
-brokers hold a topic or a group is the caller's business (see `console.services`), so every call
-here is exactly one request.
+brokers hold a topic or a group is the caller's business (see `console.services`), so every
+operation here is one request (a name-server operation goes to the next name server only when
+one cannot be reached). What a broker's answer means beyond itself, such as whether a commit it
+acknowledged took effect, is for the services to find out (`console.services.offset_writer`).
 """
 
 from __future__ import annotations
@@ -479,7 +481,7 @@ class AdminClient:
             queue_offset=_ext_int(resp, "queueOffset"),
         )
 
-    # ---- fan-out helpers ----------------------------------------------------------------------
+    # ---- derived answers ----------------------------------------------------------------------
 
     async def master_addrs(self) -> dict[str, str]:
         """Master address of every broker the name servers list, by broker name."""

@@ -1,8 +1,10 @@
 """Reads a cluster the way an operator looks at it: brokers, topics, groups, and a group's offsets.
 
-One `ClusterReader` wraps one admin client and one cluster name. Every method fans out to all
-master brokers concurrently; a broker that does not answer is reported as unreachable and the
-rest of the answer still comes back.
+One `ClusterReader` wraps one admin client and one cluster name. A method that reads brokers
+asks all masters concurrently, and what a broker that does not answer does to the answer is
+the method's: `broker_health` marks it down, `group_offsets` names it among the unreachable
+brokers and returns the others' queues, `groups` lists what the other brokers know (and fails
+only when none answers), `topic_stats` fails.
 """
 
 from __future__ import annotations
@@ -223,7 +225,8 @@ class ClusterReader:
         """Every queue the group has offsets on (its retry topic included), with min/max.
 
         Queues where the broker's consume stats say 0 are asked again with
-        setZeroIfNotFound=false, so "never committed" is told apart from "committed 0".
+        setZeroIfNotFound=false, so "never committed" is told apart from "committed 0"; a
+        queue whose second question fails keeps the broker's 0.
         """
         batch = batch or ReadBatch(self.admin, None)
         taken_at = int(time.time() * 1000)

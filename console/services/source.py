@@ -1,7 +1,8 @@
 """What the console reads from one cluster, as one async interface.
 
 Screens only ever talk to a `ClusterSource`; `console.remote.proxy` has the real one (the wire
-client on its own thread) and the tests hand in fakes through `make_app(connect=...)`.
+client in the console's network process) and the tests hand in fakes through
+`make_app(connect=...)`.
 """
 
 from __future__ import annotations
