@@ -4,6 +4,7 @@ type, code and address."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,11 +12,13 @@ import pytest
 
 from console.config import ClusterConfig, Config
 from console.remote.proxy import remote_source
+from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError
 from console.rocketmq.topics import dlq_topic
 from console.sandbox import scenario
 from console.services.backend import Backend
+from console.services.cluster import ClusterReader
 from console.services.source import OPERATIONS, ClusterSource
 
 pytestmark = pytest.mark.integration
@@ -109,3 +112,21 @@ async def test_one_dlq_reader_counts_the_group_and_lists_its_queues(
     assert {q.queue.topic for q in queues} == {dlq_topic(STATIC_GROUP)}
     assert offsets.dlq_messages == sum(q.max_offset - q.min_offset for q in queues) > 0
     assert await source.dlq_queues(scenario.GROUP_CAUGHT_UP) == []
+
+
+async def test_a_broker_that_does_not_answer_is_named_not_read_as_empty(sandbox: Any) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        gone = f"127.0.0.1:{s.getsockname()[1]}"  # closed once the block ends
+    async with AdminClient(sandbox.namesrv_addr, timeout=2) as admin:
+        reader = ClusterReader(admin)
+        masters = await reader.brokers()
+        answered = await reader.dlq_queues(STATIC_GROUP)
+        partly = await reader.dlq_queues(STATIC_GROUP, brokers={**masters, "broker-gone": gone})
+        topic = await reader.topic_queues(scenario.TOPIC_AUDIT)
+    assert answered.unreachable == ()
+    assert answered.queues
+    assert partly.unreachable == ("broker-gone",)
+    assert partly.queues == answered.queues
+    assert topic.unreachable == ()
+    assert {q.queue.broker_name for q in topic.queues} == set(masters)
