@@ -165,7 +165,7 @@ class Host:
         """Answered once the session is up (and warm), or could not start."""
         self.started.wait()
         if self.fatal is not None:
-            raise self.fatal
+            raise self.fatal.with_traceback(None)
         assert self.info is not None
         return self.info
 

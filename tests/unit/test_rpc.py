@@ -237,7 +237,7 @@ def test_failures_that_do_not_pickle_cross_as_remote_errors(served: ChildProcess
     with pytest.raises(RemoteError) as raised:
         served.call("fail_unpicklably").result(WAIT)
     assert (raised.value.kind, str(raised.value)) == ("Unpicklable", "one and two")
-    with pytest.raises(RemoteError, match="answer_unpicklably answered"):
+    with pytest.raises(RemoteError, match="the answer to answer_unpicklably could not be sent"):
         served.call("answer_unpicklably").result(WAIT)
     with pytest.raises(RemoteError, match="no such operation: nothing") as unknown:
         served.call("nothing").result(WAIT)

@@ -81,7 +81,11 @@ class Reply:
         try:
             frame = Link.encode(("ok", self.call_id, value))
         except Exception as exc:  # an answer that does not pickle: say so instead
-            self.fail(RemoteError(type(exc).__name__, f"{self.method} answered {exc}"))
+            self.fail(
+                RemoteError(
+                    type(exc).__name__, f"the answer to {self.method} could not be sent: {exc}"
+                )
+            )
             return
         self._answer(frame)
 

@@ -111,7 +111,7 @@ class ChildProcess:
         call = Call(lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress)
         with self._lock:
             if self._exited is not None:
-                raise self._exited
+                raise self._exited.with_traceback(None)  # raised again: no growing trace
             self._calls[call_id] = call
         try:
             self._link.send_frame(frame)

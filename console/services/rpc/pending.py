@@ -40,7 +40,9 @@ class Pending(Generic[T]):
         if not self._settled.wait(timeout):
             raise TimeoutError(f"{self._what} still running after {timeout}s")
         if self._error is not None:
-            raise self._error
+            # One error may settle many calls (a child that exited) and be raised again and
+            # again: each raise would add its frames to the same traceback.
+            raise self._error.with_traceback(None)
         return cast(T, self._value)
 
     async def wait(self) -> T:
