@@ -1,26 +1,21 @@
 """A warm SparkSession in a process of its own, serving the console's job requests.
 
-The console starts `python -m jobs.host --fd N --master M` with stdout and stderr going to a
-log file (the JVM inherits them, so nothing it prints reaches the terminal Textual draws on)
-and talks to it over the inherited socket N: JSON messages, one per frame.
+The console (console.services.spark_runner) starts `python -m jobs.host --fd N` with stdout and
+stderr going to a log file (the JVM inherits them, so nothing it prints reaches the terminal
+Textual draws on) and speaks the console's RPC (console.services.rpc) over the inherited
+socket N. The hello is the HostOptions (master, conf, warm-up); the calls are
 
-    console → host   {"op": "run", "id", "job": "plan" | "impact", "request": <json text>}
-                     {"op": "cancel", "id"}        {"op": "stop"}
-    host → console   {"event": "ready", "master", "spark_version"}
-                     {"event": "progress", "id", "step", "stage", "done", "total", "active",
-                      "failed"}
-                     {"event": "done", "id", "result": <json text>}
-                     {"event": "failed", "id", "kind": "input" | "cancelled" | "error",
-                      "message"}
-                     {"event": "fatal", "message"}   (the session could not start)
+    ready()                      -> HostInfo, once the session is up and warm
+    run(job_id, job, request)    -> the job's JSON result; progress (step, stage, done, total,
+                                    active, failed); JobInputError for a wrong request
 
 Each job runs in its own thread under a Spark job group named after the job id, so progress is
-read from the StatusTracker by that group and a cancel interrupts exactly that job's tasks.
+read from the StatusTracker by that group and a cancel interrupts exactly that job's tasks. The
+host stops when the console closes the socket (or exits).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -28,13 +23,21 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from typing import Any, Protocol, cast
 
 from pyspark.sql import SparkSession
 
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.spec import SpecError
+from console.services.rpc import (
+    Handler,
+    RemoteError,
+    Reply,
+    link_to_parent,
+    portable_error,
+    serve_threads,
+)
+from console.services.spark_runner import HostInfo, HostOptions, JobInputError
 from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.session import build_session, is_connect
 
@@ -132,98 +135,78 @@ JOBS: dict[str, Runner] = {"plan": _plan, "impact": _impact}
 
 
 class Host:
-    def __init__(self, conn: Connection, spark: SparkSession, tracker: Tracker) -> None:
-        self.conn = conn
-        self.spark = spark
-        self.tracker = tracker
-        self.lock = threading.Lock()
-        self.running: dict[str, threading.Event] = {}  # job id -> cancel flag
+    """The jobs of one session: each `run` call on its own thread (the RPC's), its progress
+    polled from the tracker and sent only when it changed."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.spark: SparkSession | None = None
+        self.tracker: Tracker | None = None
+        self.info: HostInfo | None = None
+        self.fatal: RemoteError | None = None
+        self.running: dict[str, Reply] = {}  # job id -> its call
         self.steps: dict[str, str] = {}
-        self.sent: dict[str, dict[str, Any]] = {}
+        self.sent: dict[str, tuple[Any, ...]] = {}
         self.stopping = threading.Event()
 
-    def send(self, message: dict[str, Any]) -> None:
-        with self.lock:
-            self.conn.send_bytes(json.dumps(message).encode())
+    def handlers(self) -> dict[str, Handler]:
+        return {"ready": self.ready, "run": self.run}
 
-    def serve(self) -> None:
-        poller = threading.Thread(target=self._poll, name="progress", daemon=True)
-        poller.start()
-        while True:
-            try:
-                message = json.loads(self.conn.recv_bytes())
-            except (EOFError, OSError):
-                break  # the console went away: nothing left to serve
-            op = message.get("op")
-            if op == "run":
-                self._start(str(message["id"]), str(message["job"]), str(message["request"]))
-            elif op == "cancel":
-                self._cancel(str(message["id"]))
-            elif op == "stop":
-                break
-        self.stopping.set()
-        for job_id in list(self.running):
-            self._cancel(job_id)
+    def up(self, spark: SparkSession, tracker: Tracker, info: HostInfo) -> None:
+        self.spark, self.tracker, self.info = spark, tracker, info
+        self.started.set()
+        threading.Thread(target=self._poll, name="progress", daemon=True).start()
 
-    def _start(self, job_id: str, job: str, request: str) -> None:
+    def failed(self, exc: BaseException) -> None:
+        self.fatal = RemoteError(type(exc).__name__, describe(exc))
+        self.started.set()
+
+    def ready(self, reply: Reply) -> HostInfo:
+        """Answered once the session is up (and warm), or could not start."""
+        self.started.wait()
+        if self.fatal is not None:
+            raise self.fatal.with_traceback(None)
+        assert self.info is not None
+        return self.info
+
+    def run(self, reply: Reply, job_id: str, job: str, request: str) -> str:
         runner = JOBS.get(job)
         if runner is None:
-            self.send(
-                {"event": "failed", "id": job_id, "kind": "error", "message": f"no job {job}"}
-            )
-            return
-        self.running[job_id] = threading.Event()
-        threading.Thread(
-            target=self._run, args=(job_id, runner, request), name=f"job-{job_id}", daemon=True
-        ).start()
-
-    def _cancel(self, job_id: str) -> None:
-        flag = self.running.get(job_id)
-        if flag is not None:
-            flag.set()
-            self.tracker.cancel(job_id)
-
-    def _run(self, job_id: str, runner: Runner, request: str) -> None:
-        flag = self.running[job_id]
+            raise ValueError(f"no job {job}")
+        self.ready(reply)
+        spark, tracker = self.spark, self.tracker
+        assert spark is not None
+        assert tracker is not None
 
         def step(name: str) -> None:
-            if flag.is_set():
+            if reply.cancelled.is_set():
                 raise Cancelled()
             self.steps[job_id] = name
             self._report(job_id)
 
+        self.running[job_id] = reply
+        reply.on_cancel(lambda: tracker.cancel(job_id))
         try:
-            self.tracker.begin(job_id)
-            result = runner(self.spark, request, step)
+            tracker.begin(job_id)
+            result = runner(spark, request, step)
             self._report(job_id)
-            self.send({"event": "done", "id": job_id, "result": result})
+            return result
         except (SpecError, PlanExistsError) as exc:
-            self.send({"event": "failed", "id": job_id, "kind": "input", "message": str(exc)})
-        except BaseException as exc:  # every failure goes back to the console
-            kind = "cancelled" if flag.is_set() else "error"
-            if kind == "error":
-                traceback.print_exc(file=sys.stderr)
-            self.send({"event": "failed", "id": job_id, "kind": kind, "message": describe(exc)})
+            raise JobInputError(str(exc)) from None
         finally:
             self.running.pop(job_id, None)
             self.steps.pop(job_id, None)
             self.sent.pop(job_id, None)
 
     def _report(self, job_id: str) -> None:
+        reply = self.running.get(job_id)
+        if reply is None or self.tracker is None:
+            return
         stage, done, total, active, failed = self.tracker.counts(job_id)
-        message = {
-            "event": "progress",
-            "id": job_id,
-            "step": self.steps.get(job_id, ""),
-            "stage": stage,
-            "done": done,
-            "total": total,
-            "active": active,
-            "failed": failed,
-        }
-        if self.sent.get(job_id) != message:  # only changes travel
-            self.sent[job_id] = message
-            self.send(message)
+        progress = (self.steps.get(job_id, ""), stage, done, total, active, failed)
+        if self.sent.get(job_id) != progress:  # only changes travel
+            self.sent[job_id] = progress
+            reply.progress(*progress)
 
     def _poll(self) -> None:
         while not self.stopping.wait(POLL_S):
@@ -232,6 +215,16 @@ class Host:
                     self._report(job_id)
                 except Exception:  # a progress glitch must not stop the host
                     traceback.print_exc(file=sys.stderr)
+
+
+def portable(exc: BaseException) -> BaseException:
+    """What the console gets for a failed call: an input error as itself, anything else as its
+    one-line reason (a py4j error does not pickle, and its text is a JVM stack trace)."""
+    if isinstance(exc, (JobInputError, RemoteError)):
+        return portable_error(exc)
+    if not isinstance(exc, Cancelled):
+        traceback.print_exception(exc, file=sys.stderr)
+    return RemoteError(type(exc).__name__, describe(exc))
 
 
 _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(BrokerLookupError|SpecError|\w+Error): (.+)$", re.M)
@@ -281,37 +274,41 @@ def warm_up(spark: SparkSession) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jobs.host")
-    parser.add_argument("--fd", type=int, required=True, help="socket inherited from the console")
-    parser.add_argument("--master", default="local[*]")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--no-warm-up", action="store_true", help="report ready when started")
-    args = parser.parse_args(argv)
-    conn = Connection(args.fd)
-    conf = dict(item.split("=", 1) for item in args.conf)
-    try:
-        spark = build_session(args.master, conf=conf)
-        tracker: Tracker = (
-            ConnectTracker(spark) if is_connect(args.master) else ClassicTracker(spark)
-        )
-    except BaseException as exc:  # reported to the console, then exit
-        traceback.print_exc(file=sys.stderr)
-        conn.send_bytes(json.dumps({"event": "fatal", "message": describe(exc)}).encode())
-        return 1
-    if not is_connect(args.master):
-        spark.sparkContext.setLogLevel("WARN")
-    if not args.no_warm_up:
-        try:
-            warm_up(spark)
-        except Exception:  # a failed warm-up only costs speed; the real job will report
-            traceback.print_exc(file=sys.stderr)
-    conn.send_bytes(
-        json.dumps(
-            {"event": "ready", "master": args.master, "spark_version": spark.version}
-        ).encode()
+    link = link_to_parent(argv)
+    options = link.receive_hello()
+    if not isinstance(options, HostOptions):
+        return 2
+    host = Host()
+    # Calls are taken from the start: a job submitted while the session starts waits for it.
+    server = threading.Thread(
+        target=serve_threads,
+        args=(link, host.handlers()),
+        kwargs={"portable": portable},
+        name="rpc",
+        daemon=True,
     )
+    server.start()
     try:
-        Host(conn, spark, tracker).serve()
+        spark = build_session(options.master, conf=options.conf)
+        tracker: Tracker = (
+            ConnectTracker(spark) if is_connect(options.master) else ClassicTracker(spark)
+        )
+    except BaseException as exc:  # reported to the console, which then closes the link
+        traceback.print_exc(file=sys.stderr)
+        host.failed(exc)
+        server.join()
+        return 1
+    try:
+        if not is_connect(options.master):
+            spark.sparkContext.setLogLevel("WARN")
+        if options.warm_up and server.is_alive():
+            try:
+                warm_up(spark)
+            except Exception:  # a failed warm-up only costs speed; the real job will report
+                traceback.print_exc(file=sys.stderr)
+        host.up(spark, tracker, HostInfo(options.master, spark.version))
+        server.join()  # until the console closes the link (or exits)
+        host.stopping.set()
     finally:
         spark.stop()
     return 0

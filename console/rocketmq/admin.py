@@ -14,12 +14,19 @@ import random
 import time
 from collections.abc import Iterable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from . import fastjson
 from .codes import WRITE_CODES, RequestCode, ResponseCode
 from .connection import ConnectionPool
-from .errors import BrokerError, ConnectError, ProtocolError, ReadOnlyError, RocketMQError
+from .errors import (
+    AccessDenied,
+    BrokerError,
+    ConnectError,
+    ProtocolError,
+    ReadOnlyError,
+    RocketMQError,
+)
 from .frame import Command
 from .models import (
     BoundaryType,
@@ -67,6 +74,8 @@ class AdminClient:
         self.timeout = timeout
         self.read_only = read_only
         self._pool = ConnectionPool(credentials)
+        #: The access key requests are signed with (None: unsigned), named in AccessDenied.
+        self.access_key = credentials.access_key if credentials else None
         self._namesrv_index = random.randrange(len(self.namesrv))
         self.server_versions: dict[str, int] = {}
 
@@ -96,7 +105,8 @@ class AdminClient:
         timeout: float | None = None,
         ok: Iterable[int] = (ResponseCode.SUCCESS,),
     ) -> Command:
-        """One request; raises BrokerError unless the response code is in `ok`."""
+        """One request; raises BrokerError unless the response code is in `ok` (AccessDenied
+        when the server refused the credentials or what they may do)."""
         if self.read_only is not None and int(code) in WRITE_CODES:
             # Checked here, where every request passes, not per operation: nothing that changes
             # the cluster leaves a read-only client, whichever method builds it.
@@ -105,8 +115,21 @@ class AdminClient:
         resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
         self.server_versions[addr] = resp.version
         if resp.code not in set(ok):
-            raise BrokerError(addr, int(code), resp.code, resp.remark)
+            raise self._refusal(addr, int(code), resp.code, resp.remark)
         return resp
+
+    def _refusal(self, addr: str, request_code: int, code: int, remark: str | None) -> BrokerError:
+        denied = access_denial(code, remark)
+        if denied is None:
+            return BrokerError(addr, request_code, code, remark)
+        return AccessDenied(
+            addr,
+            request_code,
+            code,
+            remark,
+            access_key=self.access_key,
+            authentication=denied == "authentication",
+        )
 
     async def call_namesrv(
         self, code: int, fields: dict[str, Any] | None = None, **kw: Any
@@ -490,6 +513,38 @@ class AdminClient:
 
 
 # ---- body helpers --------------------------------------------------------------------------------
+
+
+# How servers word a refusal of who is asking (fact sheet §6): ACL 2.0 (5.3.x) answers
+# NO_PERMISSION with "username cannot be null.", "check signature failed.", "User:x is not
+# found.", "User:x is disabled."; ACL 1.0 (4.9.x) answers SYSTEM_ERROR with an AclException's
+# text ("Check signature failed for accessKey=x", "No acl config for x", "No accessKey is
+# configured"). A denied permission says "permission" in both ("x has no permission to access
+# Topic:t from ip", "No default permission for t", "Need admin permission for request code=n").
+_AUTHENTICATION_WORDS = (
+    "signature",
+    "username cannot be null",
+    "not found",
+    "is disabled",
+    "accesskey",
+    "acl config",
+    "authentication",
+)
+
+
+Denial = Literal["authentication", "authorization"]
+
+
+def access_denial(code: int, remark: str | None) -> Denial | None:
+    """Whether an error answer refuses the credentials ("authentication"), what they may do
+    ("authorization"), or is no refusal of access at all (None)."""
+    text = (remark or "").lower()
+    acl_v1 = code == ResponseCode.SYSTEM_ERROR and "aclexception" in text
+    if code != ResponseCode.NO_PERMISSION and not acl_v1:
+        return None
+    if "permission" not in text and any(word in text for word in _AUTHENTICATION_WORDS):
+        return "authentication"
+    return "authorization"
 
 
 def _field(value: Any) -> str:

@@ -1,10 +1,27 @@
-"""Typed errors of the wire client. Every failure a caller can see is one of these."""
+"""Typed errors of the wire client. Every failure a caller can see is one of these.
+
+They cross process boundaries (the console's network process sends them to the UI process) as
+themselves: unpickled, each is the same class with the same fields and the same message.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def _rebuild(cls: type[RocketMQError], args: tuple[Any, ...]) -> RocketMQError:
+    # BaseException.__new__ stores the args (the message) without running __init__, whose own
+    # arguments are not the message; the fields come back from the pickled __dict__.
+    return cls.__new__(cls, *args)
 
 
 class RocketMQError(Exception):
     """Base of every error raised by the wire client."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default rebuilds an exception by calling its class with its message, which fails
+        # for every error here whose constructor takes fields (ConnectError(addr, reason), …).
+        return (_rebuild, (type(self), self.args), dict(self.__dict__))
 
 
 class ProtocolError(RocketMQError):
@@ -32,18 +49,78 @@ class ConnectionLost(RocketMQError):
     def __init__(self, addr: str, reason: str) -> None:
         super().__init__(f"connection to {addr} lost: {reason}")
         self.addr = addr
+        self.reason = reason
 
 
 class BrokerError(RocketMQError):
     """A server answered with a non-success code; `code` and `remark` are what it said."""
 
     def __init__(self, addr: str, request_code: int, code: int, remark: str | None) -> None:
-        text = remark.strip() if remark else "no remark"
-        super().__init__(f"{addr} answered request {request_code} with code {code}: {text}")
         self.addr = addr
         self.request_code = request_code
         self.code = code
         self.remark = remark
+        super().__init__(self.describe())
+
+    @property
+    def said(self) -> str:
+        """The server's remark, trimmed; "no remark" when it gave none."""
+        return self.remark.strip() if self.remark and self.remark.strip() else "no remark"
+
+    def describe(self) -> str:
+        code = f"request {self.request_code} with code {self.code}"
+        return f"{self.addr} answered {code}: {self.said}"
+
+
+class AccessDenied(BrokerError):
+    """The server refused the request's credentials (`authentication`: an unsigned request, a
+    wrong secret, an unknown user) or what those credentials may do (a permission denied).
+
+    `access_key` is the key the request was signed with (None: not signed); the secret is never
+    kept here.
+    """
+
+    def __init__(
+        self,
+        addr: str,
+        request_code: int,
+        code: int,
+        remark: str | None,
+        *,
+        access_key: str | None,
+        authentication: bool,
+    ) -> None:
+        self.access_key = access_key
+        self.authentication = authentication
+        super().__init__(addr, request_code, code, remark)
+
+    def describe(self) -> str:
+        said = f" (the server said: {self.said})"
+        key = self.access_key
+        if self.authentication:
+            text = self.said.lower()
+            if key is None:
+                return (
+                    f"{self.addr} accepts signed requests only: set credentials (access key and "
+                    f"secret) for this cluster in the config{said}"
+                )
+            if "signature" in text:
+                return (
+                    f"{self.addr} refused the signature for access key {key}: "
+                    f"check the secret{said}"
+                )
+            if "not found" in text or "no acl config" in text:
+                return (
+                    f"{self.addr} does not know access key {key}: check the access key "
+                    f"(the user must exist on the broker){said}"
+                )
+            return f"{self.addr} refused access key {key}: check the access key and secret{said}"
+        if key is None:
+            return f"{self.addr} refused request {self.request_code}: no permission{said}"
+        return (
+            f"{self.addr} denied access key {key} request {self.request_code}: grant that user "
+            f"the permission on the broker, or use an access key that has it{said}"
+        )
 
 
 class NotFoundError(RocketMQError):

@@ -2,7 +2,8 @@
 
 This runs in the console's network process (see console.remote.child), never in the UI
 process: decoding broker answers for hundreds of groups is CPU work that must not compete with
-key handling.
+key handling. Reading is `ClusterReader`'s; what is here is what a refresh adds to it (a cached
+broker list, delays that are not asked again).
 No Textual here.
 """
 
@@ -15,11 +16,9 @@ from collections.abc import Mapping, Sequence
 from console.config import ClusterConfig, Config
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
-from console.rocketmq.topics import dlq_topic
 from console.services.access import open_admin
 from console.services.cluster import ClusterReader
 from console.services.delays import NextStoreTimes
@@ -57,7 +56,8 @@ class _Reader(ClusterReader):
 
 
 class Backend:
-    """The operations behind `ClusterSource`, by name (the network process calls them so)."""
+    """The `ClusterOperations` (console.services.source): the network process serves each
+    by its name."""
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
@@ -77,18 +77,7 @@ class Backend:
         return await self.reader.topics()
 
     async def topic_queues(self, topic: str) -> list[QueueStats]:
-        route = await self.admin.topic_route(topic)
-        addrs = [b.master_addr for b in route.brokers if b.master_addr]
-        answers = await asyncio.gather(
-            *(self.admin.topic_stats(a, topic) for a in addrs), return_exceptions=True
-        )
-        out: list[QueueStats] = []
-        for answer in answers:
-            if isinstance(answer, dict):
-                out.extend(answer.values())
-            elif not isinstance(answer, RocketMQError):
-                raise answer
-        return sorted(out, key=lambda s: s.queue)
+        return list((await self.reader.topic_queues(topic)).queues)
 
     async def groups(self) -> list[str]:
         return list(await self.reader.groups())
@@ -168,20 +157,7 @@ class Backend:
         return out
 
     async def dlq_queues(self, group: str) -> list[QueueStats]:
-        masters = await self.reader.brokers()
-        answers = await asyncio.gather(
-            *(self.admin.topic_stats(a, dlq_topic(group)) for a in masters.values()),
-            return_exceptions=True,
-        )
-        out: list[QueueStats] = []
-        for answer in answers:
-            if isinstance(answer, dict):
-                out.extend(answer.values())
-            elif isinstance(answer, BrokerError) and answer.code == ResponseCode.TOPIC_NOT_EXIST:
-                continue
-            elif not isinstance(answer, RocketMQError):
-                raise answer
-        return sorted(out, key=lambda s: s.queue)
+        return list((await self.reader.dlq_queues(group)).queues)
 
     async def assignments(
         self, group: str, client_ids: Sequence[str]

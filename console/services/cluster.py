@@ -77,6 +77,15 @@ class BrokerHealth:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class QueuesRead:
+    """The queues of one topic across the brokers asked, and the brokers that did not answer
+    (by name): their queues are missing here, not empty."""
+
+    queues: tuple[QueueStats, ...]
+    unreachable: tuple[str, ...] = ()
+
+
 class ReadBatch:
     """What the group reads of one batch (a refresh, a snapshot, a listing) share.
 
@@ -178,6 +187,12 @@ class ClusterReader:
                 t in SYSTEM_TOPICS or t in infrastructure or t.startswith(SYSTEM_TOPIC_PREFIXES)
             )
         ]
+
+    async def topic_queues(self, topic: str) -> QueuesRead:
+        """Min/max of the topic's queues on every broker of its route that answers."""
+        route = await self.admin.topic_route(topic)
+        addrs = {b.name: b.master_addr for b in route.brokers if b.master_addr}
+        return await self._queues_on(addrs, topic)
 
     async def topic_stats(self, topic: str) -> dict[MessageQueue, QueueStats]:
         """Min/max of every queue of a topic, across the brokers of its route."""
@@ -338,18 +353,39 @@ class ClusterReader:
     async def _dlq_messages(
         self, batch: ReadBatch, group: str, brokers: dict[str, str], unreachable: tuple[str, ...]
     ) -> int:
-        topic = dlq_topic(group)
-        if not batch.may_exist(topic):
-            return 0  # no message of the group ever went to the DLQ
         reachable = {n: a for n, a in brokers.items() if n not in unreachable}
-        results = await _each(reachable, lambda a: self.admin.topic_stats(a, topic))
-        total = 0
-        for r in results.values():
+        read = await self.dlq_queues(group, brokers=reachable, batch=batch)
+        return sum(s.max_offset - s.min_offset for s in read.queues)
+
+    async def dlq_queues(
+        self, group: str, *, brokers: dict[str, str] | None = None, batch: ReadBatch | None = None
+    ) -> QueuesRead:
+        """The queues of the group's %DLQ% topic on `brokers` (else every master); none when no
+        message of the group went there. A batch that lists the cluster's topics spares asking
+        when the name server does not know the topic."""
+        topic = dlq_topic(group)
+        if batch is not None and not batch.may_exist(topic):
+            return QueuesRead(())
+        if brokers is None:
+            brokers = await self.brokers()
+        return await self._queues_on(brokers, topic)
+
+    async def _queues_on(self, brokers: dict[str, str], topic: str) -> QueuesRead:
+        """The topic's queues on each named broker; a broker without the topic has none, one
+        that does not answer is named unreachable."""
+        results = await _each(brokers, lambda a: self.admin.topic_stats(a, topic))
+        queues: list[QueueStats] = []
+        unreachable: list[str] = []
+        for name, r in results.items():
             if isinstance(r, dict):
-                total += sum(s.max_offset - s.min_offset for s in r.values())
+                queues.extend(r.values())
             elif isinstance(r, BrokerError) and r.code == ResponseCode.TOPIC_NOT_EXIST:
                 continue
-        return total
+            elif isinstance(r, RocketMQError):
+                unreachable.append(name)
+            else:
+                raise r
+        return QueuesRead(tuple(sorted(queues, key=lambda s: s.queue)), tuple(unreachable))
 
 
 async def _each(

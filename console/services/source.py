@@ -1,13 +1,19 @@
 """What the console reads from one cluster, as one async interface.
 
-Screens only ever talk to a `ClusterSource`; `console.remote.proxy` has the real one (the wire
-client in the console's network process) and the tests hand in fakes through
-`make_app(connect=...)`.
+Screens only ever talk to a `ClusterSource`; `console.remote.proxy` has the real one (a proxy to
+the console's network process, where `console.services.backend.Backend` does the work) and the
+tests hand in fakes through `make_app(connect=...)`.
+
+`ClusterOperations` is the one list of what can be asked: the network process serves, and the
+proxy forwards, exactly the operations found on it (`OPERATIONS`). Adding one is an edit here
+and its implementation in `Backend`.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from console.config import ClusterConfig
@@ -19,7 +25,10 @@ from console.services.cluster import BrokerHealth
 BrokerState = BrokerHealth
 
 
-class ClusterSource(Protocol):
+class ClusterOperations(Protocol):
+    """The cluster operations, each a coroutine. One that takes a `progress` parameter reports
+    progress through it (across the process boundary too)."""
+
     async def brokers(self) -> tuple[BrokerState, ...]:
         """Brokers the name server lists now, each asked whether it is alive."""
         ...
@@ -65,8 +74,35 @@ class ClusterSource(Protocol):
         """Which online client holds each queue (several for a broadcasting group)."""
         ...
 
+
+class ClusterSource(ClusterOperations, Protocol):
     def close(self) -> None: ...
 
 
 SourceFactory = Callable[[ClusterConfig], ClusterSource]
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One of the `ClusterOperations`, as the process boundary sees it."""
+
+    name: str
+    signature: inspect.Signature
+    doc: str | None
+
+    @property
+    def reports_progress(self) -> bool:
+        return "progress" in self.signature.parameters
+
+
+def operations_of(protocol: type) -> dict[str, Operation]:
+    """The coroutine methods `protocol` declares, in the order it declares them."""
+    return {
+        name: Operation(name, inspect.signature(fn), inspect.getdoc(fn))
+        for name, fn in vars(protocol).items()
+        if inspect.iscoroutinefunction(fn)
+    }
+
+
+OPERATIONS: Mapping[str, Operation] = operations_of(ClusterOperations)

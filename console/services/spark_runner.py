@@ -1,5 +1,5 @@
 """The console's side of the warm Spark session: a child process (`jobs.host`) that owns the
-SparkSession, spoken to over a socket pair.
+SparkSession, spoken to with the console's RPC (console.services.rpc).
 
 The console never imports pyspark and never shares its terminal with the JVM: the child's stdout
 and stderr go to a log file, it runs in its own session (a ctrl-c in the console does not reach
@@ -12,23 +12,27 @@ returned `JobHandle`, synchronously (`result()`) or from asyncio (`await wait()`
 
 from __future__ import annotations
 
-import asyncio
 import atexit
+import functools
 import itertools
-import json
 import os
-import socket
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol, cast
+
+from console.services.rpc import (
+    Call,
+    CallCancelled,
+    ChildExited,
+    ChildProcess,
+    Pending,
+    RemoteError,
+)
 
 
 class JobState(StrEnum):
@@ -86,9 +90,11 @@ class HostInfo:
     spark_version: str
 
 
-class JobHandle:
+class JobHandle(Pending[str]):
     """One submitted job. A runner reports progress and settles it exactly once (from any
-    thread); callers wait on it."""
+    thread); callers wait on it: `result(timeout)` returns the job's JSON result or raises
+    JobInputError, JobCancelled or JobFailed; `await wait()` does the same from asyncio, and
+    cancelling the awaiting task cancels the job."""
 
     def __init__(
         self,
@@ -96,74 +102,13 @@ class JobHandle:
         on_progress: ProgressCallback | None = None,
         cancel: Callable[[], None] | None = None,
     ) -> None:
+        super().__init__(cancel, what=f"job {job_id}")
         self.job_id = job_id
         self._on_progress = on_progress
-        self._cancel = cancel
-        self._done = threading.Event()
-        self._result: str | None = None
-        self._error: JobError | None = None
-        self._callbacks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def cancel(self) -> None:
-        if not self.done() and self._cancel is not None:
-            self._cancel()
-
-    def result(self, timeout: float | None = None) -> str:
-        """The job's JSON result; raises JobInputError, JobCancelled or JobFailed."""
-        if not self._done.wait(timeout):
-            raise TimeoutError(f"job {self.job_id} still running after {timeout}s")
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
-
-    async def wait(self) -> str:
-        """Await the result; cancelling the awaiting task cancels the Spark job too."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-
-        def settle() -> None:
-            if not future.done():
-                future.set_result(None)
-
-        def wake() -> None:
-            try:
-                loop.call_soon_threadsafe(settle)
-            except RuntimeError:
-                pass  # the loop is closed: nobody is waiting any more
-
-        self._add_callback(wake)
-        try:
-            await future
-        except asyncio.CancelledError:
-            self.cancel()
-            raise
-        return self.result(0)
-
-    def _add_callback(self, fn: Callable[[], None]) -> None:
-        with self._lock:
-            if not self._done.is_set():
-                self._callbacks.append(fn)
-                return
-        fn()
 
     def report(self, progress: JobProgress) -> None:
         if self._on_progress is not None:
             self._on_progress(progress)
-
-    def settle(self, result: str | None, error: JobError | None) -> None:
-        with self._lock:
-            if self._done.is_set():
-                return
-            self._result, self._error = result, error
-            self._done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for fn in callbacks:
-            fn()
 
 
 class JobRunner(Protocol):
@@ -174,8 +119,20 @@ class JobRunner(Protocol):
     ) -> JobHandle: ...
 
 
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """What the host starts its session with (sent over the socket, never on its command line:
+    a conf value may be a credential)."""
+
+    master: str
+    conf: Mapping[str, str]
+    warm_up: bool
+
+
 class SparkRunner:
-    """A long-lived child process holding a SparkSession on `master`."""
+    """A long-lived child process (`host_module`, jobs.host) holding a SparkSession on `master`,
+    spoken to with the console's RPC (console.services.rpc): a `ready` call answered once the
+    session is up, and one `run` call per job."""
 
     def __init__(
         self,
@@ -195,84 +152,75 @@ class SparkRunner:
         self.conf = dict(conf or {})
         self.python = python or sys.executable
         self.env = dict(env) if env is not None else None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._conn: Connection | None = None
-        self._send_lock = threading.Lock()
-        self._jobs: dict[str, JobHandle] = {}
-        self._jobs_lock = threading.Lock()  # the reader's last sweep vs. a late submit
-        self._gone = False
-        self._ready = threading.Event()
+        self._host: ChildProcess | None = None
+        self._ready: Call | None = None
         self._info: HostInfo | None = None
         self._fatal: str | None = None
         self._ids = itertools.count(1)
-        self._reader: threading.Thread | None = None
+        self._lock = threading.Lock()
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
         """Spawn the host; the session warms up in the background. Idempotent."""
-        if self._proc is not None:
-            return
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ if self.env is None else self.env)
-        # Executors (python workers) must run the same interpreter as the host, not `python3`.
-        env.setdefault("PYSPARK_PYTHON", self.python)
-        env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
-        argv = [self.python, "-m", self.host_module, "--fd", str(theirs.fileno())]
-        argv += ["--master", self.master]
-        if not self.warm_up:
-            argv.append("--no-warm-up")
-        for key, value in sorted(self.conf.items()):
-            argv += ["--conf", f"{key}={value}"]
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n".encode())
-            log.flush()
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
+        with self._lock:
+            if self._host is not None:
+                return
+            env = dict(os.environ if self.env is None else self.env)
+            # Executors (python workers) must run the same interpreter as the host, not `python3`.
+            env.setdefault("PYSPARK_PYTHON", self.python)
+            env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
+            self._info, self._fatal = None, None
+            # Its own session: a ctrl-c in the console's terminal does not reach the JVM. Its
+            # output goes to the log: the JVM never writes on the terminal Textual draws on.
+            self._host = ChildProcess(
+                self.host_module,
+                name="the Spark host",
+                hello=HostOptions(self.master, self.conf, self.warm_up),
+                log=self.log_path,
+                python=self.python,
                 env=env,
+                new_session=True,
             )
-        theirs.close()
-        self._conn = Connection(ours.detach())
-        self._reader = threading.Thread(target=self._read, name="spark-runner", daemon=True)
-        self._reader.start()
+            self._ready = ready = self._host.call("ready")
+            ready.add_done_callback(functools.partial(self._settle_ready, self._host, ready))
+
+    def _settle_ready(self, host: ChildProcess, ready: Call) -> None:
+        try:
+            self._info = ready.result(0)
+        except RemoteError as exc:
+            self._fatal = str(exc)
+            host.stop()  # a host without a session has nothing left to serve
 
     def wait_ready(self, timeout: float | None = None) -> HostInfo:
         """Block until the session is up; raises JobFailed if it could not start."""
         self.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError(f"Spark did not start within {timeout}s (log: {self.log_path})")
-        if self._info is None:
-            raise JobFailed(f"Spark could not start: {self._fatal}", self.log_path)
-        return self._info
+        assert self._ready is not None
+        try:
+            info = self._ready.result(timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"Spark did not start within {timeout}s (log: {self.log_path})"
+            ) from None
+        except RemoteError as exc:
+            raise JobFailed(f"Spark could not start: {exc}", self.log_path) from None
+        return cast(HostInfo, info)
 
     @property
     def ready(self) -> bool:
         return self._info is not None
 
+    @property
+    def failed(self) -> bool:
+        """The host could not start its session, or is gone."""
+        return self._fatal is not None or (self._host is not None and self._host.exited is not None)
+
     def close(self, timeout: float = 30.0) -> None:
         """Ask the host to stop, wait for it, and kill it if it does not."""
-        proc, conn = self._proc, self._conn
-        if proc is None or conn is None:
-            return
-        try:
-            self._send({"op": "stop"})
-        except JobFailed:
-            pass  # already gone
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        conn.close()
-        if self._reader is not None:
-            self._reader.join(timeout)
-        self._proc = None
+        with self._lock:
+            host, self._host = self._host, None
+        if host is not None:
+            host.close(timeout)
 
     def __enter__(self) -> SparkRunner:
         self.start()
@@ -293,91 +241,47 @@ class SparkRunner:
     ) -> JobHandle:
         """Queue a job ("plan" or "impact") with its JSON request; runs once the session is up."""
         self.start()
+        host = self._host
+        assert host is not None
         job_id = f"rmq-{os.getpid()}-{next(self._ids)}"
-        handle = JobHandle(
-            job_id, on_progress, cancel=lambda: self._send({"op": "cancel", "id": job_id})
-        )
-        with self._jobs_lock:
-            if self._gone:
-                raise JobFailed(f"cannot run {job}: {self._fatal}", self.log_path)
-            self._jobs[job_id] = handle
+        call: Call | None = None
+
+        def cancel() -> None:
+            if call is not None:
+                call.cancel()
+
+        def running(step: str, stage: str | None, *tasks: int) -> None:
+            handle.report(JobProgress(job_id, JobState.RUNNING, step, stage, *tasks))
+
+        if self._fatal is not None:
+            raise JobFailed(f"cannot run {job}: {self._fatal}", self.log_path)
+        handle = JobHandle(job_id, on_progress, cancel)
         handle.report(JobProgress(job_id, JobState.QUEUED, step="starting Spark"))
-        self._send({"op": "run", "id": job_id, "job": job, "request": request})
+        try:
+            sent = host.call("run", job_id, job, request, on_progress=running)
+        except RemoteError as exc:  # the host is gone
+            raise JobFailed(f"cannot run {job}: {self._fatal or exc}", self.log_path) from None
+        call = sent
+        sent.add_done_callback(functools.partial(self._finish, handle, sent))
         return handle
 
-    def _send(self, message: dict[str, Any]) -> None:
-        if self._conn is None:
-            raise JobFailed("the Spark host is not running", self.log_path)
+    def _finish(self, handle: JobHandle, call: Call) -> None:
+        """The host answered (or went away): report the job's last state and settle it."""
         try:
-            with self._send_lock:
-                self._conn.send_bytes(json.dumps(message).encode())
-        except OSError as exc:
-            raise JobFailed(f"the Spark host is gone ({exc})", self.log_path) from None
-
-    # ---- reader thread ---------------------------------------------------------------------
-
-    def _read(self) -> None:
-        assert self._conn is not None
-        while True:
-            try:
-                message = json.loads(self._conn.recv_bytes())
-            except (EOFError, OSError):
-                break
-            self._dispatch(message)
-        # The host exited (or was closed): nothing pending can finish any more.
-        self._fatal = self._fatal or "the Spark host exited"
-        self._ready.set()
-        with self._jobs_lock:
-            self._gone = True
-            pending, self._jobs = list(self._jobs.values()), {}
-        for handle in pending:
-            handle.settle(None, JobFailed(self._fatal, self.log_path))
-
-    def _dispatch(self, m: dict[str, Any]) -> None:
-        event = m.get("event")
-        if event == "ready":
-            self._info = HostInfo(str(m["master"]), str(m["spark_version"]))
-            self._ready.set()
-            return
-        if event == "fatal":
-            self._fatal = str(m.get("message"))
-            self._ready.set()
-            return
-        handle = self._jobs.get(str(m.get("id")))
-        if handle is None:
-            return
-        if event == "progress":
-            handle.report(
-                JobProgress(
-                    job_id=handle.job_id,
-                    state=JobState.RUNNING,
-                    step=str(m.get("step") or ""),
-                    stage=m.get("stage"),
-                    done=int(m.get("done") or 0),
-                    total=int(m.get("total") or 0),
-                    active=int(m.get("active") or 0),
-                    failed=int(m.get("failed") or 0),
-                )
-            )
-        elif event == "done":
-            self._jobs.pop(handle.job_id, None)
+            result = cast(str, call.result(0))
+        except JobInputError as exc:
+            handle.report(JobProgress(handle.job_id, JobState.FAILED, step=str(exc)))
+            handle.settle(None, exc)
+        except CallCancelled:
+            handle.report(JobProgress(handle.job_id, JobState.CANCELLED, step="cancelled"))
+            handle.settle(None, JobCancelled(f"job {handle.job_id} was cancelled"))
+        except Exception as exc:  # whatever else failed in the host, or the host itself
+            message = self._fatal if isinstance(exc, ChildExited) and self._fatal else str(exc)
+            handle.report(JobProgress(handle.job_id, JobState.FAILED, step=message))
+            handle.settle(None, JobFailed(message, self.log_path))
+        else:
             handle.report(JobProgress(handle.job_id, JobState.SUCCEEDED, step="done"))
-            handle.settle(str(m["result"]), None)
-        elif event == "failed":
-            self._jobs.pop(handle.job_id, None)
-            kind, message = m.get("kind"), str(m.get("message"))
-            error: JobError
-            if kind == "input":
-                error, state = JobInputError(message), JobState.FAILED
-            elif kind == "cancelled":
-                error, state = (
-                    JobCancelled(f"job {handle.job_id} was cancelled"),
-                    JobState.CANCELLED,
-                )
-            else:
-                error, state = JobFailed(message, self.log_path), JobState.FAILED
-            handle.report(JobProgress(handle.job_id, state, step=message))
-            handle.settle(None, error)
+            handle.settle(result, None)
 
 
 # ---- the console's one warm session --------------------------------------------------------
@@ -394,7 +298,7 @@ def shared_runner(
     when the console's end of the socket closes)."""
     global _shared
     with _shared_lock:
-        if _shared is not None and (_shared.master != master or _shared._fatal is not None):
+        if _shared is not None and (_shared.master != master or _shared.failed):
             _shared.close()
             _shared = None
         if _shared is None:

@@ -1,37 +1,38 @@
-"""The network process behind the real source: framing, errors across the pipe, cancel, close."""
+"""The network process behind the real source: every operation of the protocol served, typed
+errors across the pipe, progress, cancel, close."""
 
 from __future__ import annotations
 
 import asyncio
-import io
-import pickle
+import inspect
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.remote.child import RemoteError, portable, read_frame, write_frame
-from console.remote.proxy import RemoteSource, remote_sources
-from console.rocketmq.errors import ConnectError, RocketMQError
+from console.remote.proxy import RemoteSource, remote_source, remote_sources
+from console.rocketmq.codes import RequestCode
+from console.rocketmq.errors import ConnectError, RequestTimeout, RocketMQError
+from console.services.backend import Backend
+from console.services.rpc import ChildExited, RemoteError
+from console.services.source import OPERATIONS, ClusterOperations, ClusterSource
 
-
-def test_frames_round_trip_and_end_cleanly() -> None:
-    buf = io.BytesIO()
-    write_frame(buf, ("call", 1, "brokers", ()))
-    write_frame(buf, {"a": [1, 2]})
-    buf.seek(0)
-    assert read_frame(buf) == ("call", 1, "brokers", ())
-    assert read_frame(buf) == {"a": [1, 2]}
-    assert read_frame(buf) is None
-
-
-def test_errors_cross_as_their_text() -> None:
-    err = portable(ConnectError("10.0.0.1:9876", "refused"))
-    back = pickle.loads(pickle.dumps(err))
-    assert isinstance(back, RemoteError)
-    assert isinstance(back, RocketMQError)
-    assert back.kind == "ConnectError"
-    assert str(back) == "cannot connect to 10.0.0.1:9876: refused"
+#: Arguments for each operation of the protocol: a new operation needs a line here, and is
+#: then checked to be served by the network process like the others.
+SAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
+    "brokers": (),
+    "topics": (),
+    "topic_queues": ("orders",),
+    "groups": (),
+    "group_offsets": ("g1",),
+    "read_groups": (["g1", "g2"],),
+    "read_delays": ({"g1": {"broker-a": ["orders"]}},),
+    "consume_delays": ("g1", {"broker-a": ["orders"]}),
+    "dlq_queues": ("g1",),
+    "assignments": ("g1", ["10.0.0.5@1"]),
+}
 
 
 def _closed_port() -> int:
@@ -45,29 +46,119 @@ def unreachable() -> ClusterConfig:
     return ClusterConfig("nowhere", (f"127.0.0.1:{_closed_port()}",))
 
 
-async def test_a_failure_in_the_network_process_reaches_the_caller(
+@pytest.fixture
+def silent() -> Iterator[str]:
+    """A "name server" that accepts connections and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
+    assert set(SAMPLE_ARGS) == set(OPERATIONS)
+    assert len(OPERATIONS) == 10
+    for name, op in OPERATIONS.items():
+        served = inspect.signature(getattr(Backend, name))
+        assert list(served.parameters) == list(op.signature.parameters), name
+        assert inspect.iscoroutinefunction(getattr(RemoteSource, name)), name
+        assert getattr(RemoteSource, name).__doc__ == op.doc
+    assert [op.name for op in OPERATIONS.values() if op.reports_progress] == ["read_groups"]
+    assert "close" not in OPERATIONS
+    assert hasattr(ClusterSource, "close")
+    assert not hasattr(ClusterOperations, "close")
+
+
+async def test_every_operation_round_trips_through_the_network_process(
     unreachable: ClusterConfig,
 ) -> None:
-    source = RemoteSource(unreachable, Config(timeout=1.0))
+    """Each operation reaches the backend in the child (no "no such operation") and its answer
+    or its typed error comes back: here every one meets a name server that is not there."""
+    source = remote_source(unreachable, Config(timeout=1.0))
     try:
-        with pytest.raises(RemoteError, match="cannot connect to 127.0.0.1"):
+        answers = {
+            name: (await asyncio.gather(getattr(source, name)(*args), return_exceptions=True))[0]
+            for name, args in SAMPLE_ARGS.items()
+        }
+    finally:
+        source.close()
+    # The batch reads answer per group, each group's error as a value.
+    per_group = {"read_groups": {"g1", "g2"}, "read_delays": {"g1"}}
+    for name, answer in answers.items():
+        if name in per_group:
+            assert isinstance(answer, dict), name
+            assert set(answer) == per_group[name]
+            errors = list(answer.values())
+        else:
+            errors = [answer]
+        for error in errors:
+            assert isinstance(error, ConnectError), (name, error)
+            assert error.addr == unreachable.namesrv[0], name
+
+
+async def test_a_failure_in_the_network_process_reaches_the_caller_typed(
+    unreachable: ClusterConfig,
+) -> None:
+    source = remote_source(unreachable, Config(timeout=1.0))
+    try:
+        with pytest.raises(ConnectError, match="cannot connect to 127.0.0.1") as raised:
             await source.brokers()
+        assert raised.value.addr == unreachable.namesrv[0]
         answer = await source.read_groups(["g1", "g2"])
         assert set(answer) == {"g1", "g2"}
-        assert all(isinstance(v, RemoteError) for v in answer.values())
+        assert all(isinstance(v, ConnectError) for v in answer.values())
     finally:
         source.close()
 
 
+async def test_a_timeout_crosses_with_its_address_request_and_seconds(silent: str) -> None:
+    source = remote_source(ClusterConfig("silent", (silent,)), Config(timeout=0.5))
+    try:
+        with pytest.raises(RequestTimeout) as raised:
+            await source.topics()
+    finally:
+        source.close()
+    assert raised.value.addr == silent
+    assert raised.value.code in (
+        RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
+        RequestCode.GET_TOPICS_BY_CLUSTER,
+    )
+    assert raised.value.timeout == 0.5
+
+
+async def test_a_bug_in_the_network_process_crosses_as_its_kind_and_text(
+    unreachable: ClusterConfig,
+) -> None:
+    source = RemoteSource(unreachable, Config(timeout=1.0))
+    try:
+        with pytest.raises(RemoteError) as raised:
+            await source.call("group_offsets")  # a missing argument: a TypeError over there
+        assert raised.value.kind == "TypeError"
+        assert isinstance(raised.value, RocketMQError)  # the screens treat it as before
+    finally:
+        source.close()
+
+
+async def test_progress_of_a_batch_read_crosses_the_pipe(unreachable: ClusterConfig) -> None:
+    source = remote_source(unreachable, Config(timeout=1.0))
+    seen: list[tuple[int, int]] = []
+    try:
+        await source.read_groups(["g1", "g2", "g3"], lambda done, total: seen.append((done, total)))
+    finally:
+        source.close()
+    assert seen[0] == (0, 3)
+    assert seen[-1] == (3, 3)
+
+
 async def test_a_cancelled_call_leaves_the_process_serving(unreachable: ClusterConfig) -> None:
-    source = RemoteSource(unreachable, Config(timeout=5.0))
+    source = remote_source(unreachable, Config(timeout=5.0))
     try:
         call = asyncio.ensure_future(source.groups())
         await asyncio.sleep(0)  # let the call go out before cancelling it
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        with pytest.raises(RemoteError):
+        with pytest.raises(ConnectError):
             await source.topics()
     finally:
         source.close()
@@ -77,5 +168,5 @@ async def test_closed_source_reports_instead_of_hanging(unreachable: ClusterConf
     connect = remote_sources(Config(timeout=1.0), warm=unreachable)
     source = connect(unreachable)
     source.close()
-    with pytest.raises(RemoteError, match="network process exited"):
+    with pytest.raises(ChildExited, match="network process exited"):
         await source.brokers()
