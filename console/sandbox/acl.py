@@ -47,6 +47,9 @@ BATCHES = 4
 MESSAGES_PER_BATCH = 5  # per queue and batch
 BATCH_PAUSE_S = 1.0
 USERNAME = "rmq-operator"
+# In the run directory, readable by its owner only: what a config's `file:` references name.
+ACCESS_KEY_FILE = "user.access_key"
+SECRET_KEY_FILE = "user.secret_key"
 
 _AUTHENTICATION = {
     "authenticationEnabled": "true",
@@ -142,9 +145,26 @@ class AclSandbox:
     def broker_addrs(self) -> dict[str, str]:
         return self.cluster.broker_addrs
 
+    @property
+    def access_key_file(self) -> Path:
+        return self.run_dir / ACCESS_KEY_FILE
+
+    @property
+    def secret_key_file(self) -> Path:
+        return self.run_dir / SECRET_KEY_FILE
+
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new client signed as the cluster's user: `async with acl.admin() as c:`."""
         return self.cluster.admin(timeout)
+
+    def write_key_files(self) -> None:
+        """The user's keys as files (mode 0600), for a config's `file:` references."""
+        for path, value in (
+            (self.access_key_file, self.user.username),
+            (self.secret_key_file, self.user.password),
+        ):
+            path.touch(mode=0o600)
+            path.write_text(value + "\n")
 
 
 @asynccontextmanager
@@ -169,6 +189,7 @@ async def acl_sandbox(options: AclOptions | None = None) -> AsyncIterator[AclSan
         await acl.cluster.start(options.start_timeout)
         info = rundir.SandboxInfo(acl.namesrv_addr, acl.cluster_name, acl.broker_addrs)
         rundir.write_info(run_dir, info)
+        acl.write_key_files()
         if options.seed:
             async with acl.admin() as admin:
                 acl.seed = await seed_acl(admin, acl.broker_addr)
