@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from console.redact import hide
 from console.rocketmq.signing import Credentials
 
 CONFIG_ENV = "RMQ_CONSOLE_CONFIG"
@@ -42,13 +43,27 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class CredentialsRef:
-    """Where the access and secret keys live; the values are read only when connecting."""
+    """Where the access and secret keys live (`env:VARIABLE` or `file:/path`); the values are
+    read only when connecting, in the process that connects (a Spark executor included), so only
+    the references ever travel or get written down."""
 
     access_key: str
     secret_key: str
 
     def resolve(self) -> Credentials:
-        return Credentials(_deref(self.access_key), _deref(self.secret_key))
+        """The values, read now. The secret is hidden at once (console.redact): from here on
+        this process masks it in every error and log line. The access key stays readable: it
+        is what names the identity a broker refused."""
+        secret = _deref(self.secret_key)
+        hide(secret)
+        return Credentials(_deref(self.access_key), secret)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"access_key": self.access_key, "secret_key": self.secret_key}
+
+    @classmethod
+    def from_dict(cls, refs: Mapping[str, str]) -> CredentialsRef:
+        return cls(access_key=str(refs["access_key"]), secret_key=str(refs["secret_key"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ ZIPPED = (
     "console/__init__.py",
     "console/config.py",
     "console/locations.py",
+    "console/redact.py",
     "console/domain",
     "console/rocketmq",
     "console/services",

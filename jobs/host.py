@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.spec import SpecError
+from console.redact import redact_text
 from console.services.rpc import (
     Handler,
     RemoteError,
@@ -232,10 +233,11 @@ _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(BrokerLookupError|SpecError|\w+Error
 
 def describe(exc: BaseException) -> str:
     """A one-line reason. Errors raised in executors arrive wrapped in a JVM stack trace; the
-    Python exception's own last line is what the operator needs."""
+    Python exception's own last line is what the operator needs. Secrets known to this process
+    are masked (console.redact)."""
     if isinstance(exc, Cancelled):
         return "cancelled"
-    text = str(exc)
+    text = redact_text(str(exc))
     ours = [m for m in _PYTHON_ERROR.finditer(text) if m.group(1) == "BrokerLookupError"]
     if ours:
         return ours[-1].group(2).strip()

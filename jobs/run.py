@@ -147,7 +147,7 @@ def _inputs(
     if s.kind in TIME_STRATEGIES:
         if req.timestamp_ms is None:
             raise SpecError(f"strategy.{s.kind}", "the time was not resolved")
-        searcher = search or BrokerSearch(req.namesrv, req.search_timeout_s)
+        searcher = search or BrokerSearch.for_request(req)
         queues = in_scope(snapshot, spec.scope)
         return {"resolved": resolve_offsets(queues, req.timestamp_ms, searcher)}
     return {}

@@ -3,12 +3,20 @@
 Queues are grouped by broker and each broker's list is handed to one task, which opens one admin
 client and asks SEARCH_OFFSET_BY_TIMESTAMP (LOWER: the first message stored at or after the time)
 for all of that broker's queues concurrently. This module is imported by executors: it must stay
-free of anything but pyspark, the wire client and the standard library.
+free of anything but pyspark, the console's admin-client factory (with its config and wire
+client) and the standard library.
+
+The client is opened through `console.services.access.open_admin`, like every other client of a
+configured cluster. What reaches the executor is the cluster's credentials *by reference*
+(`env:VAR` / `file:/path`, pickled with the task); the reference is resolved there, so the
+secret is never in the request, the task or an argv, and must be reachable on every executor
+(see README, "Credentials").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -18,9 +26,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
-from console.rocketmq.admin import AdminClient
+from console.config import ClusterConfig, ConfigError, CredentialsRef
+from console.domain.job_requests import PlanRequest
+from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import BoundaryType
+from console.services.access import open_admin
 
 Query = tuple[str, int]  # topic, queue id
 
@@ -47,21 +58,42 @@ class OffsetSearch(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BrokerSearch:
-    """The real thing: the wire client, pickled to the executors and opened there."""
+    """The real thing: the cluster's addresses and credential references, pickled to the
+    executors; the client is opened (and the credentials resolved) there."""
 
     namesrv: tuple[str, ...]
     timeout_s: float = 5.0
     concurrency: int = 32  # in-flight requests per broker: enough to hide latency, not a flood
+    credentials: CredentialsRef | None = None
+    cluster: str = "the plan's cluster"  # for messages
+
+    @classmethod
+    def for_request(cls, req: PlanRequest) -> BrokerSearch:
+        refs = CredentialsRef.from_dict(req.credentials) if req.credentials else None
+        if refs is not None:
+            _mask_here(refs)
+        return cls(
+            req.namesrv, req.search_timeout_s, credentials=refs, cluster=req.snapshot.cluster
+        )
 
     def search(self, broker: str, addr: str, queries: Sequence[Query], ts_ms: int) -> list[int]:
         return asyncio.run(self._search(broker, addr, queries, ts_ms))
+
+    def _config(self, addr: str) -> ClusterConfig:
+        # The client wants a name server list even though every call here goes to `addr`.
+        return ClusterConfig(
+            name=self.cluster, namesrv=self.namesrv or (addr,), credentials=self.credentials
+        )
 
     async def _search(
         self, broker: str, addr: str, queries: Sequence[Query], ts_ms: int
     ) -> list[int]:
         gate = asyncio.Semaphore(self.concurrency)
-        # The client wants a name server list even though every call here goes to `addr`.
-        async with AdminClient(self.namesrv or (addr,), timeout=self.timeout_s) as admin:
+        try:
+            admin = open_admin(self._config(addr), timeout=self.timeout_s)
+        except ConfigError as exc:  # the reference does not resolve on this executor
+            raise BrokerLookupError(f"{broker} ({addr}): {redact_text(str(exc))}") from None
+        async with admin:
 
             async def one(topic: str, queue_id: int) -> int:
                 async with gate:
@@ -71,11 +103,21 @@ class BrokerSearch:
                         )
                     except RocketMQError as exc:
                         raise BrokerLookupError(
-                            f"{broker} ({addr}) could not find the offset at {ts_ms} on "
-                            f"{topic}:{queue_id}: {exc}"
+                            redact_text(
+                                f"{broker} ({addr}) could not find the offset at {ts_ms} on "
+                                f"{topic}:{queue_id}: {exc}"
+                            )
                         ) from None
 
             return list(await asyncio.gather(*(one(t, q) for t, q in queries)))
+
+
+def _mask_here(refs: CredentialsRef) -> None:
+    """Resolve the references in this process (the driver) only to hide the secret from what
+    it reports, when they resolve here at all: on a remote master they may name a file or a
+    variable that only the workers have."""
+    with contextlib.suppress(ConfigError):
+        refs.resolve()
 
 
 def resolve_offsets(queues: DataFrame, ts_ms: int, search: OffsetSearch) -> DataFrame:

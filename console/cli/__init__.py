@@ -15,6 +15,7 @@ from typing import NoReturn
 from console import __version__
 from console.cli.target import add_target_arguments
 from console.config import ConfigError
+from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 
 COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox", "console.cli.plan")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except (ConfigError, RocketMQError, ValueError) as exc:
-        print(f"rmq-console: error: {exc}", file=sys.stderr)
+        print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

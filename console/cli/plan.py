@@ -19,6 +19,7 @@ from console.cli.render import dump_json, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.plan import PlanHeader
 from console.domain.spec import SpecError, describe, load_spec, parse_spec
+from console.redact import redact_text
 from console.services import files
 from console.services.cluster import ClusterReader
 from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
@@ -146,10 +147,10 @@ def _plan(args: argparse.Namespace) -> int:
     try:
         return _with_reader(target, go)
     except (JobInputError, SnapshotNotFound) as exc:
-        print(f"rmq-console: error: {exc}", file=sys.stderr)
+        print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
         return 2
     except JobError as exc:
-        print(f"rmq-console: plan failed: {exc}", file=sys.stderr)
+        print(redact_text(f"rmq-console: plan failed: {exc}"), file=sys.stderr)
         return 1
 
 

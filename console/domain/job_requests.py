@@ -21,6 +21,9 @@ class PlanRequest:
     created_at_ms: int
     timestamp_ms: int | None = None  # to-timestamp / by-duration, resolved by the caller
     namesrv: tuple[str, ...] = ()
+    # The cluster's credentials *by reference* ({"access_key": "env:VAR", "secret_key":
+    # "file:/path"}), resolved where the timestamp lookups run (the executors); never values.
+    credentials: dict[str, str] | None = None
     file_rows: tuple[FileOffset, ...] = ()  # from-file: the rows, already parsed and checked
     source_snapshot_uri: str | None = None  # to-snapshot
     source_snapshot: SnapshotInfo | None = None
@@ -30,6 +33,10 @@ class PlanRequest:
     # The caller already ran console.domain.checks.check_scope on this snapshot (the console
     # does, from the Arrow table it just wrote): the job skips that Spark action.
     prechecked: bool = False
+
+    def __post_init__(self) -> None:
+        if self.credentials is not None:
+            check_credential_refs(self.credentials)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -43,6 +50,24 @@ class PlanRequest:
         d["namesrv"] = tuple(d.get("namesrv") or ())
         d["file_rows"] = tuple(FileOffset(**r) for r in d.get("file_rows") or ())
         return cls(**d)
+
+
+CREDENTIAL_KEYS = frozenset({"access_key", "secret_key"})
+REFERENCE_PREFIXES = ("env:", "file:")
+
+
+def check_credential_refs(refs: dict[str, str]) -> None:
+    """A request is written to disk and sent between processes: it may hold where the keys
+    are, never the keys. Anything but `env:` / `file:` references is refused."""
+    if set(refs) != CREDENTIAL_KEYS:
+        raise ValueError(f"credentials: expected {sorted(CREDENTIAL_KEYS)}, got {sorted(refs)}")
+    for key, ref in sorted(refs.items()):
+        if not isinstance(ref, str) or not ref.startswith(REFERENCE_PREFIXES):
+            # The value is not echoed: it may be the secret itself.
+            raise ValueError(
+                f"credentials.{key}: a job request carries references (env:VARIABLE or "
+                "file:/path), never the value"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,21 +1,25 @@
-"""The sandbox on its own thread and event loop, for synchronous callers (pytest, a TUI)."""
+"""A sandbox on its own thread and event loop, for synchronous callers (pytest, a TUI)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
+from console.sandbox.acl import AclOptions, AclSandbox, acl_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions, sandbox
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
-class BackgroundSandbox:
-    """`with BackgroundSandbox(options) as sb:` runs `sandbox()` in a daemon thread.
+class Background(Generic[S]):
+    """`with Background(lambda: sandbox(options)) as sb:` runs a sandbox's async context in a
+    daemon thread; `BackgroundSandbox` and `BackgroundAclSandbox` name the two there are.
 
     The trickle producer needs an event loop that keeps running between a caller's calls,
     which a test session (a loop per test) or a Textual app (busy drawing) cannot promise; a
@@ -24,15 +28,15 @@ class BackgroundSandbox:
     usable from any loop: its methods create their own clients and processes.
     """
 
-    def __init__(self, options: SandboxOptions | None = None) -> None:
-        self.options = options
-        self._ready: concurrent.futures.Future[Sandbox] = concurrent.futures.Future()
+    def __init__(self, open_context: Callable[[], AbstractAsyncContextManager[S]]) -> None:
+        self._open = open_context
+        self._ready: concurrent.futures.Future[S] = concurrent.futures.Future()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._main, name="rmq-sandbox", daemon=True)
         self._error: BaseException | None = None
 
-    def start(self, timeout: float = 600.0) -> Sandbox:
+    def start(self, timeout: float = 600.0) -> S:
         """Start and wait until the sandbox is up; re-raises whatever made start-up fail."""
         self._thread.start()
         return self._ready.result(timeout)
@@ -53,7 +57,7 @@ class BackgroundSandbox:
             raise RuntimeError("sandbox not started")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def __enter__(self) -> Sandbox:
+    def __enter__(self) -> S:
         try:
             return self.start()
         except BaseException:
@@ -79,6 +83,22 @@ class BackgroundSandbox:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        async with sandbox(self.options) as sb:
+        async with self._open() as sb:
             self._ready.set_result(sb)
             await self._stop.wait()
+
+
+class BackgroundSandbox(Background[Sandbox]):
+    """The main sandbox (namesrv, two brokers, seeded scenario, live traffic) in a thread."""
+
+    def __init__(self, options: SandboxOptions | None = None) -> None:
+        super().__init__(lambda: sandbox(options))
+        self.options = options
+
+
+class BackgroundAclSandbox(Background[AclSandbox]):
+    """The ACL cluster (namesrv, one authenticating broker, seeded) in a thread."""
+
+    def __init__(self, options: AclOptions | None = None) -> None:
+        super().__init__(lambda: acl_sandbox(options))
+        self.options = options

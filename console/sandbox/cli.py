@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from console.sandbox.errors import SandboxError
 
 if TYPE_CHECKING:
+    from console.sandbox.acl import AclOptions, AclSandbox
     from console.sandbox.runner import Sandbox, SandboxOptions
 
 # The runner, the seed and the process code load only when a sandbox command runs, so that
@@ -29,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--run-dir", type=Path, help="where stores and logs go (wiped at start)")
     up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
     up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
+    up.add_argument(
+        "--acl",
+        action="store_true",
+        help="instead, a separate cluster whose broker requires ACL 2.0 signatures (one broker, "
+        "free ports, run dir <cache>/sandbox-acl)",
+    )
     for name, text in (("down", "stop a running sandbox"), ("status", "show a sandbox")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--run-dir", type=Path)
@@ -43,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
         match args.sandbox_command:
             case "fetch":
                 return cmd_fetch(args.cache, force=args.force)
+            case "up" if args.acl:
+                from console.sandbox.acl import AclOptions
+
+                return cmd_up_acl(
+                    AclOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
             case "up":
                 options = SandboxOptions(
                     run_dir=args.run_dir,
@@ -79,6 +92,18 @@ def cmd_up(options: SandboxOptions) -> int:
     except KeyboardInterrupt:
         pass
     print("sandbox stopped")
+    return 0
+
+
+def cmd_up_acl(options: AclOptions) -> int:
+    from console.sandbox.acl import acl_sandbox
+    from console.sandbox.runner import serve_context
+
+    try:
+        asyncio.run(serve_context(lambda: acl_sandbox(options), on_ready=print_acl_ready))
+    except KeyboardInterrupt:
+        pass
+    print("ACL cluster stopped")
     return 0
 
 
@@ -124,3 +149,25 @@ def print_ready(sb: Sandbox) -> None:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
     print(f"  logs and stores: {sb.run_dir}")
     print("Ctrl-C (or `rmq-console sandbox down`) stops it.", flush=True)
+
+
+def print_acl_ready(acl: AclSandbox) -> None:
+    """Where the cluster is and how a config reaches it, by reference: the password is never
+    printed, only the file that holds it."""
+    from console.sandbox.acl import ACL_GROUP, ACL_TOPIC
+
+    print(f"RocketMQ ACL cluster up: namesrv {acl.namesrv_addr}, cluster {acl.cluster_name}")
+    for name, addr in sorted(acl.broker_addrs.items()):
+        print(f"  {name}: {addr} (ACL 2.0 authentication on)")
+    print(f"  user {acl.user.username}; keys in {acl.access_key_file} and {acl.secret_key_file}")
+    if acl.seed is not None:
+        print(f"  seeded: topic {ACL_TOPIC}, group {ACL_GROUP} (committed at half of every queue)")
+    print("  a config entry for it:")
+    print("    clusters:")
+    print("      - name: acl")
+    print(f"        namesrv: {acl.namesrv_addr}")
+    print("        credentials:")
+    print(f"          access_key: file:{acl.access_key_file}")
+    print(f"          secret_key: file:{acl.secret_key_file}")
+    print(f"  logs and stores: {acl.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {acl.run_dir}`) stops it.", flush=True)

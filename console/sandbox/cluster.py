@@ -10,6 +10,7 @@ from pathlib import Path
 
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
+from console.rocketmq.signing import Credentials
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
@@ -31,6 +32,10 @@ class ClusterConfig:
     cluster_name: str = CLUSTER_NAME
     namesrv_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=128))
     broker_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=256, direct_mb=256))
+    #: Extra broker.conf keys for every broker (e.g. ACL 2.0 authentication, see sandbox.acl).
+    broker_extra: Mapping[str, str] = field(default_factory=dict)
+    #: What the sandbox's own client signs with, when the brokers require it.
+    credentials: Credentials | None = None
 
     @property
     def broker_names(self) -> list[str]:
@@ -77,6 +82,7 @@ def broker_properties(config: ClusterConfig, name: str) -> dict[str, str]:
         # 200 ms default, and the broker then rejects it ("[TIMEOUT_CLEAN_QUEUE]broker busy").
         "waitTimeMillsInSendQueue": "3000",
         "osPageCacheBusyTimeOutMills": "5000",
+        **config.broker_extra,
     }
 
 
@@ -113,6 +119,12 @@ class SandboxCluster:
     @property
     def broker_addrs(self) -> dict[str, str]:
         return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.brokers.items()}
+
+    def admin(self, timeout: float = 3.0) -> AdminClient:
+        """A new client for this cluster, signed when its brokers require it."""
+        return AdminClient(
+            [self.namesrv_addr], timeout=timeout, credentials=self.config.credentials
+        )
 
     def log_path(self, name: str) -> Path:
         return self.config.run_dir / name / f"{name}.out"
@@ -176,7 +188,7 @@ class SandboxCluster:
         wanted = {n: self.broker_addrs[n] for n in names}
         deadline = time.monotonic() + timeout
         last_error = "no answer yet"
-        async with AdminClient([self.namesrv_addr], timeout=2.0) as admin:
+        async with self.admin(timeout=2.0) as admin:
             while True:
                 self._check_alive([NAMESRV, *wanted])
                 try:

@@ -7,10 +7,10 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from console.rocketmq.admin import AdminClient
 from console.sandbox import rundir
@@ -27,6 +27,8 @@ from console.sandbox.ports import ClusterPorts, default_ports
 from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
 from console.sandbox.trickle import TrickleStats, trickle
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +263,14 @@ async def serve(
     `rmq-console sandbox up` is `asyncio.run(serve(...))`; SIGTERM is what `sandbox down`
     sends to this process.
     """
+    await serve_context(lambda: sandbox(options), on_ready)
+
+
+async def serve_context(
+    open_context: Callable[[], AbstractAsyncContextManager[S]],
+    on_ready: Callable[[S], None] | None = None,
+) -> None:
+    """`serve` for any sandbox's async context (the ACL cluster's too)."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     installed: list[signal.Signals] = []
@@ -276,14 +286,14 @@ async def serve(
             loop.add_signal_handler(sig, on_signal, sig)
             installed.append(sig)
     try:
-        async with sandbox(options) as sb:
+        async with open_context() as sb:
             if on_ready is not None:
                 on_ready(sb)
             await asyncio.Event().wait()
     except asyncio.CancelledError:
         if not received or task is None:
             raise
-        task.uncancel()  # a stop request, not an error: sandbox() has torn everything down
+        task.uncancel()  # a stop request, not an error: the context has torn everything down
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)

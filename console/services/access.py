@@ -1,10 +1,15 @@
 """The one way into a cluster: an admin client opened from the cluster's config.
 
 Everything that talks to a configured cluster — the CLI, the console's network process, planning
-and the Spark jobs — opens its client here, so addresses, credentials, the timeout and the
-`read_only` promise are applied the same way everywhere. A client opened for reading refuses
-every write request (the wire client checks each request's code); asking to write to a cluster
-marked `read_only: true` fails before anything is opened.
+and the Spark jobs (in the executors) — opens its client here, so addresses, credentials, the
+timeout and the `read_only` promise are applied the same way everywhere. A client opened for
+reading refuses every write request (the wire client checks each request's code); asking to
+write to a cluster marked `read_only: true` fails before anything is opened or resolved.
+
+Credentials are resolved here, in the process that connects, from the config's references; the
+secret is hidden from every outward text at that moment (console.redact). A broker refusing the
+signature (or its absence) is reported by the wire client as `AccessDenied`, naming the access
+key, never the secret.
 """
 
 from __future__ import annotations
@@ -12,6 +17,25 @@ from __future__ import annotations
 from console.config import ClusterConfig, Config
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import ReadOnlyError
+from console.rocketmq.signing import Credentials
+
+
+class ClusterClient(AdminClient):
+    """An admin client that knows the cluster config it was opened from."""
+
+    def __init__(
+        self,
+        cluster: ClusterConfig,
+        *,
+        timeout: float,
+        credentials: Credentials | None,
+        read_only: str | None,
+    ) -> None:
+        super().__init__(
+            list(cluster.namesrv), timeout=timeout, credentials=credentials, read_only=read_only
+        )
+        self.cluster = cluster
+        self._access_key = credentials.access_key if credentials is not None else None
 
 
 def open_admin(
@@ -20,7 +44,7 @@ def open_admin(
     *,
     write: bool = False,
     timeout: float | None = None,
-) -> AdminClient:
+) -> ClusterClient:
     """An admin client for `cluster`. `write=True` asks for one that may change offsets; a
     read-only cluster refuses it. `timeout` overrides the config's request timeout."""
     if write and cluster.read_only:
@@ -35,9 +59,14 @@ def open_admin(
     else:
         refusal = f"this connection to {cluster.name!r} was opened for reading"
     credentials = cluster.credentials.resolve() if cluster.credentials else None
-    return AdminClient(
-        list(cluster.namesrv),
+    return ClusterClient(
+        cluster,
         timeout=timeout if timeout is not None else (config or Config()).timeout,
         credentials=credentials,
         read_only=refusal,
     )
+
+
+def cluster_of(admin: AdminClient) -> ClusterConfig | None:
+    """The config a client was opened from, when it was opened here."""
+    return admin.cluster if isinstance(admin, ClusterClient) else None

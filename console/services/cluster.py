@@ -251,6 +251,10 @@ class ClusterReader:
         for r in stats.values():
             if isinstance(r, BaseException) and not isinstance(r, RocketMQError):
                 raise r
+            # A broker that refuses our credentials is not down: say so, rather than answer
+            # with its queues missing.
+            if isinstance(r, BrokerError) and r.code == ResponseCode.NO_PERMISSION:
+                raise r
         live = {n: r for n, r in stats.items() if isinstance(r, ConsumeStats)}
         wanted = set(topics) if topics else None
         rows = [

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from console.config import CredentialsRef
 from console.domain.checks import ScopeCell, check_scope
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import (
@@ -53,6 +54,7 @@ from console.domain.spec import (
 )
 from console.rocketmq.errors import RocketMQError
 from console.services import files
+from console.services.access import cluster_of
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
@@ -84,15 +86,21 @@ class Planner:
         reader: ClusterReader | None = None,
         cluster: str | None = None,
         namesrv: Sequence[str] = (),
+        credentials: CredentialsRef | None = None,
         clock: Callable[[], float] = time.time,
         with_times: bool = True,
     ) -> None:
+        """`namesrv` and `credentials` are what the plan job uses for its own lookups (the
+        timestamp strategies); by default those of the cluster the reader's client was opened
+        for. Credentials travel to the job as references only."""
         self.workspace = workspace
         self.store = SnapshotStore(workspace)
         self.runner = runner
         self.reader = reader
         self.cluster = cluster if cluster is not None else (reader.cluster if reader else None)
         self.namesrv = tuple(namesrv) or (tuple(reader.admin.namesrv) if reader else ())
+        opened_for = cluster_of(reader.admin) if reader else None
+        self.credentials = credentials or (opened_for.credentials if opened_for else None)
         self.clock = clock
         self.with_times = with_times
 
@@ -154,6 +162,7 @@ class Planner:
             created_at_ms=now_ms,
             timestamp_ms=spec.timestamp_ms(now_ms),
             namesrv=self.namesrv,
+            credentials=self.credentials.to_dict() if self.credentials else None,
             file_rows=rows,
             source_snapshot_uri=source.uri if source else None,
             source_snapshot=source.info() if source else None,

@@ -18,6 +18,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
+from console.redact import redact_text
 from console.services.session import ClusterSession
 from console.services.source import SourceFactory
 from console.services.triage import DEFAULT_WINDOW, History
@@ -175,7 +176,7 @@ class ConsoleApp(App[int]):
         that is down is shown again only after something succeeded in between."""
         from console.ui.screens.dialogs import ErrorDialog
 
-        text = str(error) or type(error).__name__
+        text = redact_text(str(error)) or type(error).__name__
         if text == self._error_shown:
             return
         self._error_shown = text

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from console.sandbox.background import BackgroundSandbox
+from console.sandbox.acl import AclOptions, AclSandbox
+from console.sandbox.background import BackgroundAclSandbox, BackgroundSandbox
 from console.sandbox.cluster import BROKER_NAMES
 from console.sandbox.ports import free_ports
 from console.sandbox.runner import Sandbox, SandboxOptions
@@ -46,6 +47,23 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     started = time.monotonic()
     background.stop()
     _measured["teardown"] = f"{time.monotonic() - started:.1f}s"
+
+
+@pytest.fixture(scope="session")
+def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclSandbox]:
+    """A separate seeded cluster whose broker authenticates every request (ACL 2.0): a name
+    server and one broker, a user with a random password (`acl_cluster.user`), topic, group,
+    committed offsets and timed batches in `acl_cluster.seed`; stopped at the end."""
+    background = BackgroundAclSandbox(AclOptions(run_dir=tmp_path_factory.mktemp("acl-cluster")))
+    started = time.monotonic()
+    try:
+        acl = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the ACL cluster did not start: {exc}", pytrace=False)
+    _measured["acl start"] = f"{time.monotonic() - started:.1f}s"
+    yield acl
+    background.stop()
 
 
 def _describe_start(sb: Sandbox) -> str:
