@@ -11,20 +11,26 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from console.cli.render import dump_json, table
 from console.cli.target import Target, resolve_target, target_parent
-from console.domain.plan import PlanHeader
+from console.domain.plan import Impact, PlanHeader, PlanRow
 from console.domain.spec import SpecError, describe, load_spec, parse_spec
 from console.redact import redact_text
 from console.services import files
 from console.services.cluster import ClusterReader
+from console.services.reset_flow import ResetFlow, Stage
 from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
-from console.services.spark_runner import JobError, JobInputError, JobProgress, SparkRunner
+from console.services.spark_runner import JobError, JobProgress, SparkRunner
 from console.services.workspace import Workspace
+
+if TYPE_CHECKING:
+    from console.services.planning import PlanResult
+
+T = TypeVar("T")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,6 +111,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from console.services.planning import Planner
+    from console.services.reset_flow import drive_plan
 
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
@@ -115,46 +122,90 @@ def _plan(args: argparse.Namespace) -> int:
     master = args.master or target.config.spark_master
     out_uri = files.to_uri(args.out) if args.out else None
 
-    async def go(reader: ClusterReader) -> int:
+    async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
         # Started first, so Spark warms up while the snapshot is being taken.
         with _runner(master, workspace) as runner:
             planner = Planner(workspace, runner, reader=reader, cluster=name)
             snapshot = planner.store.find(name, args.snapshot) if args.snapshot else None
             if args.import_csv is not None:
-                result = await planner.import_csv(
-                    args.import_csv, on_progress=_progress, snapshot=snapshot, out_uri=out_uri
-                )
+                wanted = await planner.import_spec(args.import_csv)
+                imported_from: str | None = str(args.import_csv)
             else:
-                assert spec is not None
-                result = await planner.plan(
-                    spec, on_progress=_progress, snapshot=snapshot, out_uri=out_uri
+                assert spec is not None  # argparse asks for --spec or --import
+                wanted, imported_from = spec, None
+            flow = ResetFlow.for_spec(wanted)
+            flow.begin(wanted)
+            try:
+                result = await drive_plan(
+                    planner,
+                    wanted,
+                    _Terminal(flow),
+                    flow.switch,
+                    with_rows=False,
+                    with_impact=args.impact,
+                    snapshot=snapshot,
+                    out_uri=out_uri,
+                    imported_from=imported_from,
                 )
-            impact = await planner.impact(result) if args.impact else []
-            if args.csv:
+            except JobError as exc:
+                # The plan job, or the impact job after a plan was written: either way the
+                # command did not do all it was asked.
+                flow.failed(str(exc))
+                return flow, str(exc)
+            if result is not None and args.csv:
                 planner.export_csv(result.uri, args.csv)
-        if args.json:
-            dump_json(
-                {
-                    "plan": _json(result.header.to_json()),
-                    "dir": result.uri,
-                    "impact": [i.to_dict() for i in impact],
-                }
-            )
-        else:
-            _print_plan(result.header, result.uri, impact)
-        return 0
+        return flow, None
 
     try:
-        return _with_reader(target, go)
-    except (JobInputError, SnapshotNotFound) as exc:
+        flow, failure = asyncio.run(_reading(target, go))
+    except SnapshotNotFound as exc:
         print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
         return 2
-    except JobError as exc:
-        print(redact_text(f"rmq-console: plan failed: {exc}"), file=sys.stderr)
+    if flow.stage is Stage.REJECTED:
+        print(redact_text(f"rmq-console: error: {flow.error}"), file=sys.stderr)
+        return 2
+    result = flow.result
+    if failure is not None or flow.stage is not Stage.PREVIEWED or result is None:
+        print(redact_text(f"rmq-console: plan failed: {failure or flow.stage}"), file=sys.stderr)
         return 1
+    if args.json:
+        dump_json(
+            {
+                "plan": _json(result.header.to_json()),
+                "dir": result.uri,
+                "impact": [i.to_dict() for i in flow.impact],
+            }
+        )
+    else:
+        _print_plan(result.header, result.uri, flow.impact)
+    return 0
 
 
-def _print_plan(header: PlanHeader, uri: str, impact: list[Any]) -> None:
+class _Terminal:
+    """The flow's events, with the job's progress shown on stderr as it comes."""
+
+    def __init__(self, flow: ResetFlow) -> None:
+        self.flow = flow
+
+    def progressed(self, progress: JobProgress) -> None:
+        # From the runner's reader thread; the flow only records the latest.
+        self.flow.progressed(progress)
+        _progress(progress)
+
+    def computed(self, result: PlanResult, rows: tuple[PlanRow, ...]) -> None:
+        self.flow.computed(result, rows)
+
+    def impact_estimated(self, plan_id: str, impact: tuple[Impact, ...]) -> None:
+        self.flow.impact_estimated(plan_id, impact)
+
+    def rejected(self, reason: str) -> None:
+        self.flow.rejected(reason)
+
+    def cancelled(self) -> None:
+        self.flow.cancelled()
+
+
+def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
     spec = parse_spec(header.spec, offsets=())
     print(
         f"plan {header.plan_id}: {describe(spec.strategy)} on snapshot "
@@ -216,11 +267,12 @@ def _cluster_name(args: argparse.Namespace, target: Target, from_spec: str | Non
 
 
 def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]) -> int:
-    async def go() -> int:
-        async with target.admin() as admin:
-            return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
+    return asyncio.run(_reading(target, body))
 
-    return asyncio.run(go())
+
+async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
+    async with target.admin() as admin:
+        return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
 
 
 def _json(text: str) -> Any:

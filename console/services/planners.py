@@ -3,6 +3,9 @@
 The preview screen asks a `PlannerSource` for a planner; the real one (`ClusterPlanners`) opens a
 read-only admin client on the worker's event loop and shares the console's warm session. Tests
 hand the screen a source of their own.
+
+Importing this module loads no planning code (pyarrow, the planner): the console imports it at
+start-up, and those load when the first preview opens.
 """
 
 from __future__ import annotations
@@ -10,16 +13,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Protocol
 
 from console.config import Config
 from console.domain.plan import Impact
 from console.domain.spec import ResetSpec
-from console.services.planning import PlanResult
 from console.services.session import ClusterSession
-from console.services.spark_runner import JobHandle, JobProgress
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from console.services.planning import PlanResult
+    from console.services.spark_runner import JobHandle, JobProgress
+    from console.services.workspace import SnapshotRef
 
 
 class PreviewPlanner(Protocol):
@@ -29,6 +35,9 @@ class PreviewPlanner(Protocol):
         *,
         on_progress: Callable[[JobProgress], None] | None = None,
         on_submit: Callable[[JobHandle], None] | None = None,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+        imported_from: str | None = None,
     ) -> PlanResult: ...
 
     def rows(self, plan_uri: str) -> pa.Table: ...

@@ -246,6 +246,17 @@ class Planner:
         """A plan CSV (exported, maybe edited) planned again against the cluster as it is now:
         every row is re-checked (the queue must exist, the target is clamped and warned about)
         and the result is a new plan. Rows without a target are left out."""
+        spec = await self.import_spec(path)
+        return await self.plan(
+            spec,
+            on_progress=on_progress,
+            snapshot=snapshot,
+            out_uri=out_uri,
+            imported_from=str(path),
+        )
+
+    async def import_spec(self, path: Path) -> ResetSpec:
+        """The spec a plan CSV asks for: its rows as a from-file strategy over its groups."""
         try:
             text = await asyncio.to_thread(path.read_text, encoding="utf-8-sig")
         except OSError as exc:
@@ -257,15 +268,8 @@ class Planner:
         if cluster is None:
             raise SpecError(f"{path}:1", "missing column cluster")
         groups = tuple(sorted({r.group for r in rows if r.group is not None}))
-        spec = ResetSpec(
+        return ResetSpec(
             Scope(cluster=cluster, groups=groups, include_retry=True), FromFile(str(path), rows)
-        )
-        return await self.plan(
-            spec,
-            on_progress=on_progress,
-            snapshot=snapshot,
-            out_uri=out_uri,
-            imported_from=str(path),
         )
 
     # ---- reset path ----------------------------------------------------------------------

@@ -22,7 +22,7 @@ from console.redact import redact_text
 from console.services.session import ClusterSession
 from console.services.source import SourceFactory
 from console.services.triage import DEFAULT_WINDOW, History
-from console.ui import registry, typeahead
+from console.ui import typeahead
 from console.ui.commands import ScreenActions
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
@@ -76,7 +76,9 @@ class ConsoleApp(App[int]):
     # ---- start-up ------------------------------------------------------------------------------
 
     def _apply_keymap(self, keymap: Mapping[str, str]) -> None:
-        known = binding_ids() | registry.declared_binding_ids()
+        if not keymap:
+            return  # nothing to check: the screens' modules load when first opened
+        known = binding_ids()
         unknown = sorted(set(keymap) - known)
         if unknown:
             self._problems.append(
@@ -194,6 +196,7 @@ def binding_ids() -> set[str]:
     from console.ui.screens.group import GroupScreen
     from console.ui.screens.groups import GroupsScreen
     from console.ui.screens.overview import OverviewScreen
+    from console.ui.screens.preview import PreviewScreen
     from console.ui.screens.topics import TopicScreen, TopicsScreen
     from console.ui.widgets.dataview import DataView, FilterInput
     from console.ui.widgets.rowtable import RowTable
@@ -206,6 +209,7 @@ def binding_ids() -> set[str]:
         TopicScreen,
         GroupsScreen,
         GroupScreen,
+        PreviewScreen,
         HelpScreen,
         ErrorDialog,
         CommandsDialog,

@@ -5,14 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from console.domain.offsets import QueueKey
+from console.domain.plan import Impact, PlanRow
 from console.rocketmq.models import QueueStats
 from console.services.source import BrokerState
 from console.services.triage import GroupSummary
 from console.ui.widgets.tablemodel import Row
+
+if TYPE_CHECKING:
+    # Types only: the planning code loads when the first preview opens, not at start-up.
+    from console.services.planning import PlanResult
+    from console.services.spark_runner import JobProgress
 
 
 @dataclass
@@ -82,3 +89,41 @@ class AssignmentsRefreshed(Message):
 class TableExported(Message):
     path: Path
     rows: int
+
+
+# ---- the reset preview: what its plan job did ----------------------------------------------------
+
+
+class PlanProgressed(Message):
+    """The plan job's latest progress; a newer one replaces an unread older one."""
+
+    def __init__(self, progress: JobProgress) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, PlanProgressed)
+
+
+@dataclass
+class PlanComputed(Message):
+    result: PlanResult
+    rows: tuple[PlanRow, ...]
+
+
+@dataclass
+class PlanRejected(Message):
+    """Bad input: the reason names the field or line; no plan was written."""
+
+    reason: str
+
+
+@dataclass
+class PlanCancelled(Message):
+    pass
+
+
+@dataclass
+class ImpactEstimated(Message):
+    plan_id: str  # the plan estimated: an estimate for an older plan is dropped
+    impact: tuple[Impact, ...]

@@ -160,8 +160,8 @@ async def _preview(root: Path) -> float:
     from console.services.session import ClusterSession
     from console.services.triage import History
     from console.ui.app import make_app
-    from console.ui.registry import GroupContext
-    from console.ui.screens.preview import PlanComputed, PreviewScreen
+    from console.ui.messages import PlanComputed
+    from console.ui.screens.preview import PreviewScreen
 
     namesrv = os.environ["RMQ_BENCH_NAMESRV"]
     await _seed_group(namesrv)
@@ -183,7 +183,7 @@ async def _preview(root: Path) -> float:
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             session = ClusterSession(cluster, app.connect(cluster), History(10))
-            screen = TimedPreview(GroupContext(session, BENCH_GROUP, None))
+            screen = TimedPreview(session, BENCH_GROUP)
             await app.push_screen(screen)
             await pilot.pause()
             screen.query_one("#strategy").value = StrategyKind.EARLIEST  # type: ignore[attr-defined]
@@ -195,7 +195,7 @@ async def _preview(root: Path) -> float:
                 await computed.wait()
                 times.append(time.perf_counter() - started)
                 await app.workers.wait_for_complete()
-                assert len(screen.rows) == 1000, len(screen.rows)
+                assert len(screen.flow.rows) == 1000, len(screen.flow.rows)
             session.close()
     finally:
         close_shared_runner()

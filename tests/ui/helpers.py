@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import html
+import re
+from typing import Any
 
 from rich.text import Text
 from textual.pilot import Pilot
@@ -69,3 +72,25 @@ def status(app: ConsoleApp) -> str:
 def toasts(app: ConsoleApp) -> list[str]:
     """The notifications on screen."""
     return [t.render().plain for t in app.screen.query("Toast")]  # type: ignore[attr-defined]
+
+
+_SVG_TEXT = re.compile(
+    r'<text [^>]*?x="([\d.]+)"[^>]*?textLength="([\d.]+)"[^>]*?-line-(\d+)\)"[^>]*>(.*?)</text>'
+)
+
+
+def screen_lines(app: Any) -> list[str]:
+    """The screen as the terminal shows it, one string per line: read off a screenshot (the
+    composited screen, borders, overlays and all), so a value a widget holds but does not show
+    is not there."""
+    svg = app.export_screenshot()
+    width, height = app.size
+    grid = [[" "] * width for _ in range(height)]
+    for x, length, line, escaped in _SVG_TEXT.findall(svg):
+        text = html.unescape(escaped).replace("\u00a0", " ")
+        column = round(float(x) / (float(length) / len(text)))
+        row = grid[int(line)]
+        for i, char in enumerate(text):
+            if column + i < width:
+                row[column + i] = char
+    return ["".join(row).rstrip() for row in grid]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,7 +11,6 @@ from textual.command import CommandPalette
 from textual.widgets import Static
 
 from console.config import Config
-from console.ui import registry
 from console.ui.app import binding_ids
 from console.ui.commands import ScreenActions
 from console.ui.screens.groups import GroupsScreen
@@ -56,15 +56,27 @@ async def test_unknown_keymap_ids_and_theme_are_reported_once() -> None:
         assert app.theme == "textual-dark"
 
 
-def test_registered_screens_binding_ids_count_without_importing_them(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    module = tmp_path / "later_screen.py"
-    module.write_text('BINDINGS = [Binding("z", "zap", "Zap", id="later_zap")]\n')
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.SCREENS, "later", "later_screen:LaterScreen")
-    assert "later_zap" in registry.declared_binding_ids()
-    assert "later_screen" not in sys.modules
+async def test_the_preview_keys_are_in_the_keymap_check() -> None:
+    assert {"preview_run", "preview_cancel", "preview_warnings"} <= binding_ids()
+    app, _ = fake_app(config=config(keymap={"preview_run": "f6", "reset": "ctrl+r"}))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        assert toasts(app) == []
+
+
+def test_the_keymap_check_loads_no_planning_code() -> None:
+    """The preview's bindings are read off its class, and importing it loads no planning code:
+    pyarrow and the Spark host stay off the console's start-up."""
+    probe = (
+        "import sys; from console.ui.app import binding_ids; "
+        "assert 'preview_run' in binding_ids(); "
+        "heavy = ('pyarrow', 'console.services.planning', 'console.services.spark_runner'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "[]", out.stderr
 
 
 def test_every_binding_has_an_id() -> None:

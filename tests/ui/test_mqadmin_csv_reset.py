@@ -1,4 +1,4 @@
-"""`m` shows the mqadmin equivalent, `ctrl+s` saves a table as CSV, `R` opens the reset screen."""
+"""`m` shows the mqadmin equivalent, `ctrl+s` saves a table as CSV, `R` opens the reset preview."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
+from console.config import Config
 from console.services import export, mqadmin_commands
-from console.ui import registry
+from console.services.session import ClusterSession
+from console.ui.screens import preview
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
 from console.ui.screens.group import GroupScreen
 
@@ -104,41 +104,36 @@ def test_csv_cells() -> None:
     assert export.default_name("prod/groups list", 0) == "prod-groups-list-19700101-000000.csv"
 
 
-class FakeReset(Screen[None]):
-    def __init__(self, context: registry.GroupContext) -> None:
-        super().__init__()
-        self.context = context
+class IdlePlanners:
+    """A planner source that is never asked to plan: these tests only open the preview."""
 
-    def compose(self) -> ComposeResult:
-        yield Static(f"reset {self.context.group}")
+    def __init__(self) -> None:
+        self.warmed = 0
+
+    def warm(self, config: Config) -> None:
+        self.warmed += 1
+
+    def open(self, session: ClusterSession, config: Config) -> Any:
+        raise AssertionError("no plan is run here")
 
 
-async def test_reset_opens_the_registered_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.SCREENS, "reset", f"{__name__}:FakeReset")
+async def test_reset_opens_the_preview_of_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    planners = IdlePlanners()
+    monkeypatch.setattr(preview, "ClusterPlanners", lambda: planners)
     app, _ = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("g", "down", "enter")
         await settle(pilot)
+        assert isinstance(app.screen, GroupScreen)
         await pilot.press("R")
-        await pilot.pause()
-        screen: Any = app.screen
-        assert isinstance(screen, FakeReset)
-        assert screen.context.group == "billing"
-        assert screen.context.offsets is not None
-        assert screen.context.session.cluster.name == "prod"
-
-
-async def test_reset_is_greyed_out_until_a_screen_is_installed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(registry.SCREENS, "reset", "console.ui.screens.no_such_module:X")
-    app, _ = fake_app()
-    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("g", "down", "enter")
-        await settle(pilot)
-        await pilot.press("R")
+        screen = app.screen
+        assert isinstance(screen, preview.PreviewScreen)
+        assert screen.group == "billing"
+        assert screen.cluster_session.cluster.name == "prod"
+        assert screen.crumb == "reset billing"
+        assert planners.warmed == 1
+        await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, GroupScreen)
-        assert app.screen.check_action("reset", ()) is None

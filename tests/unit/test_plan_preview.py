@@ -1,6 +1,6 @@
 """The reset preview screen on a fake cluster and a fake planner: the form builds the spec, the
 job's progress shows, the diff reads with totals, warnings and the reset path; bad input and a
-cancelled job are reported; nothing is written."""
+cancelled job are reported; nothing is written. The form is checked as the terminal shows it."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from console.domain.plan import (
 )
 from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp, spec_to_dict
 from console.services.planning import PlanResult
+from console.services.reset_flow import Stage
 from console.services.session import ClusterSession
 from console.services.spark_runner import (
     JobCancelled,
@@ -37,10 +38,10 @@ from console.services.spark_runner import (
     JobState,
 )
 from console.services.workspace import SnapshotRef
-from console.ui import registry
+from console.ui.screens import preview
 from console.ui.screens.preview import PreviewScreen
 from tests.ui.fakes import fake_app
-from tests.ui.helpers import settle, shown, text_of
+from tests.ui.helpers import screen_lines, settle, shown, text_of
 
 T = 1_795_338_300_000
 
@@ -89,6 +90,9 @@ class FakePlanner:
         *,
         on_progress: Callable[[JobProgress], None] | None = None,
         on_submit: Callable[[JobHandle], None] | None = None,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+        imported_from: str | None = None,
     ) -> PlanResult:
         self.specs.append(spec)
         if self.fail is not None:
@@ -130,7 +134,7 @@ class FakePlanner:
         return [Impact("billing", None, 0, 1700, 10.0, "history", 170.0)]
 
 
-# The planner the registered screen gets; each test puts its own fake here.
+# The planner the preview gets; each test puts its own fake here.
 CURRENT: dict[str, FakePlanner] = {}
 
 
@@ -145,18 +149,12 @@ class FakePlanners:
         yield CURRENT["planner"]
 
 
-class Preview(PreviewScreen):
-    """The screen as the registry builds it (one argument), on the fake planner."""
-
-    def __init__(self, context: registry.GroupContext) -> None:
-        super().__init__(context, planners=FakePlanners())
-
-
 @pytest.fixture
 def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     fake = FakePlanner()
     monkeypatch.setitem(CURRENT, "planner", fake)
-    monkeypatch.setitem(registry.SCREENS, "reset", f"{__name__}:Preview")
+    # What the group screen's R opens: the preview, on the fake planner.
+    monkeypatch.setattr(preview, "ClusterPlanners", FakePlanners)
     return fake
 
 
@@ -249,5 +247,52 @@ async def test_progress_then_cancel(planner: FakePlanner) -> None:
         await settle(pilot)
         assert planner.cancelled.is_set()
         assert str(screen.query_one("#step").render()) == "cancelled"
-        assert screen.running is False
+        assert screen.flow.stage is Stage.CANCELLED
+        assert screen.check_action("preview", ()) is True
         assert planner.specs[0].strategy == ByDuration(1_800_000)
+
+
+async def test_the_form_shows_what_is_typed_at_80x24(planner: FakePlanner) -> None:
+    """Each control, focused, shows its content on its one line: no box draws a border over
+    what is typed into it (a tall border in a one-line row leaves only its top edge)."""
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_preview(pilot)
+        await pilot.press("shift+tab", "enter")  # the strategy list, opened with the keyboard
+        await pilot.pause()
+        below = "\n".join(screen_lines(app)[3:])  # the list opens under the strategy's line
+        assert all(kind in below for kind in StrategyKind), below
+        await pilot.press("down", "enter")  # to-timestamp -> by-duration
+        await pilot.press("tab", *"10m")
+        await pilot.pause()
+        assert app.focused is not None
+        assert app.focused.id == "value"
+        form = screen_lines(app)[2:4]
+        assert "by-duration" in form[0]
+        assert "10m" in form[0], "\n".join(form)
+        assert "Preview" in form[0]
+        for box, typed in (("topics", "orders"), ("brokers", "broker-a"), ("queues", "0,1")):
+            await pilot.press("tab") if box != "topics" else await pilot.press("tab", "tab")
+            await pilot.press(*typed)
+            await pilot.pause()
+            assert app.focused is not None
+            assert app.focused.id == box
+            form = screen_lines(app)[2:4]
+            assert typed in form[1], f"{box}:\n" + "\n".join(form)
+        await pilot.press("tab", "space")  # retry on, focused
+        await pilot.pause()
+        assert app.focused is not None
+        assert app.focused.id == "retry"
+        form = screen_lines(app)[2:4]
+        assert "retry" in form[1]
+        assert "clamp" in form[1]
+        assert all(edge not in line for line in form for edge in "▔▁▊▎"), "\n".join(form)
+        await pilot.press("r")  # off the text boxes, r is Preview
+        await settle(pilot)
+        spec = planner.specs[0]
+        assert spec.strategy == ByDuration(600_000)
+        assert spec.scope.topics == ("orders",)
+        assert spec.scope.brokers == ("broker-a",)
+        assert spec.scope.queue_ids == (0, 1)
+        assert spec.scope.include_retry is True
+        assert "orders  broker-a  0" in "\n".join(screen_lines(app))

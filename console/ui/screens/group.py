@@ -21,7 +21,6 @@ from console.services import mqadmin_commands, triage
 from console.services.session import ClusterSession
 from console.services.triage import GroupSummary
 from console.ui import format as fmt
-from console.ui import registry
 from console.ui.messages import AssignmentsRefreshed, GroupRefreshed
 from console.ui.screens.base import DataScreen
 from console.ui.tones import status_text, toned
@@ -164,10 +163,6 @@ class GroupScreen(DataScreen):
         self.query_one("#queues", DataView).focus_table()
         self.query_one("#summary", Static).update(Text(f"{self.group}: reading…"))
 
-    @property
-    def offsets(self) -> GroupOffsets | None:
-        return self.summary.offsets if self.summary else None
-
     async def fetch(self) -> None:
         source = self.source
         offsets = await source.group_offsets(self.group)
@@ -260,15 +255,10 @@ class GroupScreen(DataScreen):
 
     # ---- reset ---------------------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "reset" and not registry.available("reset"):
-            return None  # shown greyed out until the reset walkthrough is installed
-        return True
-
     def action_reset(self) -> None:
-        screen = registry.load("reset")
-        context = registry.GroupContext(self.cluster_session, self.group, self.offsets)
-        self.app.push_screen(screen(context))
+        from console.ui.screens.preview import PreviewScreen
+
+        self.app.push_screen(PreviewScreen(self.cluster_session, self.group))
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)

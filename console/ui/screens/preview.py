@@ -1,17 +1,19 @@
 """Reset preview: choose scope and strategy, watch the plan job, read the diff.
 
-Opened from the group screen (`R`, registry name "reset") with the group as shown there. The
-plan runs in a thread worker on the warm Spark session (console.services.spark_runner), so the
-console keeps refreshing and answering keys; progress arrives as `PlanProgressed` snapshots and
-the result as `PlanComputed`. Nothing here writes to the cluster.
+Opened from the group screen (`R`). The walkthrough's state is a `ResetFlow`
+(console.services.reset_flow), the same value `rmq-console plan` drives; this screen edits its
+form, starts it, and shows it. The plan runs in a thread worker on the warm Spark session, so the
+console keeps refreshing and answering keys; what the job did comes back as messages whose
+handlers change the flow on the UI thread. Nothing here writes to the cluster.
+
+The module loads no planning code (pyarrow, Spark's host): the console imports it at start-up to
+check the keymap, and the planner loads when a preview first runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -19,210 +21,83 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
-from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning, ResetPathKind
-from console.domain.spec import (
-    ResetSpec,
-    SpecError,
-    StrategyKind,
-    describe,
-    parse_spec,
-)
+from console.domain.plan import Impact, PlanRow
+from console.domain.spec import ResetSpec, StrategyKind, describe
 from console.services.planners import ClusterPlanners, PlannerSource
-from console.services.planning import INPUT_ERRORS, PlanResult, mqadmin_lines
-from console.services.spark_runner import JobCancelled, JobHandle, JobProgress
-from console.ui import format as fmt
-from console.ui.registry import GroupContext
+from console.services.reset_flow import CancelSwitch, ResetFlow, Stage, drive_plan
+from console.services.session import ClusterSession
+from console.ui.messages import (
+    ImpactEstimated,
+    PlanCancelled,
+    PlanComputed,
+    PlanProgressed,
+    PlanRejected,
+)
 from console.ui.screens.base import ConsoleScreen
 from console.ui.tones import toned
-from console.ui.widgets.dataview import DataView
-from console.ui.widgets.tablemodel import Column, Row, cell
+from console.ui.widgets.plandiff import PlanDiff
+
+if TYPE_CHECKING:
+    from console.services.planning import PlanResult
+    from console.services.spark_runner import JobProgress
 
 PLAN_GROUP = "plan"
-# What the value box asks for, per strategy; strategies without a value hide it.
-VALUE_HINTS: dict[StrategyKind, str] = {
-    StrategyKind.TO_OFFSET: "offset, e.g. 1200",
-    StrategyKind.SHIFT_BY: "messages, + skips, - re-consumes, e.g. -500",
-    StrategyKind.TO_TIMESTAMP: "time with zone, e.g. 2026-11-22T10:05:00+01:00",
-    StrategyKind.BY_DURATION: "how far back, e.g. 30m, 2h",
-    StrategyKind.TO_GROUP: "group to copy offsets from",
-    StrategyKind.TO_SNAPSHOT: "snapshot id (see History)",
-    StrategyKind.FROM_FILE: "CSV of topic,broker,queue_id,offset",
-}
-DIFF_COLUMNS = (
-    Column("topic", "TOPIC", "topic"),
-    Column("broker", "BROKER", "broker"),
-    Column("queue", "Q", "queue id", numeric=True),
-    Column("min", "MIN", "min offset", numeric=True),
-    Column("max", "MAX", "max offset", numeric=True),
-    Column("current", "CURRENT", "current offset", numeric=True),
-    Column("target", "TARGET", "target offset", numeric=True),
-    # The operator's sign: + messages re-consumed, - messages skipped (= current - target; the
-    # plan file's delta is target - current).
-    Column("move", "±MSGS", "messages re-consumed (+) or skipped (-)", numeric=True),
-    Column("span", "SPAN", "time replayed (+) or skipped (-), ms", numeric=True),
-    Column("warnings", "WARNINGS", "warnings"),
-)
-_SEVERE = {PlanWarning.BELOW_MIN, PlanWarning.BROADCASTING, PlanWarning.NO_SOURCE}
-
-
-# ---- messages -----------------------------------------------------------------------------------
-
-
-class PlanProgressed(Message):
-    """The job's latest progress; a newer one replaces an unread older one."""
-
-    def __init__(self, progress: JobProgress) -> None:
-        super().__init__()
-        self.progress = progress
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, PlanProgressed)
-
-
-@dataclass
-class PlanComputed(Message):
-    result: PlanResult
-    rows: tuple[PlanRow, ...]
-
-
-@dataclass
-class PlanRejected(Message):
-    """Bad input: the reason names the field or line; no plan was written."""
-
-    reason: str
-
-
-@dataclass
-class PlanCancelled(Message):
-    pass
-
-
-@dataclass
-class ImpactEstimated(Message):
-    impact: tuple[Impact, ...]
-
-
-# ---- the screen ---------------------------------------------------------------------------------
+# Which form field each input edits.
+_TEXT_FIELDS = {"value": "value", "topics": "topics", "brokers": "brokers", "queues": "queue_ids"}
+_CHECK_FIELDS = {"retry": "include_retry", "clamp": "clamp"}
 
 
 class PreviewScreen(ConsoleScreen):
-    # One line per control: the form, the progress, the totals and the diff fit 80x24.
-    DEFAULT_CSS = """
-    PreviewScreen #preview-strategy, PreviewScreen #preview-scope {
-        height: 1;
-        margin: 0 1;
-    }
-    PreviewScreen #preview-progress {
-        height: 1;
-        padding: 0 1;
-    }
-    PreviewScreen Input {
-        height: 1;
-        border: none;
-        padding: 0 1;
-        margin: 0 1 0 0;
-        background: $boost;
-        width: 1fr;
-    }
-    PreviewScreen Input:focus {
-        background: $surface-lighten-1;
-    }
-    PreviewScreen #strategy {
-        width: 18;
-        margin: 0 1 0 0;
-    }
-    PreviewScreen #strategy > SelectCurrent {
-        height: 1;
-        border: none;
-        padding: 0 1;
-        background: $boost;
-    }
-    PreviewScreen #strategy:focus > SelectCurrent {
-        background: $surface-lighten-1;
-    }
-    PreviewScreen #strategy > SelectOverlay {
-        width: 24;
-    }
-    PreviewScreen Checkbox {
-        height: 1;
-        width: auto;
-        border: none;
-        padding: 0 1 0 0;
-        background: $background;
-    }
-    PreviewScreen #run {
-        height: 1;
-        min-width: 11;
-        width: auto;
-        border: none;
-    }
-    PreviewScreen #progress {
-        width: 32;
-    }
-    PreviewScreen #step {
-        width: 1fr;
-        color: $text-muted;
-    }
-    PreviewScreen #plan-summary {
-        height: auto;
-        max-height: 5;
-        padding: 0 1;
-    }
-    PreviewScreen #diff {
-        height: 1fr;
-    }
-    """
-
     BINDINGS = [
         Binding("r", "preview", "Preview", id="preview_run"),
         Binding("x", "cancel_plan", "Cancel job", id="preview_cancel"),
         Binding("w", "warnings_only", "Warnings only", id="preview_warnings"),
     ]
 
-    def __init__(self, context: GroupContext, planners: PlannerSource | None = None) -> None:
-        super().__init__(context.session)
-        self.context = context
-        self.group = context.group
-        self.crumb = f"reset {context.group}"
+    def __init__(
+        self, session: ClusterSession, group: str, planners: PlannerSource | None = None
+    ) -> None:
+        super().__init__(session)
+        self.cluster_session = session
+        self.crumb = f"reset {group}"
+        self.flow = ResetFlow.for_group(session.cluster.name, group)
         self.planners: PlannerSource = planners or ClusterPlanners()
-        self.handle: JobHandle | None = None
-        self.running = False
-        self.result: PlanResult | None = None
-        self.rows: tuple[PlanRow, ...] = ()
-        self.impact: tuple[Impact, ...] = ()
-        self.only_warnings = False
+
+    @property
+    def group(self) -> str:
+        return self.flow.group
 
     # ---- layout ------------------------------------------------------------------------------
 
     def compose_body(self) -> ComposeResult:
+        # Compact controls, one line each: the form, the progress and the diff fit 80x24.
+        form = self.flow.form
         with Horizontal(id="preview-strategy"):
             yield Select(
                 [(k.value, k) for k in StrategyKind],
-                value=StrategyKind.TO_TIMESTAMP,
+                value=form.strategy,
                 allow_blank=False,
+                compact=True,
                 id="strategy",
             )
-            yield Input(placeholder=VALUE_HINTS[StrategyKind.TO_TIMESTAMP], id="value")
-            yield Button("Preview", id="run", variant="primary")
+            yield Input(form.value, placeholder=form.hint, compact=True, id="value")
+            yield Button("Preview", id="run", variant="primary", compact=True)
         with Horizontal(id="preview-scope"):
-            yield Input(placeholder="topics: all", id="topics")
-            yield Input(placeholder="brokers: all", id="brokers")
-            yield Input(placeholder="queue ids: all", id="queues")
-            yield Checkbox("retry", id="retry")
-            yield Checkbox("clamp", value=True, id="clamp")
+            yield Input(placeholder="topics: all", compact=True, id="topics")
+            yield Input(placeholder="brokers: all", compact=True, id="brokers")
+            yield Input(placeholder="queue ids: all", compact=True, id="queues")
+            yield Checkbox("retry", form.include_retry, compact=True, id="retry")
+            yield Checkbox("clamp", form.clamp, compact=True, id="clamp")
         with Horizontal(id="preview-progress"):
             yield ProgressBar(total=None, show_eta=False, id="progress")
             yield Label("", id="step")
-        yield Static(id="plan-summary")
-        yield DataView("diff", DIFF_COLUMNS, id="diff")
+        yield PlanDiff(id="plan")
 
     def on_mount(self) -> None:
-        self.query_one("#progress", ProgressBar).display = False
-        self.query_one("#plan-summary", Static).update(
-            Text(f"{self.group}: choose a strategy and press Preview (nothing is written)")
-        )
+        self._show_stage()
+        self._show_plan()
         self.query_one("#value", Input).focus()
         self.warm()
 
@@ -233,38 +108,29 @@ class PreviewScreen(ConsoleScreen):
 
     def on_unmount(self) -> None:
         # Leaving the screen abandons its job: nobody is left to read the plan.
-        if self.running and self.handle is not None:
-            self.handle.cancel()
+        self.flow.request_cancel()
 
     # ---- the form ----------------------------------------------------------------------------
 
     @on(Select.Changed, "#strategy")
     def _strategy_changed(self, event: Select.Changed) -> None:
-        kind = event.value
-        box = self.query_one("#value", Input)
-        if isinstance(kind, StrategyKind):
-            box.display = kind in VALUE_HINTS
-            box.placeholder = VALUE_HINTS.get(kind, "")
+        if isinstance(event.value, StrategyKind):
+            form = self.flow.edit(strategy=event.value)
+            box = self.query_one("#value", Input)
+            box.display = form.takes_value
+            box.placeholder = form.hint
 
-    def spec_document(self) -> dict[str, Any]:
-        """What the form says, in the spec file's shape (parse_spec checks it)."""
-        kind = self.query_one("#strategy", Select).value
-        value = self.query_one("#value", Input).value.strip()
-        strategy: Any = str(kind) if kind not in VALUE_HINTS else {str(kind): value or None}
-        scope: dict[str, Any] = {
-            "cluster": self.context.session.cluster.name,
-            "groups": [self.group],
-            "include_retry": self.query_one("#retry", Checkbox).value,
-        }
-        for key, box in (("topics", "#topics"), ("brokers", "#brokers"), ("queue_ids", "#queues")):
-            items = [v.strip() for v in self.query_one(box, Input).value.split(",") if v.strip()]
-            if items:
-                scope[key] = items
-        return {
-            "scope": scope,
-            "strategy": strategy,
-            "clamp": self.query_one("#clamp", Checkbox).value,
-        }
+    @on(Input.Changed)
+    def _text_changed(self, event: Input.Changed) -> None:
+        name = _TEXT_FIELDS.get(event.input.id or "")
+        if name is not None:
+            self.flow.edit(**{name: event.value})
+
+    @on(Checkbox.Changed)
+    def _check_changed(self, event: Checkbox.Changed) -> None:
+        name = _CHECK_FIELDS.get(event.checkbox.id or "")
+        if name is not None:
+            self.flow.edit(**{name: event.value})
 
     @on(Button.Pressed, "#run")
     @on(Input.Submitted)
@@ -276,222 +142,187 @@ class PreviewScreen(ConsoleScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_plan":
-            return True if self.running else None
+            return True if self.flow.busy else None
         if action == "preview":
-            return None if self.running else True
+            return True if self.flow.can_begin else None
         if action == "warnings_only":
-            return True if self.rows else None
+            return True if self.flow.rows else None
         return True
 
     def action_preview(self) -> None:
-        if self.running:
+        if not self.flow.can_begin:
             return
-        try:
-            spec = parse_spec(self.spec_document())
-        except SpecError as exc:
-            self.on_plan_rejected(PlanRejected(str(exc)))
+        self._read_form()
+        spec = self.flow.begin()
+        self._show_stage()
+        self._show_plan()
+        if spec is None:
             return
-        self._set_running(True)
         # Off the inputs, so x (cancel) is a key again rather than a letter typed.
-        self.query_one("#diff", DataView).focus_table()
-        self.compute(spec)
+        self.query_one(PlanDiff).focus_table()
+        self.compute(spec, self.flow.switch)
 
     def action_cancel_plan(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-            self.query_one("#step", Label).update("cancelling…")
+        if self.flow.request_cancel():
+            self._show_stage()
 
     def action_warnings_only(self) -> None:
-        self.only_warnings = not self.only_warnings
-        self._show_rows()
+        self.query_one(PlanDiff).toggle_warnings()
+
+    def _read_form(self) -> None:
+        """The widgets' values into the flow's form: a value set in code, whose Changed message
+        is still queued, counts too."""
+        changes: dict[str, object] = {}
+        strategy = self.query_one("#strategy", Select).value
+        if isinstance(strategy, StrategyKind):
+            changes["strategy"] = strategy
+        for box, name in _TEXT_FIELDS.items():
+            changes[name] = self.query_one(f"#{box}", Input).value
+        for box, name in _CHECK_FIELDS.items():
+            changes[name] = self.query_one(f"#{box}", Checkbox).value
+        self.flow.edit(**changes)
 
     # ---- the worker --------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group=PLAN_GROUP, exit_on_error=False)
-    def compute(self, spec: ResetSpec) -> None:
+    def compute(self, spec: ResetSpec, switch: CancelSwitch) -> None:
         # Its own event loop on the worker thread: the snapshot's wire traffic and the wait for
         # Spark stay off the UI's loop.
-        asyncio.run(self._compute(spec))
+        asyncio.run(self._compute(spec, switch))
 
-    async def _compute(self, spec: ResetSpec) -> None:
-        def submitted(handle: JobHandle) -> None:
-            self.handle = handle
-
-        def progressed(progress: JobProgress) -> None:
-            self.post_message(PlanProgressed(progress))
-
-        config = self.console.config
-        async with self.planners.open(self.context.session, config) as planner:
-            try:
-                result = await planner.plan(
-                    spec,
-                    on_progress=progressed,
-                    on_submit=submitted,
-                )
-            except JobCancelled:
-                self.post_message(PlanCancelled())
-                return
-            except INPUT_ERRORS as exc:
-                self.post_message(PlanRejected(str(exc)))
-                return
-            table = await asyncio.to_thread(planner.rows, result.uri)
-            rows = tuple(PlanRow.from_dict(d) for d in table.to_pylist())
-            self.post_message(PlanComputed(result, rows))
-            impact = await planner.impact(result)
-            self.post_message(ImpactEstimated(tuple(impact)))
+    async def _compute(self, spec: ResetSpec, switch: CancelSwitch) -> None:
+        async with self.planners.open(self.cluster_session, self.console.config) as planner:
+            await drive_plan(planner, spec, _Posted(self), switch)
 
     def worker_failed(self, group: str, error: BaseException) -> None:
-        if group == PLAN_GROUP:
-            self._set_running(False)
+        if group == PLAN_GROUP and self.flow.failed(str(error) or type(error).__name__):
+            self._show_stage()
+            self._show_plan()
         super().worker_failed(group, error)
 
-    # ---- messages ----------------------------------------------------------------------------
+    # ---- what the job did --------------------------------------------------------------------
 
     def on_plan_progressed(self, message: PlanProgressed) -> None:
-        p = message.progress
-        bar = self.query_one("#progress", ProgressBar)
-        if p.total:
-            bar.update(total=p.total, progress=p.done)
-        step = p.step or p.state.value
-        stage = f" · {p.done}/{p.total} tasks" if p.total else ""
-        self.query_one("#step", Label).update(Text(f"{step}{stage}"))
+        if self.flow.progressed(message.progress):
+            self._show_stage()
 
     def on_plan_computed(self, message: PlanComputed) -> None:
-        self._set_running(False)
-        self.result = message.result
-        self.rows = message.rows
-        self.impact = ()
-        header = message.result.header
-        self.query_one("#step", Label).update(Text(f"plan {header.plan_id}"))
+        if not self.flow.computed(message.result, message.rows):
+            return
         # The status line's age is the snapshot's: what the diff's "current" is as old as.
-        self.status.update_state(refreshed_at_ms=header.snapshot.taken_at_ms)
-        self._show_summary()
-        self._show_rows()
-        self.query_one("#diff", DataView).focus_table()
+        self.status.update_state(refreshed_at_ms=message.result.header.snapshot.taken_at_ms)
+        self._show_stage()
+        self._show_plan()
+        self.query_one(PlanDiff).focus_table()
 
     def on_impact_estimated(self, message: ImpactEstimated) -> None:
-        self.impact = message.impact
-        self._show_summary()
+        if self.flow.impact_estimated(message.plan_id, message.impact):
+            self._show_summary()
 
     def on_plan_rejected(self, message: PlanRejected) -> None:
-        self._set_running(False)
-        self.query_one("#plan-summary", Static).update(
-            toned(self.app, f"cannot plan: {message.reason}", "text-error")
-        )
-        self.status.update_state(error=message.reason)
+        if self.flow.rejected(message.reason):
+            self._show_stage()
+            self._show_plan()
 
     def on_plan_cancelled(self, message: PlanCancelled) -> None:
-        self._set_running(False)
-        self.query_one("#step", Label).update("cancelled")
+        if self.flow.cancelled():
+            self._show_stage()
+            self._show_plan()
 
-    # ---- rendering ---------------------------------------------------------------------------
+    # ---- showing the flow ------------------------------------------------------------------------
 
-    def _set_running(self, running: bool) -> None:
-        self.running = running
-        if running:
-            self.handle = None
-            self.status.update_state(error=None)
-            self.query_one("#step", Label).update("taking a snapshot…")
-        self.status.update_state(busy=running)
+    def _show_stage(self) -> None:
+        """The progress row, the Preview button, the status line and the keys."""
+        flow = self.flow
         bar = self.query_one("#progress", ProgressBar)
-        bar.display = running
-        bar.update(total=None, progress=0)
-        self.query_one("#run", Button).disabled = running
+        bar.display = flow.busy
+        progress = flow.progress
+        if progress is not None and progress.total:
+            bar.update(total=progress.total, progress=progress.done)
+        elif progress is None:
+            bar.update(total=None, progress=0)
+        self.query_one("#step", Label).update(Text(self._step_text()))
+        self.query_one("#run", Button).disabled = flow.busy
+        self.status.update_state(busy=flow.busy)
+        if flow.stage in (Stage.REJECTED, Stage.FAILED):
+            self.status.update_state(error=flow.error)
+        elif flow.busy:
+            self.status.update_state(error=None)
         self.refresh_bindings()
 
-    def _show_summary(self) -> None:
-        result = self.result
-        if result is None:
-            return
-        self.query_one("#plan-summary", Static).update(
-            summary_text(self.app, result.header, self.group, self.impact)
-        )
+    def _step_text(self) -> str:
+        flow = self.flow
+        if flow.cancelling:
+            return "cancelling…"
+        if flow.busy:
+            p = flow.progress
+            if p is None:
+                return "taking a snapshot…"
+            tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
+            return f"{p.step or p.state.value}{tasks}"
+        if flow.stage is Stage.PREVIEWED and flow.result is not None:
+            return f"plan {flow.result.header.plan_id}"
+        if flow.stage in (Stage.CANCELLED, Stage.FAILED):
+            return str(flow.stage)
+        return ""
 
-    def _show_rows(self) -> None:
-        rows = [r for r in self.rows if r.warnings] if self.only_warnings else list(self.rows)
-        view = self.query_one("#diff", DataView)
-        view.title = "diff (warnings only)" if self.only_warnings else "diff"
-        view.set_rows([diff_row(self.app, r) for r in rows])
+    def _show_plan(self) -> None:
+        """The summary and the diff: the plan, or why there is none."""
+        diff = self.query_one(PlanDiff)
+        diff.show_rows(self.flow.rows)
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        flow = self.flow
+        diff = self.query_one(PlanDiff)
+        if flow.result is not None:
+            diff.show_summary(flow.result.header, flow.group, flow.impact)
+        elif flow.stage is Stage.EDITING:
+            diff.note(
+                Text(f"{flow.group}: choose a strategy and press Preview (nothing is written)")
+            )
+        elif flow.stage is Stage.PLANNING and flow.spec is not None:
+            diff.note(Text(f"{flow.group}: planning {describe(flow.spec.strategy)}…"))
+        elif flow.stage is Stage.REJECTED:
+            diff.note(toned(self.app, f"cannot plan: {flow.error}", "text-error"))
+        elif flow.stage is Stage.FAILED:
+            diff.note(toned(self.app, f"plan failed: {flow.error}", "text-error"))
+        elif flow.stage is Stage.CANCELLED:
+            diff.note(Text(f"{flow.group}: cancelled; no plan was written"))
 
     def mqadmin_lines(self) -> list[str]:
-        result = self.result
-        namesrv = self.context.session.cluster.namesrv
+        result = self.flow.result
+        session = self.cluster_session
         if result is None:
             return ["# preview a plan first: its mqadmin equivalent appears here"]
+        from console.services.planning import mqadmin_lines  # loaded with the plan already
+
         return [
             "# these commands WRITE offsets; the console has not run them",
-            *mqadmin_lines(result.header, self.rows, namesrv, self.context.session.known_brokers),
+            *mqadmin_lines(
+                result.header, self.flow.rows, session.cluster.namesrv, session.known_brokers
+            ),
         ]
 
 
-# ---- cells --------------------------------------------------------------------------------------
+class _Posted:
+    """The plan driver's events as messages to the screen: the driver runs on a worker thread,
+    and the flow changes on the UI thread only, in the message handlers."""
 
+    def __init__(self, screen: PreviewScreen) -> None:
+        self._post = screen.post_message
 
-def diff_row(app: Any, r: PlanRow) -> Row:
-    warnings = Text(", ".join(r.warnings))
-    if r.warnings:
-        severe = any(w in _SEVERE for w in r.warnings)
-        warnings = toned(app, warnings.plain, "text-error" if severe else "text-warning")
-    move = None if r.delta is None else -r.delta
-    moved = (
-        toned(app, f"{move:+d}", "text-accent" if move > 0 else "text-warning")
-        if move
-        else Text("?" if move is None else "0")
-    )
-    target = fmt.offset(r.target) if r.target is not None else "-"
-    if r.clamp:
-        target += "*"  # clamped: the reason is in the warnings
-    return Row(
-        f"{r.group}|{r.topic}|{r.broker}|{r.queue_id}",
-        (
-            cell(r.topic),
-            cell(r.broker),
-            cell(r.queue_id),
-            cell(r.min_offset),
-            cell(r.max_offset),
-            cell(r.current, fmt.offset(r.current)),
-            cell(r.target, target),
-            cell(move, moved),
-            cell(r.span_ms, _span(r.span_ms)),
-            cell(";".join(r.warnings) or None, warnings),
-        ),
-    )
+    def progressed(self, progress: JobProgress) -> None:
+        self._post(PlanProgressed(progress))
 
+    def computed(self, result: PlanResult, rows: tuple[PlanRow, ...]) -> None:
+        self._post(PlanComputed(result, rows))
 
-def summary_text(app: Any, header: PlanHeader, group: str, impact: Sequence[Impact]) -> Text:
-    spec = parse_spec(header.spec, offsets=())
-    lines = [Text(f"{describe(spec.strategy)} · snapshot {header.snapshot.snapshot_id}")]
-    for t in header.group_totals():
-        lines.append(
-            Text(
-                f"{t.group}: {t.changed}/{t.queues} queues change · re-consume {t.re_consume} · "
-                f"skip {t.skip} · lag {t.lag_before} → {t.lag_after}"
-                + (f" · {t.warned} warned" if t.warned else "")
-            )
-        )
-    path = header.reset_paths.get(group)
-    if path is not None:
-        tone = "text-warning" if path.blocker or path.kind is ResetPathKind.NONE else "text-success"
-        line = toned(app, f"reset path: {path.kind}", tone, bold=True)
-        line.append(f" — {path.reason}")
-        if path.blocker:
-            line.append_text(toned(app, f" · first: {path.blocker}", "text-warning"))
-        lines.append(line)
-    mine = next((i for i in impact if i.group == group and i.topic is None), None)
-    if mine is not None and mine.catch_up_s is not None and mine.rate is not None:
-        lines.append(
-            Text(
-                f"catch-up ≈ {fmt.age(int(mine.catch_up_s * 1000))} at {mine.rate:.1f} msg/s "
-                f"({mine.rate_source})"
-            )
-        )
-    return Text("\n").join(lines)
+    def impact_estimated(self, plan_id: str, impact: tuple[Impact, ...]) -> None:
+        self._post(ImpactEstimated(plan_id, impact))
 
+    def rejected(self, reason: str) -> None:
+        self._post(PlanRejected(reason))
 
-def _span(ms: int | None) -> str:
-    if ms is None:
-        return "?"
-    if ms == 0:
-        return "0"
-    sign = "+" if ms > 0 else "-"
-    return sign + fmt.age(abs(ms))
+    def cancelled(self) -> None:
+        self._post(PlanCancelled())

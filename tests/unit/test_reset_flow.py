@@ -1,0 +1,320 @@
+"""The reset walkthrough's state on its own: the form becomes a spec, each stage allows only its
+next steps, late or stale news from a job changes nothing, a cancel reaches a job submitted after
+it, and `drive_plan` reports a planner's outcomes the way the screen and the CLI read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+import pytest
+
+from console.domain.plan import PLAN_COLUMNS, Impact, PlanHeader, PlanRow, SnapshotInfo
+from console.domain.spec import (
+    ByDuration,
+    Earliest,
+    ResetSpec,
+    Scope,
+    SpecError,
+    StrategyKind,
+    ToOffset,
+    spec_to_dict,
+)
+from console.services.planning import PlanResult
+from console.services.reset_flow import (
+    NEXT,
+    ResetFlow,
+    ResetForm,
+    Stage,
+    StageError,
+    drive_plan,
+)
+from console.services.spark_runner import (
+    JobCancelled,
+    JobFailed,
+    JobHandle,
+    JobInputError,
+    JobProgress,
+    JobState,
+)
+from console.services.workspace import SnapshotRef
+
+T = 1_795_338_300_000
+SPEC = ResetSpec(Scope("prod", ("billing",)), ToOffset(5))
+
+
+def result(plan_id: str = "p1", spec: ResetSpec = SPEC) -> PlanResult:
+    header = PlanHeader(
+        plan_id=plan_id,
+        spec=spec_to_dict(spec),
+        snapshot=SnapshotInfo("prod", "s1", T),
+        created_at_ms=T,
+        content_hash="sha256:00",
+        rows=1,
+        totals=(),
+    )
+    return PlanResult(header, f"file:///ws/plans/{plan_id}", SnapshotRef("prod", "s1", T, "x"))
+
+
+ROW = PlanRow("prod", "billing", "orders", "broker-a", 0, 0, 10, 8, 5, 5, -3, None, ())
+PROGRESS = JobProgress("j1", JobState.RUNNING, "computing the plan", None, 1, 4)
+
+
+def planning() -> ResetFlow:
+    flow = ResetFlow.for_group("prod", "billing")
+    assert flow.begin(SPEC) == SPEC
+    return flow
+
+
+# ---- the form -----------------------------------------------------------------------------------
+
+
+def test_the_form_becomes_the_spec_it_describes() -> None:
+    flow = ResetFlow.for_group("prod", "billing")
+    flow.edit(strategy=StrategyKind.BY_DURATION, value=" 10m ")
+    flow.edit(topics="orders, payments,", queue_ids="0,3", include_retry=True, clamp=False)
+    spec = flow.begin()
+    assert spec is not None
+    assert spec.strategy == ByDuration(600_000)
+    assert spec.scope == Scope(
+        "prod", ("billing",), topics=("orders", "payments"), queue_ids=(0, 3), include_retry=True
+    )
+    assert spec.clamp is False
+    assert flow.stage is Stage.PLANNING
+    assert flow.spec == spec
+
+
+def test_a_strategy_without_a_value_ignores_the_box() -> None:
+    form = ResetForm(strategy=StrategyKind.EARLIEST, value="left over")
+    assert not form.takes_value
+    assert form.hint == ""
+    assert form.document("prod", ("billing",))["strategy"] == "earliest"
+    flow = ResetFlow.for_group("prod", "billing", form)
+    spec = flow.begin()
+    assert spec is not None
+    assert spec.strategy == Earliest()
+
+
+def test_bad_input_is_rejected_at_once_and_names_the_field() -> None:
+    flow = ResetFlow.for_group("prod", "billing")
+    flow.edit(value="2026-11-22T10:05")  # no time zone
+    assert flow.begin() is None
+    assert flow.stage is Stage.REJECTED
+    assert flow.error is not None
+    assert flow.error.startswith("strategy.to-timestamp: '2026-11-22T10:05' has no time zone")
+    assert flow.spec is None
+    flow.edit(value="")
+    assert flow.begin() is None
+    assert flow.error is not None
+    assert flow.error.startswith("strategy.to-timestamp: ")
+    flow.edit(value="2026-11-22T10:05Z")
+    assert flow.begin() is not None
+    assert flow.stage is Stage.PLANNING
+    assert flow.error is None
+
+
+# ---- stages -------------------------------------------------------------------------------------
+
+
+def test_every_stage_has_its_next_steps() -> None:
+    assert set(NEXT) == set(Stage)
+    for stage, nexts in NEXT.items():
+        # Anything but a running plan can start another; only a running plan can end in a plan.
+        assert (Stage.PLANNING in nexts) is (stage is not Stage.PLANNING)
+        assert (Stage.PREVIEWED in nexts) is (stage is Stage.PLANNING)
+
+
+def test_a_plan_is_computed_then_estimated() -> None:
+    flow = planning()
+    assert flow.busy
+    assert not flow.can_begin
+    assert flow.progressed(PROGRESS)
+    assert flow.progress == PROGRESS
+    assert flow.computed(result(), (ROW,))
+    assert flow.stage is Stage.PREVIEWED
+    assert flow.rows == (ROW,)
+    assert not flow.busy
+    assert flow.can_begin
+    impact = (Impact("billing", None, 3, 0, 1.0, "history", 3.0),)
+    assert not flow.impact_estimated("an older plan", impact)
+    assert flow.impact == ()
+    assert flow.impact_estimated("p1", impact)
+    assert flow.impact == impact
+
+
+def test_planning_twice_at_once_is_a_bug() -> None:
+    flow = planning()
+    with pytest.raises(StageError, match="cannot plan while planning"):
+        flow.begin(SPEC)
+
+
+def test_news_that_comes_too_late_changes_nothing() -> None:
+    flow = planning()
+    flow.computed(result(), (ROW,))
+    # A failure after the plan (its impact job) leaves the plan in place.
+    assert not flow.failed("impact job died")
+    assert not flow.progressed(PROGRESS)
+    assert not flow.cancelled()
+    assert not flow.rejected("late")
+    assert not flow.computed(result("p2"), ())
+    assert flow.stage is Stage.PREVIEWED
+    assert flow.result is not None
+    assert flow.result.header.plan_id == "p1"
+    assert flow.error is None
+
+
+def test_a_new_attempt_drops_the_previous_plan() -> None:
+    flow = planning()
+    flow.computed(result(), (ROW,))
+    flow.begin(SPEC)
+    assert flow.stage is Stage.PLANNING
+    assert (flow.result, flow.rows, flow.impact, flow.progress) == (None, (), (), None)
+    # An estimate for the plan dropped arrives late: not taken.
+    assert not flow.impact_estimated("p1", (Impact("billing", None, 0, 0, None, "none", None),))
+
+
+def test_rejected_failed_and_cancelled_end_the_attempt() -> None:
+    for end, stage in (
+        (lambda f: f.rejected("o.csv:3: no such queue"), Stage.REJECTED),
+        (lambda f: f.failed("broker-a timed out"), Stage.FAILED),
+        (lambda f: f.cancelled(), Stage.CANCELLED),
+    ):
+        flow = planning()
+        assert end(flow)
+        assert flow.stage is stage
+        assert flow.result is None
+        assert flow.can_begin
+    assert flow.error is None  # cancelled: nothing went wrong
+
+
+# ---- cancel -------------------------------------------------------------------------------------
+
+
+class Job:
+    def __init__(self) -> None:
+        self.cancelled = 0
+        self.handle = JobHandle("j1", cancel=self.cancel)
+
+    def cancel(self) -> None:
+        self.cancelled += 1
+
+
+def test_a_cancel_before_the_job_is_submitted_cancels_it_on_submit() -> None:
+    flow = planning()
+    assert flow.request_cancel()
+    assert flow.cancelling
+    assert flow.stage is Stage.PLANNING  # until the job says it stopped
+    job = Job()
+    flow.switch.attach(job.handle)
+    assert job.cancelled == 1
+    assert flow.cancelled()
+    assert not flow.cancelling
+    assert not flow.request_cancel()  # nothing runs
+
+
+def test_a_cancel_reaches_a_running_job_and_a_new_attempt_starts_clean() -> None:
+    flow = planning()
+    job = Job()
+    flow.switch.attach(job.handle)
+    assert job.cancelled == 0
+    flow.request_cancel()
+    assert job.cancelled == 1
+    flow.cancelled()
+    flow.begin(SPEC)
+    assert not flow.switch.requested
+
+
+# ---- drive_plan ---------------------------------------------------------------------------------
+
+
+class Planner:
+    """Answers as a planner would; `fail` is raised by the plan job."""
+
+    def __init__(self, fail: Exception | None = None, impact_fail: Exception | None = None):
+        self.fail = fail
+        self.impact_fail = impact_fail
+        self.options: dict[str, object] = {}
+
+    async def plan(
+        self,
+        spec: ResetSpec,
+        *,
+        on_progress: Callable[[JobProgress], None] | None = None,
+        on_submit: Callable[[JobHandle], None] | None = None,
+        **options: object,
+    ) -> PlanResult:
+        self.options = options
+        if on_submit is not None:
+            on_submit(JobHandle("j1"))
+        if on_progress is not None:
+            on_progress(PROGRESS)
+        if self.fail is not None:
+            raise self.fail
+        return result(spec=spec)
+
+    def rows(self, plan_uri: str) -> pa.Table:
+        names = [n for n, _ in PLAN_COLUMNS]
+        values = {n: getattr(ROW, n) for n in names}
+        values["warnings"] = list(ROW.warnings)
+        return pa.Table.from_pylist([values])
+
+    async def impact(self, result: PlanResult) -> list[Impact]:
+        if self.impact_fail is not None:
+            raise self.impact_fail
+        return [Impact("billing", None, 3, 0, 1.0, "history", 3.0)]
+
+
+async def test_drive_plan_reports_the_plan_its_rows_and_its_impact() -> None:
+    flow = planning()
+    planner = Planner()
+    got = await drive_plan(planner, SPEC, flow, flow.switch, out_uri="file:///x")
+    assert got is not None
+    assert got is flow.result
+    assert flow.stage is Stage.PREVIEWED
+    assert flow.rows == (ROW,)
+    assert flow.progress == PROGRESS
+    assert [i.group for i in flow.impact] == ["billing"]
+    assert planner.options == {"snapshot": None, "out_uri": "file:///x", "imported_from": None}
+
+
+async def test_drive_plan_without_rows_or_impact() -> None:
+    flow = planning()
+    await drive_plan(Planner(), SPEC, flow, flow.switch, with_rows=False, with_impact=False)
+    assert flow.stage is Stage.PREVIEWED
+    assert (flow.rows, flow.impact) == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("error", "stage", "message"),
+    [
+        (SpecError("scope.groups[0]", "no consumer group 'x'"), Stage.REJECTED, "scope.groups[0]"),
+        (JobInputError("o.csv:3: queue orders / broker-a / 9"), Stage.REJECTED, "o.csv:3"),
+        (JobCancelled("cancelled"), Stage.CANCELLED, None),
+    ],
+)
+async def test_drive_plan_turns_bad_input_and_a_cancel_into_stages(
+    error: Exception, stage: Stage, message: str | None
+) -> None:
+    flow = planning()
+    assert await drive_plan(Planner(error), SPEC, flow, flow.switch) is None
+    assert flow.stage is stage
+    assert flow.result is None
+    if message is None:
+        assert flow.error is None
+    else:
+        assert flow.error is not None
+        assert flow.error.startswith(message)
+
+
+async def test_drive_plan_raises_what_is_not_bad_input() -> None:
+    flow = planning()
+    with pytest.raises(JobFailed, match="executor lost"):
+        await drive_plan(Planner(JobFailed("executor lost")), SPEC, flow, flow.switch)
+    assert flow.stage is Stage.PLANNING  # the caller says it failed
+    assert flow.failed("executor lost")
+    # A failed impact job comes after the plan: the plan stands.
+    flow = planning()
+    with pytest.raises(JobFailed):
+        await drive_plan(Planner(impact_fail=JobFailed("no")), SPEC, flow, flow.switch)
+    assert flow.stage is Stage.PREVIEWED
+    assert not flow.failed("no")
