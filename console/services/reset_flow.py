@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 VALUE_HINTS: Mapping[StrategyKind, str] = {
     StrategyKind.TO_OFFSET: "offset, e.g. 1200",
     StrategyKind.SHIFT_BY: "messages, + skips, - re-consumes, e.g. -500",
-    StrategyKind.TO_TIMESTAMP: "time with zone, e.g. 2026-11-22T10:05:00+01:00",
+    StrategyKind.TO_TIMESTAMP: "time with zone, e.g. 2026-11-22T10:05+01:00",
     StrategyKind.BY_DURATION: "how far back, e.g. 30m, 2h",
     StrategyKind.TO_GROUP: "group to copy offsets from",
     StrategyKind.TO_SNAPSHOT: "snapshot id (see History)",

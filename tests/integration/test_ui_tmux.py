@@ -141,3 +141,47 @@ def test_keys_only_open_a_group_and_read_its_offsets(
             assert int(lag) == row.diff, key
     assert 0 < unknown < len(ours), "the group is committed on some queues only"
     tmux.keys("q")
+
+
+def test_the_reset_form_shows_what_is_typed_while_typing(
+    sandbox: Any, tmux: Tmux, tmp_path: Path
+) -> None:
+    """The preview's one-line boxes at 80x24: what is typed shows while the box has focus (a
+    focused box once drew a tall border's top edge, ▔▔▔, over its text)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"workspace: {tmp_path / 'ws'}\nspark_master: local[1]\n")
+    console = Path(sys.executable).with_name("rmq-console")
+    tmux.start(
+        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
+        f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
+    )
+    group = scenario.GROUP_OFFLINE
+    tmux.wait_for(lambda s: "broker-a" in s and "broker-b" in s, "the cluster overview")
+    tmux.keys("g")
+    tmux.wait_for(lambda s: group in s and "refreshed" in s, "the group list")
+    tmux.keys("/")
+    tmux.text(group)
+    tmux.wait_for(lambda s: re.search(r"groups · 1/\d+", s) is not None, "the filtered list")
+    tmux.keys("Enter", "Enter")
+    tmux.wait_for(lambda s: f"› {group}" in s and "refreshed" in s, "the group")
+    tmux.keys("R")
+    tmux.wait_for(lambda s: "choose a strategy" in s, "the reset preview")
+    tmux.keys("BTab", "Enter")  # the strategy list
+    tmux.wait_for(lambda s: "by-duration" in s, "the strategy list")
+    tmux.keys("Down", "Enter")  # to-timestamp -> by-duration
+    tmux.wait_for(
+        lambda s: "by-duration" in form_lines(s)[0] and "topics: all" in form_lines(s)[1],
+        "by-duration chosen and the list closed",
+    )
+    tmux.keys("Tab")  # into the value box, and type at once
+    tmux.text("10m")
+    screen = tmux.wait_for(lambda s: "10m" in form_lines(s)[0], "10m in the value box")
+    for line in form_lines(screen):
+        assert not set("▔▁▊▎") & set(line), screen
+    tmux.keys("q")
+
+
+def form_lines(screen: str) -> list[str]:
+    """The preview's two form lines: strategy, value and Preview; then the scope."""
+    lines = screen.splitlines()
+    return lines[2:4] if len(lines) >= 4 else ["", ""]

@@ -258,6 +258,9 @@ async def test_the_form_shows_what_is_typed_at_80x24(planner: FakePlanner) -> No
     app, _ = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
+        # The hint, whole: what a time looks like, zone included.
+        assert "to-timestamp" in screen_lines(app)[2]
+        assert "time with zone, e.g. 2026-11-22T10:05+01:00" in screen_lines(app)[2]
         await pilot.press("shift+tab", "enter")  # the strategy list, opened with the keyboard
         await pilot.pause()
         below = "\n".join(screen_lines(app)[3:])  # the list opens under the strategy's line
