@@ -106,14 +106,23 @@ class ConnectTracker:
     def counts(self, job_id: str) -> tuple[str | None, int, int, int, int]:
         return self.latest.get(job_id, (None, 0, 0, 0, 0))
 
-    def _progress(self, stages: Any, inflight: int, operation_id: Any, done: bool) -> None:
+    def _progress(
+        self,
+        stages: Any = None,
+        inflight_tasks: int = 0,
+        operation_id: str | None = None,
+        done: bool = False,
+        **_: Any,
+    ) -> None:
+        # pyspark calls handlers with keyword arguments (ProgressHandler.__call__'s names);
+        # later fields arrive as further keywords.
         job_id = getattr(self.local, "job_id", None)
         if job_id is None:
             return
         stages = list(stages or [])
         total = sum(s.num_tasks for s in stages)
         finished = sum(s.num_completed_tasks for s in stages)
-        self.latest[job_id] = (None, total if done else finished, total, inflight, 0)
+        self.latest[job_id] = (None, total if done else finished, total, inflight_tasks, 0)
 
 
 Runner = Callable[[SparkSession, str, Callable[[str], None]], str]
