@@ -16,7 +16,12 @@ from console.cli.target import add_target_arguments
 from console.config import ConfigError
 from console.rocketmq.errors import RocketMQError
 
-COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox", "console.cli.plan")
+COMMAND_MODULES = (
+    "console.cli.browse",
+    "console.cli.sandbox",
+    "console.cli.plan",
+    "console.cli.spark",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 
