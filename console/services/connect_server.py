@@ -21,6 +21,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -47,6 +48,7 @@ START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 60.0
 LOG_TAIL_LINES = 25
+_STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 
 # Cluster-level settings (a session cannot change them); the plan job sets its spark.sql.*
 # options per session. Plans are small next to what Spark is sized for.
@@ -479,7 +481,8 @@ def _read_from(path: Path, offset: int) -> str:
 
 
 def log_tail(path: Path, offset: int = 0, lines: int = LOG_TAIL_LINES) -> str:
-    """The last lines written since `offset`, indented; the first line of a Java exception is
-    what usually says why."""
+    """The last lines written since `offset`, indented, without Java stack frames: the
+    exception's own line is what says why."""
     text = _read_from(path, offset).rstrip().splitlines()
-    return "\n".join(f"  {line}" for line in text[-lines:]) or "  (nothing was logged)"
+    kept = [line for line in text if not _STACK_FRAME.match(line)]
+    return "\n".join(f"  {line}" for line in kept[-lines:]) or "  (nothing was logged)"

@@ -18,7 +18,8 @@ from pyspark.testing import assertDataFrameEqual
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import FileOffset
-from console.services.connect_server import ServerHome
+from console.services import connect_server
+from console.services.connect_server import ServerDied, ServerHome
 from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
 from console.services.spark_engine import choose_engine
 from console.services.spark_runner import JobCancelled, JobProgress, JobState, SparkRunner
@@ -233,3 +234,12 @@ def test_the_cli_picks_the_running_server(connect: ConnectServer) -> None:
     # Named by the address it binds, it is still ours: the token goes with it.
     named = choose_engine(f"sc://127.0.0.1:{connect.record.port}", "local[*]", home=home)
     assert (named.master, named.env) == (connect.url, connect.record.client_env)
+
+
+def test_a_server_that_dies_at_start_shows_the_end_of_its_log(tmp_path: Path) -> None:
+    home = ServerHome(tmp_path / "spark-connect")
+    with pytest.raises(ServerDied, match="exited during start") as died:
+        connect_server.start(home, master="nonsense://nowhere", port=0)
+    assert "Master must either be yarn or start with spark, k8s, or local" in str(died.value)
+    assert str(home.log_path) in str(died.value)
+    assert home.read() is None  # nothing left to stop
