@@ -34,10 +34,15 @@ class ConnectServer:
         env = {**self.env, **self.record.client_env}
         return SparkRunner(self.url, log_path=log, warm_up=False, env=env)
 
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def cli(self, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """`rmq-console ARGS` in a process of its own that finds this server (and reads
+        `config` when given)."""
+        env = dict(self.env)
+        if config is not None:
+            env["RMQ_CONSOLE_CONFIG"] = str(config)
         return subprocess.run(
             [sys.executable, "-m", "console", *args],
-            env=dict(self.env),
+            env=env,
             capture_output=True,
             text=True,
             timeout=CLI_TIMEOUT_S,
