@@ -322,6 +322,10 @@ def start(
     }
     for var in ("SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):
         run_env.pop(var, None)
+    if "spark.driver.memory" in (conf or {}):
+        # spark-submit sizes a Connect server by SPARK_DAEMON_MEMORY first: the setting given
+        # for this server wins.
+        run_env.pop("SPARK_DAEMON_MEMORY", None)
     settings = {
         **SERVER_CONF,
         **(conf or {}),
