@@ -43,6 +43,7 @@ from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.session import build_session, is_connect
 
 POLL_S = 0.2
+KEPT_JOBS = 64
 
 
 class Cancelled(Exception):
@@ -96,28 +97,50 @@ class ConnectTracker:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self.local = threading.local()
-        self.latest: dict[str, tuple[str | None, int, int, int, int]] = {}
+        # job id -> operation id -> (done, total, in flight) tasks of that operation
+        self.operations: dict[str, dict[str, tuple[int, int, int]]] = {}
         # The handler type lives in the Connect client package; any callable of that shape works.
         spark.registerProgressHandler(cast(Any, self._progress))
 
     def begin(self, job_id: str) -> None:
         self.local.job_id = job_id  # the handler runs in the thread executing the operation
-        self.spark.addTag(job_id)
+        self.operations[job_id] = {}
+        while len(self.operations) > KEPT_JOBS:  # a long session forgets its oldest jobs
+            self.operations.pop(next(iter(self.operations)))
+        self.spark.addTag(job_id)  # tags are per thread: this job's operations only
 
     def cancel(self, job_id: str) -> None:
         self.spark.interruptTag(job_id)
 
     def counts(self, job_id: str) -> tuple[str | None, int, int, int, int]:
-        return self.latest.get(job_id, (None, 0, 0, 0, 0))
+        """Tasks over the job's operations so far, like the classic count over its jobs."""
+        ops = list(self.operations.get(job_id, {}).values())
+        done = sum(o[0] for o in ops)
+        total = sum(o[1] for o in ops)
+        return None, done, total, sum(o[2] for o in ops), 0
 
-    def _progress(self, stages: Any, inflight: int, operation_id: Any, done: bool) -> None:
+    def _progress(
+        self,
+        stages: Any = None,
+        inflight_tasks: int = 0,
+        operation_id: str | None = None,
+        done: bool = False,
+        **_: Any,
+    ) -> None:
+        # pyspark calls handlers with keyword arguments (ProgressHandler.__call__'s names);
+        # later fields arrive as further keywords.
         job_id = getattr(self.local, "job_id", None)
         if job_id is None:
             return
         stages = list(stages or [])
         total = sum(s.num_tasks for s in stages)
         finished = sum(s.num_completed_tasks for s in stages)
-        self.latest[job_id] = (None, total if done else finished, total, inflight, 0)
+        # A finished operation's skipped stages never run their tasks: count them done.
+        self.operations.setdefault(job_id, {})[operation_id or ""] = (
+            total if done else finished,
+            total,
+            0 if done else inflight_tasks,
+        )
 
 
 Runner = Callable[[SparkSession, str, Callable[[str], None]], str]

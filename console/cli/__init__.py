@@ -18,7 +18,12 @@ from console.config import ConfigError
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 
-COMMAND_MODULES = ("console.cli.browse", "console.cli.sandbox", "console.cli.plan")
+COMMAND_MODULES = (
+    "console.cli.browse",
+    "console.cli.sandbox",
+    "console.cli.plan",
+    "console.cli.spark",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from console.services import files
 from console.services.cluster import ClusterReader
 from console.services.reset_flow import ResetFlow, Stage
 from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
+from console.services.spark_engine import Engine, EngineUnavailable, choose_engine
 from console.services.spark_runner import JobError, JobProgress, SparkRunner
 from console.services.workspace import Workspace
 
@@ -69,7 +71,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--snapshot", metavar="ID", help="plan from this snapshot, not a fresh one")
     p.add_argument("--csv", type=Path, metavar="FILE", help="also export the rows as CSV")
     p.add_argument("--impact", action="store_true", help="estimate the catch-up time too")
-    p.add_argument("--master", help="Spark master or sc:// URL (default: spark_master)")
+    p.add_argument(
+        "--master",
+        help="Spark master or sc:// URL (default: spark_master, or the server of `spark up`)",
+    )
+    p.add_argument(
+        "--local-fallback",
+        action="store_true",
+        help="when the Spark Connect server does not answer, plan on a local session",
+    )
     p.add_argument("--json", action="store_true", help="print the plan header as JSON")
     p.set_defaults(handler=_plan)
 
@@ -119,12 +129,20 @@ def _plan(args: argparse.Namespace) -> int:
     name = _cluster_name(args, target, spec.scope.cluster if spec else None)
     if spec is not None and spec.scope.cluster != name:
         raise SpecError("scope.cluster", f"{spec.scope.cluster!r}, but the target is {name!r}")
-    master = args.master or target.config.spark_master
+    try:
+        engine = choose_engine(
+            args.master, target.config.spark_master, local_fallback=args.local_fallback
+        )
+    except EngineUnavailable as exc:
+        print(f"rmq-console: {exc}", file=sys.stderr)
+        return 1
+    if engine.note:
+        print(f"rmq-console: {engine.note}", file=sys.stderr)
     out_uri = files.to_uri(args.out) if args.out else None
 
     async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
         # Started first, so Spark warms up while the snapshot is being taken.
-        with _runner(master, workspace) as runner:
+        with _runner(engine, workspace) as runner:
             planner = Planner(workspace, runner, reader=reader, cluster=name)
             snapshot = planner.store.find(name, args.snapshot) if args.snapshot else None
             if args.import_csv is not None:
@@ -252,10 +270,11 @@ def _progress(p: JobProgress) -> None:
 # ---- shared ---------------------------------------------------------------------------------
 
 
-def _runner(master: str, workspace: Workspace) -> SparkRunner:
+def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
-    return SparkRunner(master, log_path=log, warm_up=False)
+    env = {**os.environ, **engine.env}
+    return SparkRunner(engine.master, log_path=log, warm_up=False, env=env)
 
 
 def _cluster_name(args: argparse.Namespace, target: Target, from_spec: str | None) -> str:

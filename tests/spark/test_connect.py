@@ -1,0 +1,245 @@
+"""Spark Connect as an engine: every strategy's plan and the impact job through the session's
+Connect server (started by `rmq-console spark up`) equal the local session's, row for row; a
+job's progress and cancel work through it; `spark status` and the CLI's choice of engine."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.testing import assertDataFrameEqual
+
+from console.domain.job_requests import ImpactRequest, PlanRequest
+from console.domain.plan import SnapshotInfo
+from console.domain.spec import FileOffset
+from console.services import connect_server
+from console.services.connect_server import ServerDied, ServerHome
+from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
+from console.services.spark_engine import choose_engine
+from console.services.spark_runner import JobCancelled, JobProgress, JobState, SparkRunner
+from console.services.workspace import Workspace
+from jobs.host import JOBS
+from jobs.run import read_plan_rows
+from tests.connect import ConnectServer
+from tests.spark import frames
+from tests.spark.fakes import group
+
+pytestmark = pytest.mark.spark
+
+SNAP = SnapshotInfo("c1", "20231114T221320000Z", frames.TAKEN_AT)
+PAST = SnapshotInfo("c1", "20231114T211320000Z", frames.TAKEN_AT - 3_600_000)
+MIN = 60_000
+T = 1_795_338_300_000
+
+
+@pytest.fixture(scope="module")
+def runner(
+    connect: ConnectServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SparkRunner]:
+    with connect.runner(tmp_path_factory.mktemp("host") / "spark-host.log") as r:
+        r.wait_ready(300)
+        yield r
+
+
+@pytest.fixture(scope="module")
+def snapshots(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The standard snapshot, a past one of the same group, and an older history point."""
+    tmp = tmp_path_factory.mktemp("snapshots")
+
+    def write(df: Any, name: str) -> str:
+        df.coalesce(1).write.parquet(str(tmp / name))
+        return f"file://{tmp / name}"
+
+    return {
+        "now": write(frames.standard(spark), "now.parquet"),
+        "past": write(
+            frames.snapshot(
+                spark,
+                [
+                    {**frames.Q0, "committed": 12, "taken_at": PAST.taken_at_ms},
+                    {**frames.Q1, "committed": 55, "taken_at": PAST.taken_at_ms},
+                ],
+            ),
+            "past.parquet",
+        ),
+    }
+
+
+STRATEGIES: dict[str, dict[str, Any]] = {
+    "earliest": {"strategy": "earliest"},
+    "latest": {"strategy": "latest"},
+    "to-offset": {"strategy": {"to-offset": 70}},
+    "shift-back": {"strategy": {"shift-by": -30}},
+    "shift-forward": {"strategy": {"shift-by": 50}, "scope": {"include_retry": True}},
+    "no-clamp": {"strategy": {"to-offset": 150}, "clamp": False},
+    "queue-ids": {"strategy": "earliest", "scope": {"queue_ids": [0, 2]}},
+    "to-group": {"strategy": {"to-group": "h"}, "scope": {"include_retry": True}},
+    "to-snapshot": {"strategy": {"to-snapshot": PAST.snapshot_id}, "source": True},
+    "from-file": {
+        "strategy": {"from-file": "o.csv"},
+        "file_rows": (
+            FileOffset(2, "orders", "broker-a", 1, 75),
+            FileOffset(3, "orders", "broker-b", 2, 4),
+        ),
+    },
+}
+
+
+def plan_request(snapshots: dict[str, str], out: Path, case: dict[str, Any]) -> PlanRequest:
+    spec: dict[str, Any] = {
+        "scope": {"cluster": "c1", "groups": ["g"], **case.get("scope", {})},
+        "strategy": case["strategy"],
+    }
+    if "clamp" in case:
+        spec["clamp"] = case["clamp"]
+    return PlanRequest(
+        plan_id="p1",
+        spec=spec,
+        snapshot_uri=snapshots["now"],
+        snapshot=SNAP,
+        out_uri=f"file://{out}",
+        created_at_ms=frames.TAKEN_AT + 1000,
+        file_rows=case.get("file_rows", ()),
+        source_snapshot_uri=snapshots["past"] if case.get("source") else None,
+        source_snapshot=PAST if case.get("source") else None,
+    )
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_every_strategy_plans_the_same_through_connect(
+    name: str,
+    spark: SparkSession,
+    runner: SparkRunner,
+    snapshots: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    case = STRATEGIES[name]
+    local = JOBS["plan"](spark, plan_request(snapshots, tmp_path / "local", case).to_json(), quiet)
+    remote = runner.submit(
+        "plan", plan_request(snapshots, tmp_path / "connect", case).to_json()
+    ).result(300)
+    assert json.loads(remote) == json.loads(local)  # header: totals, hash, warnings, paths
+    theirs = read_plan_rows(spark, f"file://{tmp_path / 'connect'}")
+    ours = read_plan_rows(spark, f"file://{tmp_path / 'local'}")
+    assert theirs.count() == ours.count() > 0
+    assertDataFrameEqual(theirs, ours, checkRowOrder=True)
+
+
+def test_impact_is_the_same_through_connect(
+    spark: SparkSession, runner: SparkRunner, snapshots: dict[str, str], tmp_path: Path
+) -> None:
+    plan = plan_request(snapshots, tmp_path / "plan", STRATEGIES["shift-back"])
+    JOBS["plan"](spark, plan.to_json(), quiet)
+    history = []
+    for i, (c0, c1) in enumerate([(0, 55), (20, 58), (40, 60)]):
+        path = tmp_path / f"h{i}.parquet"
+        at = frames.TAKEN_AT - (2 - i) * MIN
+        frames.snapshot(
+            spark,
+            [
+                {**frames.Q0, "committed": c0, "taken_at": at, "consume_tps": 1.0 + i},
+                {**frames.Q1, "committed": c1, "taken_at": at, "consume_tps": 1.0 + i},
+            ],
+        ).coalesce(1).write.parquet(str(path))
+        history.append(f"file://{path}")
+    request = ImpactRequest(plan.out_uri, (*history, snapshots["now"])).to_json()
+    local = json.loads(JOBS["impact"](spark, request, quiet))
+    remote = json.loads(runner.submit("impact", request).result(300))
+    assert remote == local
+    assert any(i["catch_up_s"] is not None for i in remote)  # rates were found
+
+
+def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path) -> None:
+    # A "broker" that accepts connections and never answers: the timestamp search (the real
+    # wire client, run by the server's Python workers) blocks until the job is cancelled.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    addr = f"127.0.0.1:{silent.getsockname()[1]}"
+    g = group("g", [("orders", "broker-a", q, 0, 100, 10) for q in range(3)])
+    snap = SnapshotStore(Workspace(tmp_path)).save(
+        Snapshot("c1", T, snapshot_table("c1", [g], {"broker-a": addr}))
+    )
+
+    def request(out: str, strategy: Any, **kw: Any) -> str:
+        return PlanRequest(
+            plan_id="p",
+            spec={"scope": {"cluster": "c1", "groups": ["g"]}, "strategy": strategy},
+            snapshot_uri=snap.uri,
+            snapshot=SnapshotInfo("c1", snap.snapshot_id, T),
+            out_uri=f"file://{tmp_path / out}",
+            created_at_ms=T,
+            **kw,
+        ).to_json()
+
+    seen: list[JobProgress] = []
+    computing = threading.Event()
+
+    def progress(p: JobProgress) -> None:
+        seen.append(p)
+        if p.step == "computing the plan" and p.active > 0:
+            computing.set()
+
+    req = request("p", {"to-timestamp": T}, timestamp_ms=T, search_timeout_s=600.0)
+    handle = runner.submit("plan", req, progress)
+    assert computing.wait(300), seen
+    running = [p for p in seen if p.state is JobState.RUNNING]
+    assert any(p.total > 0 for p in running)
+    assert all(p.done <= p.total for p in running)
+    handle.cancel()
+    with pytest.raises(JobCancelled):
+        handle.result(300)
+    assert seen[-1].state is JobState.CANCELLED
+    assert not (tmp_path / "p" / "plan.json").exists()
+    silent.close()
+    # The session is still good for the next job, and its progress adds up to done.
+    after: list[JobProgress] = []
+    again = runner.submit("plan", request("q", "earliest"), after.append)
+    assert json.loads(again.result(300))["rows"] == 3
+    counted = [p for p in after if p.state is JobState.RUNNING and p.total]
+    assert counted
+    assert counted[-1].done == counted[-1].total
+
+
+def test_status_says_it_answers_and_on_what_master(connect: ConnectServer) -> None:
+    done = connect.cli("spark", "status", "--json")
+    assert done.returncode == 0, done.stderr
+    [entry] = json.loads(done.stdout)["servers"]
+    assert entry["answers"] is True
+    assert entry["master"] == "local[2]"
+    assert entry["spark_version"] == "4.3.0"
+    assert entry["url"] == connect.url
+    assert entry["pid"] == connect.record.pid
+    assert connect.record.token not in done.stdout + done.stderr
+    again = connect.cli("spark", "up", "--port", "0")
+    assert again.returncode == 0
+    assert f"already running: {connect.url}" in again.stdout
+
+
+def test_the_cli_picks_the_running_server(connect: ConnectServer) -> None:
+    home = ServerHome(connect.cache / "spark-connect")
+    engine = choose_engine(None, "local[*]", home=home)
+    assert (engine.master, engine.source) == (connect.url, "spark up")
+    assert engine.env == connect.record.client_env
+    # Named by the address it binds, it is still ours: the token goes with it.
+    named = choose_engine(f"sc://127.0.0.1:{connect.record.port}", "local[*]", home=home)
+    assert (named.master, named.env) == (connect.url, connect.record.client_env)
+
+
+def test_a_server_that_dies_at_start_shows_the_end_of_its_log(tmp_path: Path) -> None:
+    home = ServerHome(tmp_path / "spark-connect")
+    with pytest.raises(ServerDied, match="exited during start") as died:
+        connect_server.start(home, master="nonsense://nowhere", port=0)
+    assert "Master must either be yarn or start with spark, k8s, or local" in str(died.value)
+    assert str(home.log_path) in str(died.value)
+    assert home.read() is None  # nothing left to stop

@@ -1,0 +1,78 @@
+"""The road to a real cluster: a Spark Connect server (as `rmq-console spark up` starts it) on a
+standalone master with one worker, both from the pyspark install, plans exactly what the local
+session plans, and the work runs on the cluster's executor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.testing import assertDataFrameEqual
+
+from console.domain.job_requests import PlanRequest
+from console.domain.plan import PlanHeader, SnapshotInfo
+from console.services import connect_server
+from console.services.connect_server import ServerHome
+from console.services.spark_runner import SparkRunner
+from jobs.run import read_plan_rows, run_plan
+from tests.spark import frames
+from tests.spark.standalone import standalone_cluster
+from tests.spark.test_standalone import synthetic
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_plan_through_connect_on_a_standalone_cluster(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    snapshot = synthetic(spark, tmp_path / "snapshot.parquet")
+
+    def request(out: str) -> PlanRequest:
+        return PlanRequest(
+            plan_id="standalone-connect",
+            spec={
+                "scope": {"cluster": "c1", "groups": ["g"], "include_retry": True},
+                "strategy": {"to-group": "h"},
+            },
+            snapshot_uri=snapshot,
+            snapshot=SnapshotInfo("c1", "s", frames.TAKEN_AT),
+            out_uri=f"file://{tmp_path / out}",
+            created_at_ms=frames.TAKEN_AT,
+        )
+
+    local = run_plan(spark, request("local"))
+    home = ServerHome(tmp_path / "spark-connect")
+    with standalone_cluster(tmp_path / "spark") as cluster:
+        record = connect_server.start(
+            home,
+            master=cluster.master_url,
+            port=0,
+            conf={
+                "spark.driver.memory": "512m",
+                "spark.executor.memory": "512m",
+                "spark.executor.cores": "2",
+            },
+            env=cluster.env,
+        )
+        try:
+            env = {**cluster.env, **record.client_env}
+            with SparkRunner(
+                record.url, log_path=tmp_path / "host.log", warm_up=False, env=env
+            ) as runner:
+                remote = PlanHeader.from_json(
+                    runner.submit("plan", request("cluster").to_json()).result(600)
+                )
+        finally:
+            connect_server.stop(home)
+    # The server ran as an application of the cluster, and its worker ran an executor for it.
+    assert "Granted executor ID app-" in home.log_path.read_text()
+    assert list((tmp_path / "spark" / "work").glob("app-*/0"))
+    assert json.loads(remote.to_json()) == json.loads(local.to_json())
+    assert remote.rows == 240
+    assertDataFrameEqual(
+        read_plan_rows(spark, f"file://{tmp_path / 'cluster'}"),
+        read_plan_rows(spark, f"file://{tmp_path / 'local'}"),
+        checkRowOrder=True,
+    )
