@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -178,6 +179,11 @@ async def broker_answers(acl: AclSandbox, ts_ms: int, queues: list[int]) -> dict
         }
 
 
+def names_the_access_key(text: str, access_key: str) -> bool:
+    """The refusal names the key it refused (the wording is the error type's own)."""
+    return re.search(rf"access key '?{re.escape(access_key)}\b", text) is not None
+
+
 def plan_rows(plan_dir: Path) -> list[dict[str, Any]]:
     return pq.read_table(plan_dir / "rows.parquet").to_pylist()
 
@@ -227,7 +233,7 @@ def test_a_wrong_secret_is_named_by_its_access_key(acl_cluster: AclSandbox, tmp_
     spec = spec_file(tmp_path, {"to-timestamp": between_batches(acl_cluster)})
     run = run_cli(tmp_path, env, "plan", "--config", str(config), "--spec", str(spec))
     assert run.returncode == 2, run.stderr
-    assert f"access key {acl_cluster.user.username!r}" in run.stderr, run.stderr
+    assert names_the_access_key(run.stderr, acl_cluster.user.username), run.stderr
     assert "check signature failed" in run.stderr
     for secret in (wrong, acl_cluster.user.password):
         assert secret not in run.stdout + run.stderr
@@ -255,7 +261,7 @@ def test_a_wrong_secret_in_the_executors_is_named_by_its_access_key(
     run = run_cli(bad_root, env, *args)
     assert run.returncode == 1, run.stderr
     assert "plan failed" in run.stderr
-    assert f"access key {acl_cluster.user.username!r}" in run.stderr, run.stderr
+    assert names_the_access_key(run.stderr, acl_cluster.user.username), run.stderr
     assert "check signature failed" in run.stderr
     for secret in (wrong, password):
         assert secret not in run.stdout + run.stderr
