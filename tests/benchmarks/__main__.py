@@ -17,7 +17,12 @@ from console.sandbox.cluster import BROKER_NAMES
 from console.sandbox.ports import free_ports
 from console.sandbox.runner import SandboxOptions
 
-MODULES = ("tests.benchmarks.wire", "tests.benchmarks.tui", "tests.benchmarks.plan")
+MODULES = (
+    "tests.benchmarks.wire",
+    "tests.benchmarks.tui",
+    "tests.benchmarks.plan",
+    "tests.benchmarks.connect",
+)
 
 
 def main() -> int:

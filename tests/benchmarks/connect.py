@@ -1,0 +1,124 @@
+"""Spark Connect benchmarks: a warm engine for the CLI.
+
+- plan_cli_small_cold_s: the whole `rmq-console plan` process for billing-service (8 queues of
+  the sandbox, RMQ_BENCH_NAMESRV) with no server running: it starts Spark itself (local[*]);
+- plan_cli_small_s: the same through a running server (`rmq-console spark up`, local[2]),
+  median of RUNS after the server's first plan (plan_cli_small_first_s);
+- plan_1m_connect_s: the 1M-queue plan of tests.benchmarks.plan through that server, the
+  request as the console sends it, median of RUNS after one warm-up run; compare with
+  plan_1m_warm_s (the same plan on the local warm host). Its content hash must equal the one a
+  local session computes (the distributed write path, which small plans never take).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from console.domain.job_requests import PlanRequest
+from console.domain.plan import PlanHeader, SnapshotInfo
+from console.services.snapshots import SnapshotStore
+from console.services.spark_runner import SparkRunner
+from console.services.workspace import SnapshotRef, Workspace
+from tests.benchmarks.plan import T0, synthetic
+from tests.benchmarks.stats import RUNS
+from tests.connect import connect_server
+
+GROUP = "billing-service"
+
+
+def run() -> dict[str, float]:
+    namesrv = os.environ["RMQ_BENCH_NAMESRV"]
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="rmq-bench-connect-") as tmp:
+        root = Path(tmp)
+        spec = root / "spec.yaml"
+        spec.write_text(
+            yaml.safe_dump(
+                {
+                    "scope": {"cluster": "sandbox", "groups": [GROUP]},
+                    "strategy": {"shift-by": -5},
+                }
+            )
+        )
+        argv = ["plan", "--namesrv", namesrv, "--spec", str(spec), "--json"]
+        big = SnapshotStore(Workspace(root / "ws")).save(
+            synthetic(groups=10, topics=50, queues=2000)
+        )
+        local_hash = _local_hash(root, big)
+
+        with connect_server(root / "server") as server:
+            cold_env = {**server.env, "RMQ_CONSOLE_CACHE": str(root / "no-server")}
+            out["plan_cli_small_cold_s"] = _cli(argv, root, "cold", cold_env, 8)
+            out["plan_cli_small_first_s"] = _cli(argv, root, "first", dict(server.env), 8)
+            out["plan_cli_small_s"] = statistics.median(
+                _cli(argv, root, f"warm-{i}", dict(server.env), 8) for i in range(RUNS)
+            )
+            with server.runner(root / "host.log") as runner:
+                runner.wait_ready(600)
+                _plan(runner, root, big, "1m-connect-warm-up")
+                times = []
+                for i in range(RUNS):
+                    seconds, header = _timed_plan(runner, root, big, f"1m-connect-{i}")
+                    assert header.content_hash == local_hash, "Connect and local plans differ"
+                    times.append(seconds)
+                out["plan_1m_connect_s"] = statistics.median(times)
+    return out
+
+
+def _cli(argv: list[str], root: Path, name: str, env: dict[str, str], queues: int) -> float:
+    """Wall time of one whole `rmq-console plan` process; its plan is checked afterwards."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "console", *argv, "--out", str(root / "cli" / name)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"plan failed ({done.returncode}): {done.stderr[-2000:]}")
+    assert json.loads(done.stdout)["plan"]["rows"] == queues
+    return seconds
+
+
+def _request(root: Path, big: SnapshotRef, name: str) -> str:
+    """The 1M plan of tests.benchmarks.plan: ten groups shifted back by 50."""
+    return PlanRequest(
+        plan_id=name,
+        spec={
+            "scope": {"cluster": "bench", "groups": [f"group-{k}" for k in range(10)]},
+            "strategy": {"shift-by": -50},
+        },
+        snapshot_uri=big.uri,
+        snapshot=SnapshotInfo("bench", big.snapshot_id, big.taken_at_ms),
+        out_uri=f"file://{root / 'plans' / name}",
+        created_at_ms=T0,
+        prechecked=True,
+    ).to_json()
+
+
+def _local_hash(root: Path, big: SnapshotRef) -> str:
+    with SparkRunner("local[2]", log_path=root / "local.log", warm_up=False) as runner:
+        return _plan(runner, root, big, "1m-local").content_hash
+
+
+def _plan(runner: SparkRunner, root: Path, big: SnapshotRef, name: str) -> PlanHeader:
+    return PlanHeader.from_json(runner.submit("plan", _request(root, big, name)).result(1800))
+
+
+def _timed_plan(
+    runner: SparkRunner, root: Path, big: SnapshotRef, name: str
+) -> tuple[float, PlanHeader]:
+    started = time.perf_counter()
+    header = _plan(runner, root, big, name)
+    return time.perf_counter() - started, header
