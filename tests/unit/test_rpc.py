@@ -340,3 +340,18 @@ def test_arguments_that_do_not_pickle_raise_before_anything_is_sent(
     with pytest.raises((TypeError, pickle.PicklingError)):
         served.call("echo", threading.Lock())
     assert served.call("echo", "fine").result(WAIT) == ("fine",)
+
+
+def test_an_error_holding_a_secret_crosses_masked() -> None:
+    from console.redact import MASK, hide
+    from console.services.rpc.errors import portable_error
+
+    secret = "rpc-" + "s3cr3t-value-for-the-test"
+    hide(secret)
+    crossed = portable_error(ConnectError("10.0.0.1:9876", f"refused {secret}"))
+    assert isinstance(crossed, RemoteError)
+    assert crossed.kind == "ConnectError"
+    assert secret not in str(crossed)
+    assert MASK in str(crossed)
+    plain = ConnectError("10.0.0.1:9876", "refused")
+    assert portable_error(plain) is plain

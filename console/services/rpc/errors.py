@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable
 
+from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 
 #: What a child sends for a failure: the exception itself, or a stand-in that pickles.
@@ -51,7 +52,14 @@ class ChildExited(RemoteError):
 
 def portable_error(exc: BaseException) -> BaseException:
     """`exc` itself when it survives pickling as itself, else a RemoteError with its kind and
-    text (an exception whose constructor arguments are not its message does not)."""
+    text (an exception whose constructor arguments are not its message does not).
+
+    The child may know secrets the parent does not (it resolved the credentials): an error whose
+    text holds one crosses as a RemoteError with the text masked, never as itself."""
+    text = str(exc)
+    masked = redact_text(text)
+    if masked != text:
+        return RemoteError(type(exc).__name__, masked)
     try:
         back = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:  # whatever pickling raises, the text still crosses
