@@ -161,8 +161,8 @@ class OffsetWriter:
         """
         ordered = list(writes)
         tables = _by_table(ordered)
-        run = _Run(self.admin, asyncio.Semaphore(self.in_flight), len(ordered))
-        run.on_result, run.on_progress = on_result, self.on_progress
+        gate = asyncio.Semaphore(self.in_flight)
+        run = _Run(self.admin, gate, len(ordered), on_result, self.on_progress)
         run.progress()
         async with asyncio.TaskGroup() as tg:
             for table in tables.values():
@@ -206,14 +206,21 @@ def _by_table(writes: Sequence[OffsetWrite]) -> dict[tuple[str, str, str], list[
 class _Run:
     """One call of OffsetWriter.write: the shared gate, the counts and the results so far."""
 
-    def __init__(self, admin: AdminClient, gate: asyncio.Semaphore, total: int) -> None:
+    def __init__(
+        self,
+        admin: AdminClient,
+        gate: asyncio.Semaphore,
+        total: int,
+        on_result: ResultHook | None,
+        on_progress: ProgressHook | None,
+    ) -> None:
         self.admin = admin
         self.gate = gate
         self.total = total
+        self.on_result = on_result
+        self.on_progress = on_progress
         self.answered = 0
         self.results: dict[OffsetWrite, WriteResult] = {}
-        self.on_result: ResultHook | None = None
-        self.on_progress: ProgressHook | None = None
 
     def progress(self) -> None:
         if self.on_progress is not None:
