@@ -206,9 +206,13 @@ def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path
     after: list[JobProgress] = []
     again = runner.submit("plan", request("q", "earliest"), after.append)
     assert json.loads(again.result(300))["rows"] == 3
+    assert after[-1].state is JobState.SUCCEEDED
+    # A job this small can finish between two of the server's progress reports (they come on
+    # its report interval); what was reported must add up, and end complete.
     counted = [p for p in after if p.state is JobState.RUNNING and p.total]
-    assert counted
-    assert counted[-1].done == counted[-1].total
+    assert all(p.done <= p.total for p in counted)
+    if counted:
+        assert counted[-1].done == counted[-1].total
 
 
 def test_status_says_it_answers_and_on_what_master(connect: ConnectServer) -> None:
