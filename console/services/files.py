@@ -10,7 +10,6 @@ import os
 from urllib.parse import urlparse
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -84,6 +83,10 @@ def listdir(uri: str) -> list[str]:
 def parquet_rows(uri: str) -> int:
     """Rows of a Parquet file or directory, from the footers alone."""
     fs, path = filesystem(uri)
+    # Imported here: pyarrow.dataset imports pandas when it is installed (the Spark Connect
+    # client needs it), which would slow every command's start by a second.
+    import pyarrow.dataset as pads
+
     return int(pads.dataset(path, filesystem=fs, format="parquet").count_rows())
 
 
