@@ -105,8 +105,8 @@ class ConnectTracker:
     def begin(self, job_id: str) -> None:
         self.local.job_id = job_id  # the handler runs in the thread executing the operation
         self.operations[job_id] = {}
-        while len(self.operations) > KEPT_JOBS:  # a long session forgets its oldest jobs
-            self.operations.pop(next(iter(self.operations)))
+        for old in list(self.operations)[:-KEPT_JOBS]:  # a long session forgets its oldest
+            self.operations.pop(old, None)
         self.spark.addTag(job_id)  # tags are per thread: this job's operations only
 
     def cancel(self, job_id: str) -> None:

@@ -19,11 +19,17 @@ from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import FileOffset
 from console.services import connect_server
-from console.services.connect_server import ServerDied, ServerHome
+from console.services.connect_server import ServerDied, ServerHome, free_port
 from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
 from console.services.spark_engine import choose_engine
-from console.services.spark_runner import JobCancelled, JobProgress, JobState, SparkRunner
-from console.services.workspace import Workspace
+from console.services.spark_runner import (
+    JobCancelled,
+    JobFailed,
+    JobProgress,
+    JobState,
+    SparkRunner,
+)
+from console.services.workspace import SnapshotRef, Workspace
 from jobs.host import JOBS
 from jobs.run import read_plan_rows
 from tests.connect import ConnectServer
@@ -159,29 +165,33 @@ def test_impact_is_the_same_through_connect(
     assert any(i["catch_up_s"] is not None for i in remote)  # rates were found
 
 
+def broker_snapshot(tmp_path: Path, addr: str) -> SnapshotRef:
+    """Three queues of group g on broker-a, which lives at `addr`."""
+    g = group("g", [("orders", "broker-a", q, 0, 100, 10) for q in range(3)])
+    return SnapshotStore(Workspace(tmp_path)).save(
+        Snapshot("c1", T, snapshot_table("c1", [g], {"broker-a": addr}))
+    )
+
+
+def broker_request(snap: SnapshotRef, out: Path, strategy: Any, **kw: Any) -> str:
+    return PlanRequest(
+        plan_id="p",
+        spec={"scope": {"cluster": "c1", "groups": ["g"]}, "strategy": strategy},
+        snapshot_uri=snap.uri,
+        snapshot=SnapshotInfo("c1", snap.snapshot_id, T),
+        out_uri=f"file://{out}",
+        created_at_ms=T,
+        **kw,
+    ).to_json()
+
+
 def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path) -> None:
     # A "broker" that accepts connections and never answers: the timestamp search (the real
     # wire client, run by the server's Python workers) blocks until the job is cancelled.
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(64)
-    addr = f"127.0.0.1:{silent.getsockname()[1]}"
-    g = group("g", [("orders", "broker-a", q, 0, 100, 10) for q in range(3)])
-    snap = SnapshotStore(Workspace(tmp_path)).save(
-        Snapshot("c1", T, snapshot_table("c1", [g], {"broker-a": addr}))
-    )
-
-    def request(out: str, strategy: Any, **kw: Any) -> str:
-        return PlanRequest(
-            plan_id="p",
-            spec={"scope": {"cluster": "c1", "groups": ["g"]}, "strategy": strategy},
-            snapshot_uri=snap.uri,
-            snapshot=SnapshotInfo("c1", snap.snapshot_id, T),
-            out_uri=f"file://{tmp_path / out}",
-            created_at_ms=T,
-            **kw,
-        ).to_json()
-
+    snap = broker_snapshot(tmp_path, f"127.0.0.1:{silent.getsockname()[1]}")
     seen: list[JobProgress] = []
     computing = threading.Event()
 
@@ -190,7 +200,9 @@ def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path
         if p.step == "computing the plan" and p.active > 0:
             computing.set()
 
-    req = request("p", {"to-timestamp": T}, timestamp_ms=T, search_timeout_s=600.0)
+    req = broker_request(
+        snap, tmp_path / "p", {"to-timestamp": T}, timestamp_ms=T, search_timeout_s=600.0
+    )
     handle = runner.submit("plan", req, progress)
     assert computing.wait(300), seen
     running = [p for p in seen if p.state is JobState.RUNNING]
@@ -204,7 +216,7 @@ def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path
     silent.close()
     # The session is still good for the next job, and its progress adds up to done.
     after: list[JobProgress] = []
-    again = runner.submit("plan", request("q", "earliest"), after.append)
+    again = runner.submit("plan", broker_request(snap, tmp_path / "q", "earliest"), after.append)
     assert json.loads(again.result(300))["rows"] == 3
     assert after[-1].state is JobState.SUCCEEDED
     # A job this small can finish between two of the server's progress reports (they come on
@@ -213,6 +225,18 @@ def test_progress_and_cancel_through_connect(runner: SparkRunner, tmp_path: Path
     assert all(p.done <= p.total for p in counted)
     if counted:
         assert counted[-1].done == counted[-1].total
+
+
+def test_a_broker_that_cannot_answer_is_named_through_connect(
+    runner: SparkRunner, tmp_path: Path
+) -> None:
+    snap = broker_snapshot(tmp_path, f"127.0.0.1:{free_port()}")  # nothing listens there
+    req = broker_request(
+        snap, tmp_path / "p", {"to-timestamp": T}, timestamp_ms=T, search_timeout_s=5.0
+    )
+    with pytest.raises(JobFailed, match=r"broker-a \(127\.0\.0\.1:\d+\) could not find the offset"):
+        runner.submit("plan", req).result(300)
+    assert not (tmp_path / "p" / "plan.json").exists()
 
 
 def test_status_says_it_answers_and_on_what_master(connect: ConnectServer) -> None:
