@@ -46,21 +46,26 @@ def synthetic(spark: SparkSession, path: Path) -> str:
     return f"file://{path}"
 
 
+def to_group_request(plan_id: str, snapshot: str, out: Path) -> PlanRequest:
+    """A to-group plan of the synthetic snapshot, written to `out`."""
+    return PlanRequest(
+        plan_id=plan_id,
+        spec={
+            "scope": {"cluster": "c1", "groups": ["g"], "include_retry": True},
+            "strategy": {"to-group": "h"},
+        },
+        snapshot_uri=snapshot,
+        snapshot=SnapshotInfo("c1", "s", frames.TAKEN_AT),
+        out_uri=f"file://{out}",
+        created_at_ms=frames.TAKEN_AT,
+    )
+
+
 def test_standalone_cluster_gives_the_identical_plan(spark: SparkSession, tmp_path: Path) -> None:
     snapshot = synthetic(spark, tmp_path / "snapshot.parquet")
 
     def request(out: str) -> PlanRequest:
-        return PlanRequest(
-            plan_id="standalone",
-            spec={
-                "scope": {"cluster": "c1", "groups": ["g"], "include_retry": True},
-                "strategy": {"to-group": "h"},
-            },
-            snapshot_uri=snapshot,
-            snapshot=SnapshotInfo("c1", "s", frames.TAKEN_AT),
-            out_uri=f"file://{tmp_path / out}",
-            created_at_ms=frames.TAKEN_AT,
-        )
+        return to_group_request("standalone", snapshot, tmp_path / out)
 
     local = run_plan(spark, request("local"))
     (tmp_path / "request.json").write_text(request("cluster").to_json())

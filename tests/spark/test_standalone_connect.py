@@ -12,14 +12,13 @@ from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from console.domain.job_requests import PlanRequest
-from console.domain.plan import PlanHeader, SnapshotInfo
+from console.domain.plan import PlanHeader
 from console.services import connect_server
 from console.services.connect_server import ServerHome
 from console.services.spark_runner import SparkRunner
 from jobs.run import read_plan_rows, run_plan
-from tests.spark import frames
 from tests.spark.standalone import standalone_cluster
-from tests.spark.test_standalone import synthetic
+from tests.spark.test_standalone import synthetic, to_group_request
 
 pytestmark = pytest.mark.spark
 
@@ -30,17 +29,7 @@ def test_a_plan_through_connect_on_a_standalone_cluster(
     snapshot = synthetic(spark, tmp_path / "snapshot.parquet")
 
     def request(out: str) -> PlanRequest:
-        return PlanRequest(
-            plan_id="standalone-connect",
-            spec={
-                "scope": {"cluster": "c1", "groups": ["g"], "include_retry": True},
-                "strategy": {"to-group": "h"},
-            },
-            snapshot_uri=snapshot,
-            snapshot=SnapshotInfo("c1", "s", frames.TAKEN_AT),
-            out_uri=f"file://{tmp_path / out}",
-            created_at_ms=frames.TAKEN_AT,
-        )
+        return to_group_request("standalone-connect", snapshot, tmp_path / out)
 
     local = run_plan(spark, request("local"))
     home = ServerHome(tmp_path / "spark-connect")
