@@ -30,6 +30,7 @@ from pyspark.sql import SparkSession
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.spec import SpecError
 from console.redact import redact_text
+from console.services.connect_server import public_url
 from console.services.rpc import (
     Handler,
     RemoteError,
@@ -313,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         daemon=True,
     )
     server.start()
+    # The log says where the jobs run: the master named in no argv (it comes in the hello).
+    print(f"Spark host on {public_url(options.master)}", file=sys.stderr, flush=True)
     try:
         spark = build_session(options.master, conf=options.conf)
         tracker: Tracker = (

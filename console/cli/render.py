@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO = sys.stdout) -> None:
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | None = None) -> None:
+    # The stream is looked up at each call: whoever redirected stdout since import gets it.
+    out = sys.stdout if out is None else out
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
@@ -31,7 +33,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO = s
         out.write(line(row) + "\n")
 
 
-def dump_json(value: Any, out: TextIO = sys.stdout) -> None:
+def dump_json(value: Any, out: TextIO | None = None) -> None:
+    out = sys.stdout if out is None else out
     json.dump(value, out, indent=2, sort_keys=False)
     out.write("\n")
 

@@ -42,7 +42,7 @@ async def test_to_timestamp_through_connect_matches_the_tools(
     theirs = await asyncio.to_thread(oracle, tmp_path, sandbox.namesrv_addr, ts, sorted(ours))
     assert ours == theirs
     assert any(r["min_offset"] < r["target"] < r["max_offset"] for r in rows)
-    assert "--master sc://localhost:" in (tmp_path / "spark.log").read_text()
+    assert "Spark host on sc://localhost:" in (tmp_path / "spark.log").read_text()
 
 
 def test_plan_command_uses_the_warm_server_and_plans_as_a_local_session(
@@ -68,7 +68,7 @@ def test_plan_command_uses_the_warm_server_and_plans_as_a_local_session(
     header = PlanHeader.from_json((tmp_path / "warm" / "plan.json").read_text())
     assert json.loads(warm.stdout)["plan"]["content_hash"] == header.content_hash
     log = Workspace(ws).log_path().read_text()
-    assert f"--master {connect.url}" in log
+    assert f"Spark host on {connect.url}" in log
 
     # A configured server that does not answer: an error that says what to do ...
     dead = f"sc://127.0.0.1:{free_port()}"
