@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from console.domain.gaps import Gap
 from console.rocketmq.topics import is_retry_topic
 
 #: One queue of one group's picture: topic, broker, queue id.
@@ -66,10 +67,17 @@ class GroupOffsets:
     consume_tps: float = 0.0
     dlq_messages: int = 0
     unreachable_brokers: tuple[str, ...] = field(default_factory=tuple)
+    #: What this read lacks (brokers that did not answer, queues whose offsets are unknown...):
+    #: its totals are lower bounds when there is any.
+    gaps: tuple[Gap, ...] = ()
 
     @property
     def online(self) -> bool:
         return bool(self.clients)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.gaps)
 
     @property
     def topic_queues(self) -> tuple[QueueOffsets, ...]:

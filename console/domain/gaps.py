@@ -1,0 +1,98 @@
+"""What an answer built from several requests could not get.
+
+A read that fans out (a group over its brokers, the fleet over its groups, a snapshot) returns
+what it read and a `Gap` for every piece it lacks: which part, which one, and why. A total over
+an answer with gaps is a lower bound, never "caught up"; a status over it is never OK; the CLI
+exits 1 (2 when nothing could be read). See README "Exit codes".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from console.rocketmq.errors import (
+    AccessDenied,
+    BrokerError,
+    ConnectError,
+    ConnectionLost,
+    NotFoundError,
+    RequestTimeout,
+    RocketMQError,
+)
+
+
+class Part(StrEnum):
+    """What kind of piece is missing."""
+
+    BROKER = "broker"
+    GROUP = "group"
+    QUEUE = "queue"
+    MIN_OFFSETS = "min offsets"
+    DLQ = "DLQ"
+    CLIENTS = "clients"
+    NAME_SERVER = "name server"
+
+
+class Why(StrEnum):
+    """Why it is missing, in the words the operator acts on."""
+
+    TIMEOUT = "timed out"
+    DOWN = "down"  # no connection, or the connection was lost
+    AUTHENTICATION = "authentication refused"  # wrong or missing secret, unknown access key
+    PERMISSION = "permission denied"
+    NOT_FOUND = "not found"
+    ERROR = "error"  # the server answered with another failure
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """One missing piece: `part` and `name` say which (broker-a; the group billing; queue
+    orders/broker-a/3), `why` the kind of failure, `detail` the one line that explains it."""
+
+    part: Part
+    name: str
+    why: Why
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.part} {self.name}: {self.detail}"
+
+
+def why_of(error: RocketMQError) -> Why:
+    if isinstance(error, AccessDenied):
+        return Why.AUTHENTICATION if error.authentication else Why.PERMISSION
+    if isinstance(error, RequestTimeout):
+        return Why.TIMEOUT
+    if isinstance(error, ConnectError | ConnectionLost):
+        return Why.DOWN
+    if isinstance(error, NotFoundError):
+        return Why.NOT_FOUND
+    if isinstance(error, BrokerError):
+        return Why.ERROR
+    return Why.ERROR
+
+
+def gap(part: Part, name: str, error: RocketMQError) -> Gap:
+    """The gap a failed request leaves: its kind from the error's type, its line from the error
+    (one line, whatever the error's text holds)."""
+    return Gap(part, name, why_of(error), " ".join(str(error).split()) or type(error).__name__)
+
+
+#: Exit codes (README "Exit codes").
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_NOTHING_READ = 2
+
+
+def exit_code(gaps: Iterable[Gap], *, anything_read: bool) -> int:
+    """0 when nothing is missing; 1 when something is; 2 when nothing could be read at all."""
+    if not anything_read:
+        return EXIT_NOTHING_READ
+    return EXIT_PARTIAL if any(True for _ in gaps) else EXIT_OK
+
+
+def at_least(total: int, partial: bool) -> str:
+    """A total as the operator must read it: `≥1980` when parts of it are missing."""
+    return f"≥{total}" if partial else str(total)
