@@ -148,7 +148,7 @@ def _groups(args: argparse.Namespace) -> int:
         batch = await reader.batch(min_offsets=False)
         if batch.brokers is None:
             batch.brokers = await reader.brokers()  # what the name server says is the error
-        listed = await reader.group_list(include_system=args.all, brokers=batch.brokers)
+        listed = await reader.group_list(include_system=args.all, batch=batch)
         names = list(listed.groups)
         read = await gather_bounded(
             lambda g: reader.group_offsets(g, batch=batch), names, limit=FLEET_GROUPS

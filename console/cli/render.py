@@ -38,8 +38,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | N
 
 def dump_json(value: Any, out: TextIO | None = None) -> None:
     out = sys.stdout if out is None else out
-    json.dump(value, out, indent=2, sort_keys=False)
-    out.write("\n")
+    # One write: json.dump writes every token on its own, which costs seconds on 2,000 rows.
+    out.write(json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
 def timestamp(ms: int) -> str | None:

@@ -131,6 +131,7 @@ class ReadBatch:
         self._in_flight = in_flight
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
+        self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
@@ -152,6 +153,18 @@ class ReadBatch:
             future.add_done_callback(_retrieve)
             self._stats[(addr, topic)] = future
         # One reader giving up (a superseded refresh) must not cancel the answer for the others.
+        return await asyncio.shield(future)
+
+    async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
+        """The broker's subscription table, asked once for the batch (the whole fleet's
+        groups: each group of a scan that has no queues would otherwise ask for it again)."""
+        future = self._groups.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.subscription_groups(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._groups[addr] = future
         return await asyncio.shield(future)
 
 
@@ -260,13 +273,15 @@ class ClusterReader:
         return self._merge_groups(results, include_system).groups
 
     async def group_list(
-        self, *, include_system: bool = False, brokers: dict[str, str] | None = None
+        self, *, include_system: bool = False, batch: ReadBatch | None = None
     ) -> GroupList:
         """Consumer groups known to any broker, with a gap for each broker that did not say
-        (its groups may be missing from the list); never fails for a broker."""
-        if brokers is None:
-            brokers = await self.brokers()
-        results = await _each(brokers, self.admin.subscription_groups)
+        (its groups may be missing from the list); never fails for a broker. With a batch, its
+        brokers are asked and what they say serves the batch's reads."""
+        if batch is not None and batch.brokers is not None:
+            results = await _each(batch.brokers, batch.subscription_groups)
+        else:
+            results = await _each(await self.brokers(), self.admin.subscription_groups)
         return self._merge_groups(results, include_system)
 
     @staticmethod
@@ -402,9 +417,7 @@ class ClusterReader:
     ) -> list[Gap]:
         """Nothing when a broker knows the group; a gap for each broker that could not say
         when none of the others knows it; NotFoundError when every broker said it does not."""
-        groups = await _each(
-            brokers, lambda a: batch.ask(a, lambda: self.admin.subscription_groups(a))
-        )
+        groups = await _each(brokers, batch.subscription_groups)
         gaps: list[Gap] = []
         for name, r in groups.items():
             if isinstance(r, dict):
