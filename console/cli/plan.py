@@ -19,25 +19,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
-from console.domain.plan import Impact, PlanHeader, PlanRow
-from console.domain.spec import SpecError, describe, load_spec, parse_spec
 from console.redact import redact_text
-from console.services import files
-from console.services.cluster import ClusterReader
-from console.services.reset_flow import ResetFlow, Stage
-from console.services.snapshots import (
-    NothingRead,
-    Retention,
-    SnapshotNotFound,
-    SnapshotStore,
-    take_snapshot,
-)
-from console.services.spark_engine import Engine, EngineUnavailable, choose_engine
-from console.services.spark_runner import JobError, JobProgress, SparkRunner
-from console.services.workspace import Workspace
 
 if TYPE_CHECKING:
+    # Planning pulls in pyarrow and the Spark runner: imported by the handlers that need them,
+    # so that `rmq-console lag` and `groups`, which build this parser too, start fast.
+    from console.domain.plan import Impact, PlanHeader, PlanRow
+    from console.services.cluster import ClusterReader
     from console.services.planning import PlanResult
+    from console.services.reset_flow import ResetFlow
+    from console.services.spark_engine import Engine
+    from console.services.spark_runner import JobProgress, SparkRunner
+    from console.services.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -95,6 +88,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
+    from console.services.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
+    from console.services.workspace import Workspace
+
     target = resolve_target(args)
     store = SnapshotStore(Workspace(target.config.workspace_path))
     name = _cluster_name(args, target, args.name)
@@ -137,8 +133,14 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from console.domain.spec import SpecError, load_spec
+    from console.services import files
     from console.services.planning import Planner
-    from console.services.reset_flow import drive_plan
+    from console.services.reset_flow import ResetFlow, Stage, drive_plan
+    from console.services.snapshots import NothingRead, SnapshotNotFound, SnapshotStore
+    from console.services.spark_engine import EngineUnavailable, choose_engine
+    from console.services.spark_runner import JobError
+    from console.services.workspace import Workspace
 
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
@@ -262,6 +264,8 @@ class _Terminal:
 
 
 def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
+    from console.domain.spec import describe, parse_spec
+
     spec = parse_spec(header.spec, offsets=())
     print(
         f"plan {header.plan_id}: {describe(spec.strategy)} on snapshot "
@@ -309,6 +313,8 @@ def _progress(p: JobProgress) -> None:
 
 
 def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
+    from console.services.spark_runner import SparkRunner
+
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
     env = {**os.environ, **engine.env}
@@ -328,6 +334,8 @@ def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]
 
 
 async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
+    from console.services.cluster import ClusterReader
+
     async with target.admin() as admin:
         return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
 
