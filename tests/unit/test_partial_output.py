@@ -5,12 +5,18 @@ tests/integration/test_partial_reads.py)."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
+
+import pytest
 
 from console.cli.browse import _group_row, _missing_cell, _total_cell, lag_document
+from console.cli.plan import _warn_partial
 from console.cli.render import MISSING_LINES, report_missing
-from console.domain.gaps import Gap, Part, Why
+from console.domain.gaps import EXIT_OK, EXIT_PARTIAL, Gap, Part, Why
 from console.domain.offsets import GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RequestTimeout
+from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
+from console.services.workspace import Workspace
 
 DOWN = Gap(Part.BROKER, "broker-b", Why.TIMEOUT, "broker-b at b:1 did not answer request 208")
 
@@ -73,3 +79,24 @@ def test_each_missing_piece_is_one_line_with_how_many_lacked_it() -> None:
     lines = err.getvalue().splitlines()
     assert len(lines) == MISSING_LINES + 1
     assert lines[-1] == "rmq-console: and 10 more missing pieces (--json lists them)"
+
+
+def test_a_partial_snapshot_keeps_what_it_lacks_in_its_file(tmp_path: Path) -> None:
+    store = SnapshotStore(Workspace(tmp_path))
+    offsets = _offsets(DOWN)
+    table = snapshot_table("prod", [offsets], {"broker-a": "a:1"})
+    partial = store.save(Snapshot("prod", 1_790_000_000_000, table, (DOWN,)))
+    whole = store.save(Snapshot("prod", 1_790_000_000_001, table))
+    assert store.missing(partial) == (DOWN,)
+    assert store.missing(whole) == ()
+    # The unknown min is a null in the file, not a 0.
+    assert store.load(partial).column("min_offset").to_pylist() == [None, 0]
+
+
+def test_a_plan_from_a_partial_snapshot_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _warn_partial("20261123T000000000Z", ()) == EXIT_OK
+    assert capsys.readouterr().err == ""
+    assert _warn_partial("20261123T000000000Z", (DOWN,)) == EXIT_PARTIAL
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("rmq-console: warning: snapshot 20261123T000000000Z is partial")
+    assert lines[1] == f"rmq-console: broker broker-b timed out: {DOWN.detail}"
