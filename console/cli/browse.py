@@ -1,9 +1,10 @@
 """Read-only commands: clusters, brokers, topics, groups, lag.
 
 Each prints what it could read and exits as the README says: 0 when every broker of the
-cluster answered, 1 when one did not (the output then lacks that broker's part, and one line on
-stderr names it), 2 on bad input or when the name server cannot be reached (raised to
-`console.cli.main`, which prints the one line).
+cluster answered, 1 when one did not or any piece of the answer is missing (the output then
+marks what is partial, and one line on stderr names each missing piece), 2 when nothing could
+be read (a refused signature on every broker included), on bad input or when the name server
+cannot be reached (raised to `console.cli.main`, which prints the one line).
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from console.cli.render import dump_json, table, timestamp
+from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
-from console.domain.offsets import GroupOffsets
+from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
+from console.domain.offsets import GroupOffsets, QueueOffsets
+from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import BrokerHealth, ClusterReader
+from console.services.fanout import gather_bounded
 
 #: Exit codes (README): a broker of the cluster did not answer.
 BROKER_DOWN = 1
+#: Groups of a `groups` scan read at the same time; the batch bounds requests per broker.
+FLEET_GROUPS = 256
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -137,108 +143,199 @@ def _topics(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
-        groups = await reader.groups(include_system=args.all)
-        batch = await reader.batch()
-        offsets = await asyncio.gather(
-            *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
+        # One batch for the scan: the brokers asked once, requests per broker bounded. The
+        # listing shows lags, which need no min offsets.
+        batch = await reader.batch(min_offsets=False)
+        if batch.brokers is None:
+            batch.brokers = await reader.brokers()  # what the name server says is the error
+        listed = await reader.group_list(include_system=args.all, batch=batch)
+        names = list(listed.groups)
+        read = await gather_bounded(
+            lambda g: reader.group_offsets(g, batch=batch), names, limit=FLEET_GROUPS
         )
-        rows: list[dict[str, Any]] = []
-        unreachable: set[str] = set()
-        for name, o in zip(groups, offsets, strict=True):
-            if isinstance(o, BaseException):
-                rows.append({"group": name, "error": str(o)})
-                continue
-            rows.append(_group_summary(o))
-            unreachable.update(o.unreachable_brokers)
-        rows.sort(key=lambda r: (-(r.get("total_lag") or 0), r["group"]))
+        rows = [_group_row(name, read[name]) for name in names]
+        rows.sort(key=lambda r: (-(r["total_lag"] or 0), r["group"]))
+        gaps = [*listed.gaps, *(Gap.from_dict(m) for r in rows for m in r["missing"])]
+        answered = any(r["answered"] for r in rows) or len(listed.gaps) < len(batch.brokers)
         if args.json:
-            dump_json(rows)
-        else:
+            dump_json(
+                {
+                    "partial": bool(gaps),
+                    "missing": missing(gaps),
+                    "groups": [{k: v for k, v in r.items() if k != "answered"} for r in rows],
+                }
+            )
+        elif answered:
             table(
-                ["GROUP", "MODEL", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN"],
+                ["GROUP", "MODEL", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN", "MISSING"],
                 [
                     [
                         r["group"],
-                        r.get("message_model"),
-                        r.get("clients_online", "ERROR") or "OFFLINE",
-                        r.get("total_lag"),
-                        r.get("retry_backlog"),
-                        r.get("dlq_messages"),
-                        r.get("unknown_queues"),
+                        r["message_model"],
+                        _clients_cell(r),
+                        _total_cell(r, "total_lag"),
+                        _total_cell(r, "retry_backlog"),
+                        _total_cell(r, "dlq_messages"),
+                        r["unknown_queues"],
+                        _missing_cell(r["missing"]),
                     ]
                     for r in rows
                 ],
             )
-        return brokers_answered(await reader.broker_health(), unreachable)
+        report_missing(gaps, what="groups")
+        return exit_code(gaps, anything_read=answered)
 
     return _run(args, body)
 
 
+def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
+    """One row of `groups`: a group whose read failed or was partial says so, never lag 0."""
+    if isinstance(o, GroupOffsets):
+        return _group_summary(o)
+    if isinstance(o, NotFoundError):
+        # Listed a moment ago, gone now (deleted meanwhile).
+        lost = Gap(Part.GROUP, name, Why.NOT_FOUND, " ".join(str(o).split()))
+    elif isinstance(o, RocketMQError):
+        lost = Gap(Part.GROUP, name, Why.ERROR, " ".join(str(o).split()))
+    else:
+        raise o
+    return {
+        "group": name,
+        "message_model": None,
+        "consume_type": None,
+        "clients_online": None,
+        "total_lag": None,
+        "retry_backlog": None,
+        "dlq_messages": None,
+        "unknown_queues": None,
+        "partial": True,
+        "missing": [lost.to_dict()],
+        "answered": False,
+    }
+
+
 def _group_summary(o: GroupOffsets) -> dict[str, Any]:
+    read = o.answered
     return {
         "group": o.group,
         "message_model": o.message_model,
         "consume_type": o.consume_type,
-        "clients_online": len(o.clients),
-        "total_lag": o.total_lag,
-        "retry_backlog": o.retry_backlog,
-        "dlq_messages": o.dlq_messages,
-        "unknown_queues": o.unknown_queues,
+        "clients_online": len(o.clients) if read and o.clients_known else None,
+        # Lower bounds when partial; null when nothing of the group could be read.
+        "total_lag": o.total_lag if read else None,
+        "retry_backlog": o.retry_backlog if read else None,
+        "dlq_messages": o.dlq_messages if read else None,
+        "unknown_queues": o.unknown_queues if read else None,
+        "partial": o.partial,
+        "missing": missing(o.gaps),
+        "answered": read,
     }
+
+
+def _clients_cell(row: dict[str, Any]) -> str:
+    n = row["clients_online"]
+    if n is None:
+        return "?"
+    return str(n) if n else "OFFLINE"
+
+
+def _total_cell(row: dict[str, Any], key: str) -> str | int:
+    value = row[key]
+    if value is None:
+        return "?"
+    return at_least(value, row["partial"]) if row["partial"] else int(value)
+
+
+def _missing_cell(gaps: list[dict[str, str]], shown: int = 2) -> str:
+    """What a row lacks, short: `broker-b timed out`, `+3 more`."""
+    if not gaps:
+        return ""
+    words = [f"{g['name']} {g['why']}" for g in gaps[:shown]]
+    if len(gaps) > shown:
+        words.append(f"+{len(gaps) - shown} more")
+    return "PARTIAL: " + "; ".join(words)
 
 
 def _lag(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         o = await reader.group_offsets(args.group, topics=args.topic)
+        code = exit_code(o.gaps, anything_read=o.answered)
         if args.json:
             dump_json(lag_document(o))
-            # The read asked every broker: those that did not answer are known already.
-            return brokers_answered((), o.unreachable_brokers)
-        model = o.message_model or "-"
-        state = f"{len(o.clients)} client(s) online" if o.online else "OFFLINE"
-        print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
-        if o.unreachable_brokers:
-            print(f"unreachable brokers: {', '.join(o.unreachable_brokers)}")
-        table(
-            ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
-            [
-                [
-                    q.topic,
-                    q.broker,
-                    q.queue_id,
-                    q.min_offset,
-                    q.max_offset,
-                    q.committed if q.committed is not None else "unknown",
-                    q.lag if q.lag is not None else "unknown",
-                    q.in_flight,
-                    timestamp(q.last_timestamp) or "-",
-                ]
-                for q in o.queues
-            ],
-        )
-        print(
-            f"total lag {o.total_lag}  retry backlog {o.retry_backlog}  "
-            f"DLQ {o.dlq_messages}  unknown queues {o.unknown_queues}"
-        )
-        return brokers_answered((), o.unreachable_brokers)
+        elif o.answered:
+            _print_lag(o)
+        report_missing(o.gaps)
+        return code
 
     return _run(args, body)
 
 
+def _print_lag(o: GroupOffsets) -> None:
+    model = o.message_model or "-"
+    if not o.clients_known:
+        state = "clients unknown"
+    else:
+        state = f"{len(o.clients)} client(s) online" if o.online else "OFFLINE"
+    print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
+    if o.partial:
+        what = ", ".join(f"{g.part} {g.name} ({g.why})" for g in distinct(o.gaps)[:4])
+        more = len(distinct(o.gaps)) - 4
+        print(f"PARTIAL: missing {what}" + (f" and {more} more" if more > 0 else ""))
+    table(
+        ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
+        [
+            [
+                q.topic,
+                q.broker,
+                q.queue_id,
+                q.min_offset if q.min_offset is not None else "unknown",
+                q.max_offset,
+                q.committed if q.committed is not None else "unknown",
+                q.lag if q.lag is not None else "unknown",
+                q.in_flight,
+                timestamp(q.last_timestamp) or "-",
+            ]
+            for q in o.queues
+        ],
+    )
+    p = o.partial
+    print(
+        f"total lag {at_least(o.total_lag, p)}  retry backlog {at_least(o.retry_backlog, p)}  "
+        f"DLQ {at_least(o.dlq_messages, p)}  unknown queues {o.unknown_queues}"
+    )
+
+
+def _queue_gaps(o: GroupOffsets, q: QueueOffsets) -> list[Gap]:
+    """The gaps that concern one queue: its own (committed unknown) and its topic's min."""
+    own = f"{q.topic}/{q.broker}/{q.queue_id}"
+    topic = f"{q.topic}/{q.broker}"
+    return [
+        g
+        for g in o.gaps
+        if (g.part is Part.QUEUE and g.name == own)
+        or (g.part is Part.MIN_OFFSETS and g.name == topic)
+    ]
+
+
 def lag_document(o: GroupOffsets) -> dict[str, Any]:
+    """`lag --json`: totals are lower bounds when `partial` (each missing piece in `missing`);
+    null when nothing could be read."""
+    read = o.answered
     return {
         "group": o.group,
         "taken_at": timestamp(o.taken_at_ms),
-        "online": o.online,
+        "partial": o.partial,
+        "missing": missing(o.gaps),
+        "online": o.online if o.clients_known else None,
         "message_model": o.message_model,
         "consume_type": o.consume_type,
         "clients": [
             {"client_id": c.client_id, "addr": c.addr, "language": c.language, "version": c.version}
             for c in o.clients
         ],
-        "total_lag": o.total_lag,
-        "retry_backlog": o.retry_backlog,
-        "dlq_messages": o.dlq_messages,
+        "total_lag": o.total_lag if read else None,
+        "retry_backlog": o.retry_backlog if read else None,
+        "dlq_messages": o.dlq_messages if read else None,
         "unknown_queues": o.unknown_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "queues": [
@@ -252,6 +349,8 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
                 "lag": q.lag,
                 "in_flight": q.in_flight,
                 "last_consumed_at": timestamp(q.last_timestamp),
+                "partial": bool(gaps := _queue_gaps(o, q)),
+                "missing": missing(gaps),
             }
             for q in o.queues
         ],

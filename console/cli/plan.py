@@ -16,21 +16,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from console.cli.render import dump_json, table
+from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target, target_parent
-from console.domain.plan import Impact, PlanHeader, PlanRow
-from console.domain.spec import SpecError, describe, load_spec, parse_spec
+from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
 from console.redact import redact_text
-from console.services import files
-from console.services.cluster import ClusterReader
-from console.services.reset_flow import ResetFlow, Stage
-from console.services.snapshots import Retention, SnapshotNotFound, SnapshotStore, take_snapshot
-from console.services.spark_engine import Engine, EngineUnavailable, choose_engine
-from console.services.spark_runner import JobError, JobProgress, SparkRunner
-from console.services.workspace import Workspace
 
 if TYPE_CHECKING:
+    # Planning pulls in pyarrow and the Spark runner: imported by the handlers that need them,
+    # so that `rmq-console lag` and `groups`, which build this parser too, start fast.
+    from console.domain.plan import Impact, PlanHeader, PlanRow
+    from console.services.cluster import ClusterReader
     from console.services.planning import PlanResult
+    from console.services.reset_flow import ResetFlow
+    from console.services.spark_engine import Engine
+    from console.services.spark_runner import JobProgress, SparkRunner
+    from console.services.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -88,12 +88,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
+    from console.services.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
+    from console.services.workspace import Workspace
+
     target = resolve_target(args)
     store = SnapshotStore(Workspace(target.config.workspace_path))
     name = _cluster_name(args, target, args.name)
 
     async def go(reader: ClusterReader) -> int:
-        snap = await take_snapshot(reader, name, args.group, with_times=not args.no_times)
+        try:
+            snap = await take_snapshot(reader, name, args.group, with_times=not args.no_times)
+        except NothingRead as exc:
+            # Nothing saved: a file of no offsets would only mislead a plan later.
+            print("rmq-console: no snapshot saved: nothing could be read", file=sys.stderr)
+            report_missing(exc.gaps, what="groups")
+            return EXIT_NOTHING_READ
         ref = await asyncio.to_thread(store.save, snap)
         retention = Retention(keep=target.config.snapshot_retention, max_age_days=None)
         await asyncio.to_thread(store.prune, name, retention, now_ms=snap.taken_at_ms)
@@ -103,15 +112,19 @@ def _snapshot(args: argparse.Namespace) -> int:
             "groups": list(snap.groups),
             "queues": snap.table.num_rows,
             "path": ref.uri,
+            "partial": snap.partial,
+            "missing": missing(snap.gaps),
         }
         if args.json:
             dump_json(summary)
         else:
+            marker = "PARTIAL snapshot" if snap.partial else "snapshot"
             print(
-                f"snapshot {ref.snapshot_id}: {snap.table.num_rows} queues of "
+                f"{marker} {ref.snapshot_id}: {snap.table.num_rows} queues of "
                 f"{', '.join(snap.groups)} -> {ref.uri}"
             )
-        return 0
+        report_missing(snap.gaps, what="groups")
+        return EXIT_PARTIAL if snap.partial else EXIT_OK
 
     return _with_reader(target, go)
 
@@ -120,8 +133,14 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from console.domain.spec import SpecError, load_spec
+    from console.services import files
     from console.services.planning import Planner
-    from console.services.reset_flow import drive_plan
+    from console.services.reset_flow import ResetFlow, Stage, drive_plan
+    from console.services.snapshots import NothingRead, SnapshotNotFound, SnapshotStore
+    from console.services.spark_engine import EngineUnavailable, choose_engine
+    from console.services.spark_runner import JobError
+    from console.services.workspace import Workspace
 
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
@@ -179,6 +198,11 @@ def _plan(args: argparse.Namespace) -> int:
     except SnapshotNotFound as exc:
         print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
         return 2
+    except NothingRead as exc:
+        # Why the groups have no offsets: the cluster's answer, not the spec's fault.
+        print("rmq-console: no plan: the snapshot could not be taken", file=sys.stderr)
+        report_missing(exc.gaps, what="groups")
+        return EXIT_NOTHING_READ
     if flow.stage is Stage.REJECTED:
         print(redact_text(f"rmq-console: error: {flow.error}"), file=sys.stderr)
         return 2
@@ -186,17 +210,33 @@ def _plan(args: argparse.Namespace) -> int:
     if failure is not None or flow.stage is not Stage.PREVIEWED or result is None:
         print(redact_text(f"rmq-console: plan failed: {failure or flow.stage}"), file=sys.stderr)
         return 1
+    lacking = SnapshotStore(workspace).missing(result.snapshot)
     if args.json:
         dump_json(
             {
                 "plan": _json(result.header.to_json()),
                 "dir": result.uri,
                 "impact": [i.to_dict() for i in flow.impact],
+                "partial": bool(lacking),
+                "missing": missing(lacking),
             }
         )
     else:
         _print_plan(result.header, result.uri, flow.impact)
-    return 0
+    return _warn_partial(result.snapshot.snapshot_id, lacking)
+
+
+def _warn_partial(snapshot_id: str, lacking: Sequence[Gap]) -> int:
+    """A plan from a partial snapshot lacks what the snapshot lacks: say so, exit 1."""
+    if not lacking:
+        return EXIT_OK
+    print(
+        f"rmq-console: warning: snapshot {snapshot_id} is partial: the plan lacks what it "
+        "lacks (queues of a broker that did not answer are not in it)",
+        file=sys.stderr,
+    )
+    report_missing(lacking, what="groups")
+    return EXIT_PARTIAL
 
 
 class _Terminal:
@@ -224,6 +264,8 @@ class _Terminal:
 
 
 def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
+    from console.domain.spec import describe, parse_spec
+
     spec = parse_spec(header.spec, offsets=())
     print(
         f"plan {header.plan_id}: {describe(spec.strategy)} on snapshot "
@@ -271,6 +313,8 @@ def _progress(p: JobProgress) -> None:
 
 
 def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
+    from console.services.spark_runner import SparkRunner
+
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
     env = {**os.environ, **engine.env}
@@ -290,6 +334,8 @@ def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]
 
 
 async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
+    from console.services.cluster import ClusterReader
+
     async with target.admin() as admin:
         return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TextIO
+
+from console.domain.gaps import Gap, distinct
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | None = None) -> None:
@@ -35,8 +38,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | N
 
 def dump_json(value: Any, out: TextIO | None = None) -> None:
     out = sys.stdout if out is None else out
-    json.dump(value, out, indent=2, sort_keys=False)
-    out.write("\n")
+    # One write: json.dump writes every token on its own, which costs seconds on 2,000 rows.
+    out.write(json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
 def timestamp(ms: int) -> str | None:
@@ -56,3 +59,30 @@ def _cell(value: Any) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+#: Lines on stderr about missing pieces before the rest is summed up in one.
+MISSING_LINES = 20
+
+
+def missing(gaps: Iterable[Gap]) -> list[dict[str, str]]:
+    """`missing: [...]` of a JSON answer: each missing piece once."""
+    return [g.to_dict() for g in distinct(gaps)]
+
+
+def report_missing(gaps: Iterable[Gap], *, what: str = "", err: TextIO | None = None) -> None:
+    """One line on stderr per missing piece (each once, however many reads lacked it: the
+    count follows when more than one did), e.g.
+    `rmq-console: broker broker-a authentication refused: broker-a refused the signature for
+    access key AK: check the secret (the server said: check signature failed.)`."""
+    err = sys.stderr if err is None else err
+    all_gaps = list(gaps)
+    counts = Counter((g.part, g.name, g.why) for g in all_gaps)
+    unique = distinct(all_gaps)
+    for g in unique[:MISSING_LINES]:
+        n = counts[(g.part, g.name, g.why)]
+        times = f" (in {n} {what})" if what and n > 1 else ""
+        print(f"rmq-console: {g.part} {g.name} {g.why}: {g.detail}{times}", file=err)
+    if len(unique) > MISSING_LINES:
+        rest = len(unique) - MISSING_LINES
+        print(f"rmq-console: and {rest} more missing pieces (--json lists them)", file=err)

@@ -8,7 +8,7 @@ exits 1 (2 when nothing could be read). See README "Exit codes".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -57,7 +57,24 @@ class Gap:
     detail: str
 
     def line(self) -> str:
+        # A detail that already starts with the name ("broker-a refused the signature...")
+        # is not told twice.
+        if self.detail.startswith(self.name):
+            return f"{self.part} {self.detail}"
         return f"{self.part} {self.name}: {self.detail}"
+
+    def to_dict(self) -> dict[str, str]:
+        """The JSON form (`missing: [...]` of the CLI, a snapshot file's metadata)."""
+        return {
+            "part": str(self.part),
+            "name": self.name,
+            "why": str(self.why),
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, str]) -> Gap:
+        return cls(Part(d["part"]), d["name"], Why(d["why"]), d["detail"])
 
 
 def why_of(error: RocketMQError) -> Why:
@@ -74,10 +91,35 @@ def why_of(error: RocketMQError) -> Why:
     return Why.ERROR
 
 
-def gap(part: Part, name: str, error: RocketMQError) -> Gap:
+def gap(part: Part, name: str, error: RocketMQError, *, broker: str | None = None) -> Gap:
     """The gap a failed request leaves: its kind from the error's type, its line from the error
-    (one line, whatever the error's text holds)."""
-    return Gap(part, name, why_of(error), " ".join(str(error).split()) or type(error).__name__)
+    (one line, whatever the error's text holds).
+
+    `broker` is the name of the broker the request went to (by default `name` for a BROKER
+    part): the line names it where the error names only its address, so a refused signature
+    reads "broker-a refused the signature for access key AK: check the secret (...)".
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    if broker is None and part is Part.BROKER:
+        broker = name
+    addr = getattr(error, "addr", None)
+    if broker is not None and isinstance(addr, str) and addr and addr != broker:
+        if isinstance(error, AccessDenied):
+            text = text.replace(addr, broker, 1)
+        elif addr in text:
+            text = text.replace(addr, f"{broker} at {addr}", 1)
+        else:
+            text = f"{broker} at {addr}: {text}"
+    return Gap(part, name, why_of(error), text)
+
+
+def distinct(gaps: Iterable[Gap]) -> list[Gap]:
+    """Each missing piece once (by part, name and why), in first-seen order: the same broker
+    missing from 2,000 group reads is one line, not 2,000."""
+    seen: dict[tuple[Part, str, Why], Gap] = {}
+    for g in gaps:
+        seen.setdefault((g.part, g.name, g.why), g)
+    return list(seen.values())
 
 
 #: Exit codes (README "Exit codes").

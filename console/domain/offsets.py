@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from console.domain.gaps import Gap
+from console.domain.gaps import Gap, Part
 from console.rocketmq.topics import is_retry_topic
 
 #: One queue of one group's picture: topic, broker, queue id.
@@ -16,13 +16,16 @@ class QueueOffsets:
     """One queue of one group: broker offsets and what the group committed.
 
     `committed` is None when the group never committed on the queue: the lag is then unknown,
-    never 0 (the broker's consume stats would say 0, which reads as "caught up").
+    never 0 (the broker's consume stats would say 0, which reads as "caught up"). It is None too
+    when the read could not tell (the group's `gaps` then name the queue).
+    `min_offset` is None when the broker did not answer for it (a gap names the topic and
+    broker): a min read as 0 would say every message since the first is still there.
     """
 
     topic: str
     broker: str
     queue_id: int
-    min_offset: int
+    min_offset: int | None
     max_offset: int
     committed: int | None
     pull_offset: int | None = None
@@ -65,11 +68,16 @@ class GroupOffsets:
     message_model: str | None = None
     consume_type: str | None = None
     consume_tps: float = 0.0
+    #: Messages in the group's %DLQ% topic; a lower bound when a DLQ gap says a broker's part
+    #: of it could not be read.
     dlq_messages: int = 0
+    #: Brokers whose consume stats failed (each also has a BROKER gap saying why).
     unreachable_brokers: tuple[str, ...] = field(default_factory=tuple)
-    #: What this read lacks (brokers that did not answer, queues whose offsets are unknown...):
-    #: its totals are lower bounds when there is any.
+    #: What this read lacks (brokers that did not answer, min offsets, queues whose committed
+    #: offset is unknown, the DLQ, the clients): its totals are lower bounds when there is any.
     gaps: tuple[Gap, ...] = ()
+    #: False when no broker answered the read at all: nothing here is the group's.
+    answered: bool = True
 
     @property
     def online(self) -> bool:
@@ -78,6 +86,11 @@ class GroupOffsets:
     @property
     def partial(self) -> bool:
         return bool(self.gaps)
+
+    @property
+    def clients_known(self) -> bool:
+        """Whether `clients` is the answer (False: no broker answered who is connected)."""
+        return not any(g.part is Part.CLIENTS for g in self.gaps)
 
     @property
     def topic_queues(self) -> tuple[QueueOffsets, ...]:
@@ -89,7 +102,8 @@ class GroupOffsets:
 
     @property
     def total_lag(self) -> int:
-        """Lag summed over the group's topics (retry excluded); unknown queues count nothing."""
+        """Lag summed over the group's topics (retry excluded); unknown queues count nothing.
+        A lower bound when `partial`: show it with `gaps.at_least`."""
         return sum(q.lag or 0 for q in self.topic_queues)
 
     @property

@@ -25,6 +25,7 @@ _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
 # The C string scanner json itself uses; not in the typeshed stubs, so looked up once here.
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
+_standard = json.JSONDecoder()
 
 
 def loads(data: bytes | str) -> Any:
@@ -91,6 +92,16 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end")
         ch = self.text[self.pos]
+        if ch in "{[":
+            # Most of a non-standard document is standard inside (a consume-stats body is
+            # standard but for its keys): each standard part goes to the C parser, only the
+            # parts around a non-standard key are walked here.
+            try:
+                value, self.pos = _standard.raw_decode(self.text, self.pos)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                return value
         if ch == "{":
             return self.object(depth)
         if ch == "[":

@@ -2,19 +2,21 @@
 
 One `ClusterReader` wraps one admin client and one cluster name. A method that reads brokers
 asks all masters concurrently, and what a broker that does not answer does to the answer is
-the method's: `broker_health` marks it down, `group_offsets` names it among the unreachable
-brokers and returns the others' queues, `groups` lists what the other brokers know (and fails
-only when none answers), `topic_stats` fails.
+the method's: `broker_health` marks it down, `group_offsets` returns the others' queues with a
+`Gap` for every piece it lacks (console.domain.gaps), `group_list` lists what the other brokers
+know with a gap for each that did not answer, `topic_stats` fails.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
@@ -31,6 +33,11 @@ from console.rocketmq.models import (
 from console.rocketmq.topics import dlq_topic
 
 T = TypeVar("T")
+
+#: Requests of one batch in flight to one broker at a time. A request's timeout runs from when
+#: it is sent: 6,000 sent at once to two brokers would wait in the brokers' queues until they
+#: time out, and the answer would be missing for no fault of the broker.
+BROKER_IN_FLIGHT = 32
 
 # Groups every broker creates for itself; never an operator's group.
 SYSTEM_GROUPS = frozenset(
@@ -80,36 +87,84 @@ class BrokerHealth:
 @dataclass(frozen=True, slots=True)
 class QueuesRead:
     """The queues of one topic across the brokers asked, and the brokers that did not answer
-    (by name): their queues are missing here, not empty."""
+    (by name): their queues are missing here, not empty. `gaps` says why, one per broker."""
 
     queues: tuple[QueueStats, ...]
     unreachable: tuple[str, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupList:
+    """The groups the brokers know, and a gap for each broker that did not say."""
+
+    groups: dict[str, SubscriptionGroup]
+    gaps: tuple[Gap, ...] = ()
 
 
 class ReadBatch:
     """What the group reads of one batch (a refresh, a snapshot, a listing) share.
 
-    Five hundred groups on one topic need that topic's min offsets once, not five hundred times,
-    and a group's DLQ topic is asked for only when the name server lists it. Good for the length
-    of one batch only: min offsets move, topics come and go.
+    The brokers are asked of the name server once for the batch, not once per group. Five
+    hundred groups on one topic need that topic's min offsets once, not five hundred times,
+    and a group's DLQ topic is asked for only when the name server lists it. Requests to one
+    broker are at most `in_flight` at a time. Good for the length of one batch only: min
+    offsets move, topics and brokers come and go.
     """
 
-    def __init__(self, admin: AdminClient, topics: frozenset[str] | None) -> None:
+    def __init__(
+        self,
+        admin: AdminClient,
+        topics: frozenset[str] | None,
+        brokers: dict[str, str] | None = None,
+        *,
+        min_offsets: bool = True,
+        in_flight: int = BROKER_IN_FLIGHT,
+    ) -> None:
         self._admin = admin
         #: Every topic of the cluster; None when the name server did not say.
         self.topics = topics
+        #: Master address by broker name for every read of the batch; None: each read asks.
+        self.brokers = brokers
+        #: Whether reads ask for min offsets (a listing of lags does without them).
+        self.min_offsets = min_offsets
+        self._in_flight = in_flight
+        self._gates: dict[str, asyncio.Semaphore] = {}
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
+        self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
 
+    async def ask(self, addr: str, request: Callable[[], Awaitable[T]]) -> T:
+        """Send `request()` to `addr` once fewer than `in_flight` of the batch's are there."""
+        gate = self._gates.get(addr)
+        if gate is None:
+            gate = self._gates[addr] = asyncio.Semaphore(self._in_flight)
+        async with gate:
+            return await request()
+
     async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
         future = self._stats.get((addr, topic))
         if future is None:
-            future = asyncio.ensure_future(self._admin.topic_stats(addr, topic))
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.topic_stats(addr, topic))
+            )
             future.add_done_callback(_retrieve)
             self._stats[(addr, topic)] = future
         # One reader giving up (a superseded refresh) must not cancel the answer for the others.
+        return await asyncio.shield(future)
+
+    async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
+        """The broker's subscription table, asked once for the batch (the whole fleet's
+        groups: each group of a scan that has no queues would otherwise ask for it again)."""
+        future = self._groups.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.subscription_groups(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._groups[addr] = future
         return await asyncio.shield(future)
 
 
@@ -207,55 +262,103 @@ class ClusterReader:
         return dict(sorted(out.items()))
 
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
-        """Consumer groups known to any broker (the union of their subscription tables)."""
+        """Consumer groups known to any broker (the union of their subscription tables); fails
+        only when no broker answers."""
         brokers = await self.brokers()
         results = await _each(brokers, self.admin.subscription_groups)
-        merged: dict[str, SubscriptionGroup] = {}
-        for r in results.values():
-            if isinstance(r, BaseException):
-                continue
-            merged.update(r)
-        if not merged and results and all(isinstance(r, BaseException) for r in results.values()):
+        if results and all(isinstance(r, BaseException) for r in results.values()):
             first = next(iter(results.values()))
             assert isinstance(first, BaseException)
             raise first
-        return {n: g for n, g in sorted(merged.items()) if include_system or not is_system_group(n)}
+        return self._merge_groups(results, include_system).groups
+
+    async def group_list(
+        self, *, include_system: bool = False, batch: ReadBatch | None = None
+    ) -> GroupList:
+        """Consumer groups known to any broker, with a gap for each broker that did not say
+        (its groups may be missing from the list); never fails for a broker. With a batch, its
+        brokers are asked and what they say serves the batch's reads."""
+        if batch is not None and batch.brokers is not None:
+            results = await _each(batch.brokers, batch.subscription_groups)
+        else:
+            results = await _each(await self.brokers(), self.admin.subscription_groups)
+        return self._merge_groups(results, include_system)
+
+    @staticmethod
+    def _merge_groups(
+        results: dict[str, dict[str, SubscriptionGroup] | BaseException], include_system: bool
+    ) -> GroupList:
+        merged: dict[str, SubscriptionGroup] = {}
+        gaps: list[Gap] = []
+        for name, r in results.items():
+            if isinstance(r, BaseException):
+                if not isinstance(r, RocketMQError):
+                    raise r
+                gaps.append(gap(Part.BROKER, name, r))
+                continue
+            merged.update(r)
+        kept = {n: g for n, g in sorted(merged.items()) if include_system or not is_system_group(n)}
+        return GroupList(kept, tuple(gaps))
 
     # ---- a group's offsets --------------------------------------------------------------------
 
-    async def batch(self) -> ReadBatch:
-        """A batch for reading many groups at once (see ReadBatch)."""
+    async def batch(
+        self, *, min_offsets: bool = True, in_flight: int = BROKER_IN_FLIGHT
+    ) -> ReadBatch:
+        """A batch for reading many groups at once (see ReadBatch): the brokers are asked here,
+        once. When the name server cannot say, the batch has none and each read asks (and
+        fails) on its own."""
+        brokers: dict[str, str] | None
+        try:
+            brokers = await self.brokers()
+        except RocketMQError:
+            brokers = None
         try:
             if self.cluster:
-                names = await self.admin.topics_by_cluster(self.cluster)
+                names: frozenset[str] | None = frozenset(
+                    await self.admin.topics_by_cluster(self.cluster)
+                )
             else:
-                names = await self.admin.topic_list()
+                names = frozenset(await self.admin.topic_list())
         except RocketMQError:
-            return ReadBatch(self.admin, None)  # each group asks for its own DLQ topic then
-        return ReadBatch(self.admin, frozenset(names))
+            names = None  # each group asks for its own DLQ topic then
+        return ReadBatch(self.admin, names, brokers, min_offsets=min_offsets, in_flight=in_flight)
 
     async def group_offsets(
         self, group: str, *, topics: Sequence[str] | None = None, batch: ReadBatch | None = None
     ) -> GroupOffsets:
-        """Every queue the group has offsets on (its retry topic included), with min/max.
+        """Every queue the group has offsets on (its retry topic included), with min/max, and
+        a gap for every piece that could not be read (console.domain.gaps).
 
         Queues where the broker's consume stats say 0 are asked again with
         setZeroIfNotFound=false, so "never committed" is told apart from "committed 0"; a
-        queue whose second question fails keeps the broker's 0.
+        queue whose second question fails is unknown, not the broker's 0. "Not found" is said
+        only when every broker answered and none knows the group.
         """
         batch = batch or ReadBatch(self.admin, None)
         taken_at = int(time.time() * 1000)
-        brokers = await self.brokers()
-        stats = await _each(brokers, lambda a: self.admin.consume_stats(a, group))
-        unreachable = tuple(n for n, r in stats.items() if isinstance(r, RocketMQError))
-        for r in stats.values():
-            if isinstance(r, BaseException) and not isinstance(r, RocketMQError):
-                raise r
-            # A broker that refuses our credentials is not down: say so, rather than answer
-            # with its queues missing.
-            if isinstance(r, BrokerError) and r.code == ResponseCode.NO_PERMISSION:
-                raise r
+        brokers = batch.brokers if batch.brokers is not None else await self.brokers()
+        stats = await _each(
+            brokers, lambda a: batch.ask(a, lambda: self.admin.consume_stats(a, group))
+        )
+        gaps: list[Gap] = []
+        for name, r in stats.items():
+            if isinstance(r, BaseException):
+                if not isinstance(r, RocketMQError):
+                    raise r
+                # A refused signature is named as such (gap's why), never as a broker down.
+                gaps.append(gap(Part.BROKER, name, r))
+        unreachable = tuple(g.name for g in gaps)
         live = {n: r for n, r in stats.items() if isinstance(r, ConsumeStats)}
+        if brokers and not live:
+            return GroupOffsets(
+                group=group,
+                taken_at_ms=taken_at,
+                queues=(),
+                unreachable_brokers=unreachable,
+                gaps=tuple(gaps),
+                answered=False,
+            )
         wanted = set(topics) if topics else None
         rows = [
             (brokers[n], q)
@@ -264,19 +367,25 @@ class ClusterReader:
             if wanted is None or q.queue.topic in wanted
         ]
         if not rows and not unreachable:
-            await self._require_group(group, brokers)
+            gaps.extend(await self._require_group(group, brokers, batch))
 
-        committed = await self._committed(group, rows)
-        mins = await self._min_offsets(batch, {(addr, q.queue.topic) for addr, q in rows})
-        connection = await self._connection(group, brokers, unreachable)
+        committed = await self._committed(group, rows, batch, gaps)
+        mins = (
+            await self._min_offsets(batch, {(addr, q.queue) for addr, q in rows}, gaps)
+            if batch.min_offsets
+            else {}
+        )
+        reachable = {n: a for n, a in brokers.items() if n not in unreachable}
+        connection = await self._connection(group, reachable, batch, gaps)
+        dlq = await self._dlq_messages(batch, group, reachable, gaps)
         queues = tuple(
             QueueOffsets(
                 topic=q.queue.topic,
                 broker=q.queue.broker_name,
                 queue_id=q.queue.queue_id,
-                min_offset=mins.get(q.queue, 0),
+                min_offset=mins.get(q.queue),
                 max_offset=q.broker_offset,
-                committed=committed.get(q.queue, q.consumer_offset),
+                committed=committed[q.queue] if q.queue in committed else q.consumer_offset,
                 pull_offset=q.pull_offset,
                 last_timestamp=q.last_timestamp,
             )
@@ -298,67 +407,100 @@ class ClusterReader:
             message_model=model,
             consume_type=consume_type,
             consume_tps=sum(s.consume_tps for s in live.values()),
-            dlq_messages=await self._dlq_messages(batch, group, brokers, unreachable),
+            dlq_messages=dlq,
             unreachable_brokers=unreachable,
+            gaps=tuple(gaps),
         )
 
-    async def _require_group(self, group: str, brokers: dict[str, str]) -> None:
-        groups = await _each(brokers, self.admin.subscription_groups)
-        for r in groups.values():
-            if isinstance(r, dict) and group in r:
-                return
+    async def _require_group(
+        self, group: str, brokers: dict[str, str], batch: ReadBatch
+    ) -> list[Gap]:
+        """Nothing when a broker knows the group; a gap for each broker that could not say
+        when none of the others knows it; NotFoundError when every broker said it does not."""
+        groups = await _each(brokers, batch.subscription_groups)
+        gaps: list[Gap] = []
+        for name, r in groups.items():
+            if isinstance(r, dict):
+                if group in r:
+                    return []
+            elif isinstance(r, RocketMQError):
+                gaps.append(gap(Part.BROKER, name, r))
+            else:
+                raise r
+        if gaps:
+            return gaps
         raise NotFoundError(f"consumer group {group!r} not found on any broker of the cluster")
 
     async def _committed(
-        self, group: str, rows: list[tuple[str, QueueConsumeStats]]
+        self,
+        group: str,
+        rows: list[tuple[str, QueueConsumeStats]],
+        batch: ReadBatch,
+        gaps: list[Gap],
     ) -> dict[MessageQueue, int | None]:
         zero = [(addr, q) for addr, q in rows if q.consumer_offset == 0]
+
+        def query(addr: str, mq: MessageQueue) -> Awaitable[int | None]:
+            return batch.ask(
+                addr,
+                lambda: self.admin.query_consumer_offset(addr, group, mq.topic, mq.queue_id),
+            )
+
         answers = await asyncio.gather(
-            *(
-                self.admin.query_consumer_offset(addr, group, q.queue.topic, q.queue.queue_id)
-                for addr, q in zero
-            ),
-            return_exceptions=True,
+            *(query(addr, q.queue) for addr, q in zero), return_exceptions=True
         )
         out: dict[MessageQueue, int | None] = {}
         for (_, q), a in zip(zero, answers, strict=True):
+            mq = q.queue
             if isinstance(a, BaseException):
-                continue  # keep the broker's 0: it answered the consume stats a moment ago
-            out[q.queue] = a
+                if not isinstance(a, RocketMQError):
+                    raise a
+                # The broker's 0 may mean "never committed": unknown, and said why.
+                name = f"{mq.topic}/{mq.broker_name}/{mq.queue_id}"
+                gaps.append(gap(Part.QUEUE, name, a, broker=mq.broker_name))
+                out[mq] = None
+                continue
+            out[mq] = a
         return out
 
     async def _min_offsets(
-        self, batch: ReadBatch, pairs: Iterable[tuple[str, str]]
+        self, batch: ReadBatch, queues: Iterable[tuple[str, MessageQueue]], gaps: list[Gap]
     ) -> dict[MessageQueue, int]:
-        pairs = sorted(pairs)
+        pairs = sorted({(addr, mq.topic, mq.broker_name) for addr, mq in queues})
         answers = await asyncio.gather(
-            *(batch.topic_stats(addr, topic) for addr, topic in pairs),
+            *(batch.topic_stats(addr, topic) for addr, topic, _ in pairs),
             return_exceptions=True,
         )
         out: dict[MessageQueue, int] = {}
-        for a in answers:
+        for (_, topic, broker), a in zip(pairs, answers, strict=True):
             if isinstance(a, dict):
                 out.update({mq: s.min_offset for mq, s in a.items()})
+            elif isinstance(a, RocketMQError):
+                gaps.append(gap(Part.MIN_OFFSETS, f"{topic}/{broker}", a, broker=broker))
+            else:
+                raise a
         return out
 
     async def _connection(
-        self, group: str, brokers: dict[str, str], unreachable: tuple[str, ...]
+        self, group: str, reachable: dict[str, str], batch: ReadBatch, gaps: list[Gap]
     ) -> ConsumerConnection | None:
         # Consumers heartbeat every broker, so any reachable one knows who is online.
-        for name, addr in brokers.items():
-            if name in unreachable:
-                continue
+        last: tuple[str, RocketMQError] | None = None
+        for name, addr in reachable.items():
             try:
-                return await self.admin.consumer_connections(addr, group)
-            except RocketMQError:
-                continue
+                ask = functools.partial(self.admin.consumer_connections, addr, group)
+                return await batch.ask(addr, ask)
+            except RocketMQError as exc:
+                last = (name, exc)
+        if last is not None:
+            gaps.append(gap(Part.CLIENTS, group, last[1], broker=last[0]))
         return None
 
     async def _dlq_messages(
-        self, batch: ReadBatch, group: str, brokers: dict[str, str], unreachable: tuple[str, ...]
+        self, batch: ReadBatch, group: str, reachable: dict[str, str], gaps: list[Gap]
     ) -> int:
-        reachable = {n: a for n, a in brokers.items() if n not in unreachable}
         read = await self.dlq_queues(group, brokers=reachable, batch=batch)
+        gaps.extend(read.gaps)
         return sum(s.max_offset - s.min_offset for s in read.queues)
 
     async def dlq_queues(
@@ -372,14 +514,28 @@ class ClusterReader:
             return QueuesRead(())
         if brokers is None:
             brokers = await self.brokers()
-        return await self._queues_on(brokers, topic)
+        return await self._queues_on(brokers, topic, part=Part.DLQ, batch=batch)
 
-    async def _queues_on(self, brokers: dict[str, str], topic: str) -> QueuesRead:
+    async def _queues_on(
+        self,
+        brokers: dict[str, str],
+        topic: str,
+        *,
+        part: Part = Part.BROKER,
+        batch: ReadBatch | None = None,
+    ) -> QueuesRead:
         """The topic's queues on each named broker; a broker without the topic has none, one
-        that does not answer is named unreachable."""
-        results = await _each(brokers, lambda a: self.admin.topic_stats(a, topic))
+        that does not answer is named unreachable, with a gap of `part` saying why."""
+
+        def stats(addr: str) -> Awaitable[dict[MessageQueue, QueueStats]]:
+            if batch is None:
+                return self.admin.topic_stats(addr, topic)
+            return batch.ask(addr, lambda: self.admin.topic_stats(addr, topic))
+
+        results = await _each(brokers, stats)
         queues: list[QueueStats] = []
         unreachable: list[str] = []
+        gaps: list[Gap] = []
         for name, r in results.items():
             if isinstance(r, dict):
                 queues.extend(r.values())
@@ -387,9 +543,12 @@ class ClusterReader:
                 continue
             elif isinstance(r, RocketMQError):
                 unreachable.append(name)
+                gaps.append(gap(part, name, r, broker=name))
             else:
                 raise r
-        return QueuesRead(tuple(sorted(queues, key=lambda s: s.queue)), tuple(unreachable))
+        return QueuesRead(
+            tuple(sorted(queues, key=lambda s: s.queue)), tuple(unreachable), tuple(gaps)
+        )
 
 
 async def _each(

@@ -3,11 +3,16 @@
 Taking one reads the cluster (ClusterReader.group_offsets per group, plus the store times at
 the ends of each queue); the console can also record the offsets it has just read for a refresh
 (`SnapshotStore.record`) so a history builds up with no extra load on the brokers.
+
+A snapshot that lacks pieces (a broker that did not answer, min offsets unknown...) keeps them
+in its file's metadata (`SnapshotStore.missing`): a plan from it warns. One of which nothing
+could be read is not taken at all (`NothingRead`, with the reasons).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
 from console.rocketmq.admin import AdminClient
@@ -28,10 +34,22 @@ _ARROW = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "doubl
 ARROW_SCHEMA = pa.schema([(name, _ARROW[kind]) for name, kind in SNAPSHOT_COLUMNS])
 GroupQueueKey = tuple[str, str, str, int]  # group, topic, broker, queue id
 DAY_MS = 86_400_000
+#: Parquet metadata key of a snapshot's missing pieces (a JSON list of Gap.to_dict()).
+MISSING_KEY = b"rmq_console.missing"
 
 
 class SnapshotNotFound(LookupError):
     pass
+
+
+class NothingRead(Exception):
+    """A snapshot of which nothing could be read (every broker refused the signature, or did
+    not answer): `gaps` says why. Nothing is saved."""
+
+    def __init__(self, gaps: Sequence[Gap]) -> None:
+        self.gaps = tuple(gaps)
+        why = "; ".join(g.line() for g in self.gaps[:3]) or "no broker answered"
+        super().__init__(f"nothing could be read: {why}")
 
 
 class GroupNotFound(LookupError):
@@ -47,6 +65,12 @@ class Snapshot:
     cluster: str
     taken_at_ms: int
     table: pa.Table
+    #: What the snapshot lacks; its file says so (SnapshotStore.missing).
+    gaps: tuple[Gap, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.gaps)
 
     @property
     def snapshot_id(self) -> str:
@@ -107,22 +131,35 @@ def snapshot_table(
 async def take_snapshot(
     reader: ClusterReader, cluster: str, groups: Sequence[str], *, with_times: bool = True
 ) -> Snapshot:
-    """Read the offsets of `groups` now; an unknown group raises GroupNotFound."""
-    brokers = await reader.brokers()
+    """Read the offsets of `groups` now; an unknown group raises GroupNotFound. What could not
+    be read is in the snapshot's `gaps`; when nothing could, NothingRead says why."""
     batch = await reader.batch()
+    if batch.brokers is None:
+        batch.brokers = await reader.brokers()  # what the name server says is the error
+    brokers = batch.brokers
     answers = await asyncio.gather(
         *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
     )
     offsets: list[GroupOffsets] = []
+    gaps: list[Gap] = []
     for group, answer in zip(groups, answers, strict=True):
         if isinstance(answer, NotFoundError):
             raise GroupNotFound(group, str(answer))
+        if isinstance(answer, RocketMQError):
+            gaps.append(gap(Part.GROUP, group, answer))
+            continue
         if isinstance(answer, BaseException):
             raise answer
-        offsets.append(answer)
+        gaps.extend(answer.gaps)
+        if answer.answered:
+            offsets.append(answer)
+    if not offsets or (gaps and not any(o.queues for o in offsets)):
+        # Not a snapshot of anything: saved, it would read as "no offsets" to a plan.
+        raise NothingRead(gaps)
     times = await store_times(reader.admin, brokers, offsets) if with_times else {}
     taken_at = min(o.taken_at_ms for o in offsets)
-    return Snapshot(cluster, taken_at, snapshot_table(cluster, offsets, brokers, times))
+    table = snapshot_table(cluster, offsets, brokers, times)
+    return Snapshot(cluster, taken_at, table, tuple(gaps))
 
 
 async def store_times(
@@ -158,7 +195,13 @@ class SnapshotStore:
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         # Written under a temporary name and moved: a listing never shows half a file.
         tmp = f"{path}.tmp-{os.getpid()}"
-        pq.write_table(snapshot.table, tmp, filesystem=fs)
+        table = snapshot.table
+        if snapshot.gaps:
+            missing = json.dumps([g.to_dict() for g in snapshot.gaps]).encode()
+            table = table.replace_schema_metadata(
+                {**(table.schema.metadata or {}), MISSING_KEY: missing}
+            )
+        pq.write_table(table, tmp, filesystem=fs)
         fs.move(tmp, path)
         return SnapshotRef(snapshot.cluster, snapshot.snapshot_id, snapshot.taken_at_ms, uri)
 
@@ -174,7 +217,8 @@ class SnapshotStore:
             return None
         taken_at = min(o.taken_at_ms for o in offsets)
         table = snapshot_table(cluster, offsets, broker_addrs, taken_at_ms=taken_at)
-        ref = self.save(Snapshot(cluster, taken_at, table))
+        gaps = tuple(g for o in offsets for g in o.gaps)
+        ref = self.save(Snapshot(cluster, taken_at, table, gaps))
         if retention is not None:
             self.prune(cluster, retention, now_ms=taken_at)
         return ref
@@ -185,6 +229,13 @@ class SnapshotStore:
     def load(self, ref: SnapshotRef) -> pa.Table:
         fs, path = files.filesystem(ref.uri)
         return pq.read_table(path, filesystem=fs, schema=ARROW_SCHEMA)
+
+    def missing(self, ref: SnapshotRef) -> tuple[Gap, ...]:
+        """What the snapshot lacks, as its file records it (none: it is whole)."""
+        fs, path = files.filesystem(ref.uri)
+        metadata = pq.read_schema(path, filesystem=fs).metadata or {}
+        raw = metadata.get(MISSING_KEY)
+        return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
 
     def groups_in(self, ref: SnapshotRef) -> set[str]:
         fs, path = files.filesystem(ref.uri)

@@ -235,6 +235,12 @@ def test_a_wrong_secret_is_named_by_its_access_key(acl_cluster: AclSandbox, tmp_
     assert run.returncode == 2, run.stderr
     assert names_the_access_key(run.stderr, acl_cluster.user.username), run.stderr
     assert "check signature failed" in run.stderr
+    # The cluster's answer is named, not the spec ("has no offsets in snapshot"), and the
+    # snapshot of nothing is not left in the workspace.
+    assert "no plan: the snapshot could not be taken" in run.stderr
+    assert "refused the signature for access key" in run.stderr
+    assert "has no offsets" not in run.stderr
+    assert not list(run.workspace.glob("snapshots/**/*.parquet"))
     for secret in (wrong, acl_cluster.user.password):
         assert secret not in run.stdout + run.stderr
     assert files_holding(run.written_dirs(), wrong) == []

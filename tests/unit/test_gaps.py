@@ -10,6 +10,7 @@ from console.domain.gaps import (
     Part,
     Why,
     at_least,
+    distinct,
     exit_code,
     gap,
 )
@@ -42,3 +43,36 @@ def test_exit_code_and_lower_bound() -> None:
     assert exit_code(missing, anything_read=False) == EXIT_NOTHING_READ
     assert at_least(1980, True) == "≥1980"
     assert at_least(0, False) == "0"
+
+
+def test_a_broker_is_named_where_the_error_names_its_address() -> None:
+    denied = AccessDenied(
+        "127.0.0.1:10911", 201, 16, "check signature failed", access_key="AK", authentication=True
+    )
+    g = gap(Part.BROKER, "broker-a", denied)
+    assert g.detail.startswith("broker-a refused the signature for access key AK: check the secret")
+    assert "127.0.0.1" not in g.detail
+    assert "code 16" not in g.detail
+    assert g.line() == f"broker {g.detail}"
+    late = gap(
+        Part.MIN_OFFSETS,
+        "orders/broker-b",
+        RequestTimeout("10.0.0.2:10911", 202, 1.0),
+        broker="broker-b",
+    )
+    assert late.detail == "broker-b at 10.0.0.2:10911 did not answer request 202 within 1s"
+    assert late.line().startswith("min offsets orders/broker-b: broker-b at 10.0.0.2:10911")
+
+
+def test_each_missing_piece_once_and_back_from_json() -> None:
+    a = Gap(Part.BROKER, "broker-b", Why.TIMEOUT, "first")
+    again = Gap(Part.BROKER, "broker-b", Why.TIMEOUT, "second")
+    other = Gap(Part.DLQ, "broker-b", Why.TIMEOUT, "dlq")
+    assert distinct([a, again, other]) == [a, other]
+    assert Gap.from_dict(a.to_dict()) == a
+    assert a.to_dict() == {
+        "part": "broker",
+        "name": "broker-b",
+        "why": "timed out",
+        "detail": "first",
+    }
