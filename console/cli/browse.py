@@ -51,7 +51,11 @@ def _run(args: argparse.Namespace, body: Any) -> int:
     async def go() -> int:
         async with target.admin() as admin:
             reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
-            result: int = await body(reader, target)
+            try:
+                result: int = await body(reader, target)
+            finally:
+                for unanswered in admin.name_servers.news():
+                    print(f"rmq-console: {unanswered.line()}", file=sys.stderr)
             return result
 
     return asyncio.run(go())
@@ -95,29 +99,32 @@ def _clusters(args: argparse.Namespace) -> int:
 def _brokers(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
-        health = {h.name: h for h in await reader.broker_health()}
-        rows = []
-        for name in sorted(health):
-            h = health[name]
-            broker = info.brokers[name]
-            rows.append(
-                {
-                    "broker": name,
-                    "cluster": broker.cluster,
-                    "addr": h.addr,
-                    "status": "UP" if h.up else "DOWN",
-                    "version": h.version,
-                    "error": h.error,
-                }
-            )
+        health = await reader.broker_health()
+        rows = [
+            {
+                "broker": h.name,
+                "broker_id": h.broker_id,
+                "role": h.role,
+                "cluster": info.brokers[h.name].cluster if h.name in info.brokers else None,
+                "addr": h.addr or None,
+                "status": "UP" if h.up else "DOWN",
+                "version": h.version,
+                "error": h.error,
+            }
+            for h in health
+        ]
         if args.json:
             dump_json(rows)
         else:
             table(
-                ["BROKER", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
-                [[r["broker"], r["cluster"], r["addr"], r["status"], r["version"]] for r in rows],
+                ["BROKER", "ID", "ROLE", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
+                [
+                    [r["broker"], r["broker_id"], r["role"], r["cluster"], r["addr"] or "-"]
+                    + [r["status"], r["version"]]
+                    for r in rows
+                ],
             )
-        return brokers_answered(health.values())
+        return brokers_answered(health)
 
     return _run(args, body)
 
@@ -199,6 +206,8 @@ def _lag(args: argparse.Namespace) -> int:
         print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
         if o.unreachable_brokers:
             print(f"unreachable brokers: {', '.join(o.unreachable_brokers)}")
+        if o.from_slave:
+            print(f"from slave, master down: {', '.join(o.from_slave)}")
         table(
             ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
             [
@@ -241,6 +250,7 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "dlq_messages": o.dlq_messages,
         "unknown_queues": o.unknown_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
+        "from_slave": list(o.from_slave),
         "queues": [
             {
                 "topic": q.topic,

@@ -1,17 +1,19 @@
 """Reads a cluster the way an operator looks at it: brokers, topics, groups, and a group's offsets.
 
 One `ClusterReader` wraps one admin client and one cluster name. A method that reads brokers
-asks all masters concurrently, and what a broker that does not answer does to the answer is
-the method's: `broker_health` marks it down, `group_offsets` names it among the unreachable
-brokers and returns the others' queues, `groups` lists what the other brokers know (and fails
-only when none answers), `topic_stats` fails.
+asks them all concurrently, each at its `BrokerRoute.read_addr`: the master, or a slave when the
+name server lists no master (offsets read there are marked, see `GroupOffsets.from_slave`;
+writes go to masters only, `brokers()`), and what a broker that does not answer does to the
+answer is the method's: `broker_health` marks it down, `group_offsets` names it among the
+unreachable brokers and returns the others' queues, `groups` lists what the other brokers know
+(and fails only when none answers), `topic_stats` fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -20,6 +22,8 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError, RocketMQError
 from console.rocketmq.models import (
+    MASTER_ID,
+    Broker,
     ClusterInfo,
     ConsumerConnection,
     ConsumeStats,
@@ -65,8 +69,59 @@ def is_system_group(name: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerRoute:
+    """One broker (a master and its slaves, one broker name) as the name server lists it now.
+
+    `master_addr` is None when no master is registered: it is down (a stopped master
+    unregisters; a hung one is dropped after ~10 s without heartbeat) while its slaves may
+    still serve reads. RocketMQ's own clients then read from a slave
+    (MQClientInstance.findBrokerAddressInSubscribe: the master, else the first slave listed);
+    they also commit offsets there, which the console never does.
+    """
+
+    name: str
+    master_addr: str | None
+    slaves: Mapping[int, str]  # broker id (1, 2, ...) -> address
+
+    @classmethod
+    def of(cls, broker: Broker) -> BrokerRoute:
+        slaves = {i: a for i, a in sorted(broker.addrs.items()) if i != MASTER_ID}
+        return cls(broker.name, broker.master_addr, slaves)
+
+    @property
+    def read_addr(self) -> str | None:
+        """Where to read: the master, else the slave with the lowest id; None: nowhere."""
+        if self.master_addr is not None:
+            return self.master_addr
+        return next(iter(self.slaves.values()), None)
+
+    @property
+    def from_slave(self) -> bool:
+        """Reads go to a slave because the master is down."""
+        return self.master_addr is None and bool(self.slaves)
+
+    @property
+    def addrs(self) -> dict[int, str]:
+        """Every registered address by broker id, the master (0) first."""
+        master = {MASTER_ID: self.master_addr} if self.master_addr is not None else {}
+        return {**master, **self.slaves}
+
+
+def read_addrs(routes: Mapping[str, BrokerRoute]) -> dict[str, str]:
+    """Where to read each broker (master, else slave), by broker name; brokers with no address
+    at all are left out."""
+    return {n: r.read_addr for n, r in routes.items() if r.read_addr is not None}
+
+
+def read_from_slave(routes: Mapping[str, BrokerRoute]) -> tuple[str, ...]:
+    """The brokers whose reads go to a slave, master down."""
+    return tuple(n for n, r in routes.items() if r.from_slave)
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerHealth:
-    """A master broker: up or down, and what it says about itself."""
+    """One broker address (a master, id 0, or a slave): up or down, and what it says about
+    itself. A master the name server no longer lists is down with no address."""
 
     name: str
     addr: str
@@ -75,6 +130,15 @@ class BrokerHealth:
     put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
     get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
     error: str | None = None
+    broker_id: int = MASTER_ID
+
+    @property
+    def role(self) -> str:
+        return "MASTER" if self.broker_id == MASTER_ID else "SLAVE"
+
+
+#: Why a broker listed with slaves only has no master address.
+MASTER_NOT_REGISTERED = "master not registered with the name server (down); its slave serves reads"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,32 +193,50 @@ class ClusterReader:
     async def cluster_info(self) -> ClusterInfo:
         return await self.admin.cluster_info()
 
-    async def brokers(self) -> dict[str, str]:
-        """Master address by broker name, limited to this reader's cluster when it has one."""
+    async def routes(self) -> dict[str, BrokerRoute]:
+        """Every broker of this reader's cluster (of all clusters when it has none) by name, as
+        the name server lists it now; a broker whose master is down is here with its slaves."""
         info = await self.admin.cluster_info()
         names = info.clusters.get(self.cluster, []) if self.cluster else list(info.brokers)
         if self.cluster and self.cluster not in info.clusters:
             known = ", ".join(sorted(info.clusters)) or "none"
             raise NotFoundError(f"cluster {self.cluster!r} is not registered (known: {known})")
-        out: dict[str, str] = {}
-        for name in sorted(names):
-            broker = info.brokers.get(name)
-            if broker and broker.master_addr:
-                out[name] = broker.master_addr
-        return out
+        return {n: BrokerRoute.of(info.brokers[n]) for n in sorted(names) if n in info.brokers}
+
+    async def brokers(self) -> dict[str, str]:
+        """Master address by broker name: where offsets are written (never a slave). A broker
+        whose master is down is not here; reads use `read_addrs(await self.routes())`."""
+        return {n: r.master_addr for n, r in (await self.routes()).items() if r.master_addr}
 
     async def broker_health(self, brokers: dict[str, str] | None = None) -> list[BrokerHealth]:
-        """Each master (of `brokers`, else of the cluster) asked for its runtime info."""
-        if brokers is None:
-            brokers = await self.brokers()
-        results = await _each(brokers, self.admin.broker_runtime)
+        """Each master of `brokers` asked for its runtime info; without `brokers`, every
+        address of the cluster (masters and slaves, by broker then id), and a master the name
+        server no longer lists as down."""
+        if brokers is not None:
+            return await self._health({(n, MASTER_ID): a for n, a in brokers.items()})
+        routes = await self.routes()
+        health = await self._health(
+            {(n, i): a for n, r in routes.items() for i, a in r.addrs.items()}
+        )
+        missing = [
+            BrokerHealth(n, "", up=False, error=MASTER_NOT_REGISTERED)
+            for n, r in routes.items()
+            if r.master_addr is None
+        ]
+        return sorted([*health, *missing], key=lambda h: (h.name, h.broker_id))
+
+    async def _health(self, addrs: dict[tuple[str, int], str]) -> list[BrokerHealth]:
+        keys = list(addrs)
+        results = await asyncio.gather(
+            *(self.admin.broker_runtime(addrs[k]) for k in keys), return_exceptions=True
+        )
         health = []
-        for name, addr in brokers.items():
-            r = results[name]
+        for (name, broker_id), r in zip(keys, results, strict=True):
+            addr = addrs[(name, broker_id)]
             if isinstance(r, BaseException):
                 if not isinstance(r, RocketMQError):
                     raise r
-                health.append(BrokerHealth(name, addr, up=False, error=str(r)))
+                health.append(BrokerHealth(name, addr, up=False, error=str(r), broker_id=broker_id))
                 continue
             health.append(
                 BrokerHealth(
@@ -164,6 +246,7 @@ class ClusterReader:
                     version=r.get("brokerVersionDesc"),
                     put_today=_int(r.get("msgPutTotalTodayNow")),
                     get_today=_int(r.get("msgGetTotalTodayNow")),
+                    broker_id=broker_id,
                 )
             )
         return health
@@ -191,13 +274,13 @@ class ClusterReader:
     async def topic_queues(self, topic: str) -> QueuesRead:
         """Min/max of the topic's queues on every broker of its route that answers."""
         route = await self.admin.topic_route(topic)
-        addrs = {b.name: b.master_addr for b in route.brokers if b.master_addr}
+        addrs = read_addrs({b.name: BrokerRoute.of(b) for b in route.brokers})
         return await self._queues_on(addrs, topic)
 
     async def topic_stats(self, topic: str) -> dict[MessageQueue, QueueStats]:
         """Min/max of every queue of a topic, across the brokers of its route."""
         route = await self.admin.topic_route(topic)
-        addrs = {b.name: b.master_addr for b in route.brokers if b.master_addr}
+        addrs = read_addrs({b.name: BrokerRoute.of(b) for b in route.brokers})
         results = await _each(addrs, lambda a: self.admin.topic_stats(a, topic))
         out: dict[MessageQueue, QueueStats] = {}
         for r in results.values():
@@ -208,7 +291,7 @@ class ClusterReader:
 
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         """Consumer groups known to any broker (the union of their subscription tables)."""
-        brokers = await self.brokers()
+        brokers = read_addrs(await self.routes())
         results = await _each(brokers, self.admin.subscription_groups)
         merged: dict[str, SubscriptionGroup] = {}
         for r in results.values():
@@ -245,7 +328,8 @@ class ClusterReader:
         """
         batch = batch or ReadBatch(self.admin, None)
         taken_at = int(time.time() * 1000)
-        brokers = await self.brokers()
+        routes = await self.routes()
+        brokers = read_addrs(routes)
         stats = await _each(brokers, lambda a: self.admin.consume_stats(a, group))
         unreachable = tuple(n for n, r in stats.items() if isinstance(r, RocketMQError))
         for r in stats.values():
@@ -300,6 +384,7 @@ class ClusterReader:
             consume_tps=sum(s.consume_tps for s in live.values()),
             dlq_messages=await self._dlq_messages(batch, group, brokers, unreachable),
             unreachable_brokers=unreachable,
+            from_slave=tuple(n for n in read_from_slave(routes) if n not in unreachable),
         )
 
     async def _require_group(self, group: str, brokers: dict[str, str]) -> None:
@@ -371,7 +456,7 @@ class ClusterReader:
         if batch is not None and not batch.may_exist(topic):
             return QueuesRead(())
         if brokers is None:
-            brokers = await self.brokers()
+            brokers = read_addrs(await self.routes())
         return await self._queues_on(brokers, topic)
 
     async def _queues_on(self, brokers: dict[str, str], topic: str) -> QueuesRead:
