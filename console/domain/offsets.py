@@ -67,9 +67,9 @@ class GroupOffsets:
     consume_tps: float = 0.0
     dlq_messages: int = 0
     unreachable_brokers: tuple[str, ...] = field(default_factory=tuple)
-    #: Brokers whose queues were read from a slave because their master is down: complete (a
-    #: slave holds the master's messages and, copied every minute, its committed offsets), so
-    #: no gap, but the operator must know.
+    #: Brokers whose queues were read from a slave because their master is down (not listed by
+    #: the name server, or not answering): complete (a slave holds the master's messages and,
+    #: copied every minute, its committed offsets), so no gap, but the operator must know.
     from_slave: tuple[str, ...] = ()
     #: What this read lacks (brokers that did not answer, queues whose offsets are unknown...):
     #: its totals are lower bounds when there is any.

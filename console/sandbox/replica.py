@@ -48,7 +48,8 @@ class ReplicaOptions:
     run_dir: Path | None = None  # default <cache>/sandbox-replica; wiped at start
     ports: ClusterPorts | None = None  # default: free ports, with a slave of REPLICA_BROKER
     cache: Path | None = None
-    start_timeout: float = 120.0
+    #: For the master, then again for the slave (a loaded two-core machine boots a JVM slowly).
+    start_timeout: float = 180.0
     #: How long the slave may take to hold the master's offsets (first copy 10 s after start).
     sync_timeout: float = 120.0
 

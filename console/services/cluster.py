@@ -20,7 +20,14 @@ from typing import Any, TypeVar
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, NotFoundError, RocketMQError
+from console.rocketmq.errors import (
+    BrokerError,
+    ConnectError,
+    ConnectionLost,
+    NotFoundError,
+    RequestTimeout,
+    RocketMQError,
+)
 from console.rocketmq.models import (
     MASTER_ID,
     Broker,
@@ -331,6 +338,9 @@ class ClusterReader:
         routes = await self.routes()
         brokers = read_addrs(routes)
         stats = await _each(brokers, lambda a: self.admin.consume_stats(a, group))
+        silent = await _to_slaves(
+            routes, brokers, stats, lambda a: self.admin.consume_stats(a, group)
+        )
         unreachable = tuple(n for n, r in stats.items() if isinstance(r, RocketMQError))
         for r in stats.values():
             if isinstance(r, BaseException) and not isinstance(r, RocketMQError):
@@ -384,7 +394,9 @@ class ClusterReader:
             consume_tps=sum(s.consume_tps for s in live.values()),
             dlq_messages=await self._dlq_messages(batch, group, brokers, unreachable),
             unreachable_brokers=unreachable,
-            from_slave=tuple(n for n in read_from_slave(routes) if n not in unreachable),
+            from_slave=tuple(
+                n for n in routes if n not in unreachable and (routes[n].from_slave or n in silent)
+            ),
         )
 
     async def _require_group(self, group: str, brokers: dict[str, str]) -> None:
@@ -475,6 +487,29 @@ class ClusterReader:
             else:
                 raise r
         return QueuesRead(tuple(sorted(queues, key=lambda s: s.queue)), tuple(unreachable))
+
+
+async def _to_slaves(
+    routes: Mapping[str, BrokerRoute],
+    addrs: dict[str, str],
+    answers: dict[str, T | BaseException],
+    fn: Callable[[str], Awaitable[T]],
+) -> tuple[str, ...]:
+    """Ask the slave of each master that did not answer `fn` at all (no connection, no answer
+    in time: a hung master stays listed for up to 2 minutes); where it answers, its address and
+    answer replace the master's in `addrs` and `answers`. Returns those brokers' names."""
+    silent = {
+        n: next(iter(routes[n].slaves.values()))
+        for n, r in answers.items()
+        if isinstance(r, ConnectError | ConnectionLost | RequestTimeout)
+        and routes[n].master_addr == addrs[n]
+        and routes[n].slaves
+    }
+    retried = await _each(silent, fn)
+    for name, answer in retried.items():
+        if not isinstance(answer, BaseException):
+            addrs[name], answers[name] = silent[name], answer
+    return tuple(n for n, a in retried.items() if not isinstance(a, BaseException))
 
 
 async def _each(

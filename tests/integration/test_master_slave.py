@@ -1,10 +1,11 @@
 """Masters and slaves, on a real master/slave pair (fixture `replica_cluster`: one master, its
 slave in a JVM of its own).
 
-`brokers` shows every address with its role and broker id. With the master stopped, the name
-server lists the slave alone, and `lag` reads the broker's queues there: the values the master
-had, marked "from slave, master down", exit 0 (a complete answer, README "Exit codes"). No write
-goes to the slave, though a 5.3.3 slave would take it (UPDATE_CONSUMER_OFFSET answers SUCCESS).
+`brokers` shows every address with its role and broker id. With the master hung (SIGSTOP: still
+listed, silent) or stopped (the name server then lists the slave alone), `lag` reads the
+broker's queues from the slave: the values the master had, marked "from slave, master down",
+exit 0 (a complete answer, README "Exit codes"). No write goes to the slave, though a 5.3.3
+slave would take it (UPDATE_CONSUMER_OFFSET answers SUCCESS).
 
 The tests that need the master up come first in this file; `master_stopped` stops it for the
 rest (the cluster is this module's alone, and stays that way until the session ends).
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,33 @@ def test_lag_reads_the_master_while_it_is_up(replica_cluster: ReplicaSandbox, co
     assert (result.returncode, result.stderr) == (0, "")
     document = json.loads(result.stdout)
     assert document["from_slave"] == []
+    assert queues(document) == {
+        (mq.topic, mq.broker_name, mq.queue_id): (seed.max_offsets[mq], c)
+        for mq, c in seed.committed.items()
+    }
+
+
+@pytest.fixture
+def master_paused(replica_cluster: ReplicaSandbox) -> Iterator[None]:
+    """The master's JVM stopped with SIGSTOP (still listed by the name server, which drops a
+    silent broker only after 120 s, answering nothing), then resumed."""
+    replica_cluster.pause_master()
+    try:
+        yield
+    finally:
+        replica_cluster.resume_master()
+
+
+def test_lag_reads_from_the_slave_while_the_master_hangs(
+    replica_cluster: ReplicaSandbox, config: Path, master_paused: None
+) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    result = lag(replica_cluster, config, "--json", "--timeout", "2")
+    assert (result.returncode, result.stderr) == (0, "")
+    document = json.loads(result.stdout)
+    assert document["from_slave"] == [replica_cluster.broker]
+    assert document["unreachable_brokers"] == []
     assert queues(document) == {
         (mq.topic, mq.broker_name, mq.queue_id): (seed.max_offsets[mq], c)
         for mq, c in seed.committed.items()
