@@ -54,8 +54,10 @@ def _run(args: argparse.Namespace, body: Any) -> int:
             try:
                 result: int = await body(reader, target)
             finally:
+                # When none answered, the command's own error line names them.
                 for unanswered in admin.name_servers.news():
-                    print(f"rmq-console: {unanswered.line()}", file=sys.stderr)
+                    if unanswered.instead is not None:
+                        print(f"rmq-console: {unanswered.line()}", file=sys.stderr)
             return result
 
     return asyncio.run(go())
