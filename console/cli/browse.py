@@ -20,7 +20,7 @@ from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
-from console.services.cluster import BrokerHealth, ClusterReader
+from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
 from console.services.fanout import gather_bounded
 
 #: Exit codes (README): a broker of the cluster did not answer.
@@ -57,7 +57,13 @@ def _run(args: argparse.Namespace, body: Any) -> int:
     async def go() -> int:
         async with target.admin() as admin:
             reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
-            result: int = await body(reader, target)
+            try:
+                result: int = await body(reader, target)
+            finally:
+                # When none answered, the command's own error line names them.
+                for unanswered in admin.name_servers.news():
+                    if unanswered.instead is not None:
+                        print(f"rmq-console: {unanswered.line()}", file=sys.stderr)
             return result
 
     return asyncio.run(go())
@@ -101,29 +107,32 @@ def _clusters(args: argparse.Namespace) -> int:
 def _brokers(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
-        health = {h.name: h for h in await reader.broker_health()}
-        rows = []
-        for name in sorted(health):
-            h = health[name]
-            broker = info.brokers[name]
-            rows.append(
-                {
-                    "broker": name,
-                    "cluster": broker.cluster,
-                    "addr": h.addr,
-                    "status": "UP" if h.up else "DOWN",
-                    "version": h.version,
-                    "error": h.error,
-                }
-            )
+        health = await reader.broker_health()
+        rows = [
+            {
+                "broker": h.name,
+                "broker_id": h.broker_id,
+                "role": h.role,
+                "cluster": info.brokers[h.name].cluster if h.name in info.brokers else None,
+                "addr": h.addr or None,
+                "status": "UP" if h.up else "DOWN",
+                "version": h.version,
+                "error": h.error,
+            }
+            for h in health
+        ]
         if args.json:
             dump_json(rows)
         else:
             table(
-                ["BROKER", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
-                [[r["broker"], r["cluster"], r["addr"], r["status"], r["version"]] for r in rows],
+                ["BROKER", "ID", "ROLE", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
+                [
+                    [r["broker"], r["broker_id"], r["role"], r["cluster"], r["addr"] or "-"]
+                    + [r["status"], r["version"]]
+                    for r in rows
+                ],
             )
-        return brokers_answered(health.values())
+        return brokers_answered(health)
 
     return _run(args, body)
 
@@ -146,8 +155,9 @@ def _groups(args: argparse.Namespace) -> int:
         # One batch for the scan: the brokers asked once, requests per broker bounded. The
         # listing shows lags, which need no min offsets.
         batch = await reader.batch(min_offsets=False)
-        if batch.brokers is None:
-            batch.brokers = await reader.brokers()  # what the name server says is the error
+        if batch.routes is None:
+            batch.routes = await reader.routes()  # what the name server says is the error
+        asked = len(read_addrs(batch.routes))
         listed = await reader.group_list(include_system=args.all, batch=batch)
         names = list(listed.groups)
         read = await gather_bounded(
@@ -156,7 +166,7 @@ def _groups(args: argparse.Namespace) -> int:
         rows = [_group_row(name, read[name]) for name in names]
         rows.sort(key=lambda r: (-(r["total_lag"] or 0), r["group"]))
         gaps = [*listed.gaps, *(Gap.from_dict(m) for r in rows for m in r["missing"])]
-        answered = any(r["answered"] for r in rows) or len(listed.gaps) < len(batch.brokers)
+        answered = any(r["answered"] for r in rows) or len(listed.gaps) < asked
         if args.json:
             dump_json(
                 {
@@ -281,6 +291,8 @@ def _print_lag(o: GroupOffsets) -> None:
         what = ", ".join(f"{g.part} {g.name} ({g.why})" for g in distinct(o.gaps)[:4])
         more = len(distinct(o.gaps)) - 4
         print(f"PARTIAL: missing {what}" + (f" and {more} more" if more > 0 else ""))
+    if o.from_slave:
+        print(f"from slave, master down: {', '.join(o.from_slave)}")
     table(
         ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
         [
@@ -338,6 +350,7 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "dlq_messages": o.dlq_messages if read else None,
         "unknown_queues": o.unknown_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
+        "from_slave": list(o.from_slave),
         "queues": [
             {
                 "topic": q.topic,

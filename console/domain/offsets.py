@@ -73,6 +73,10 @@ class GroupOffsets:
     dlq_messages: int = 0
     #: Brokers whose consume stats failed (each also has a BROKER gap saying why).
     unreachable_brokers: tuple[str, ...] = field(default_factory=tuple)
+    #: Brokers whose queues were read from a slave because their master is down (not listed by
+    #: the name server, or not answering): complete (a slave holds the master's messages and,
+    #: copied every minute, its committed offsets), so no gap, but the operator must know.
+    from_slave: tuple[str, ...] = ()
     #: What this read lacks (brokers that did not answer, min offsets, queues whose committed
     #: offset is unknown, the DLQ, the clients): its totals are lower bounds when there is any.
     gaps: tuple[Gap, ...] = ()

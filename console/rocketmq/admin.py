@@ -1,16 +1,20 @@
 """The async admin client: name server and broker operations as typed calls.
 
-Broker operations take the broker's address (its master, `Broker.master_addr`); finding which
-brokers hold a topic or a group is the caller's business (see `console.services`), so every
-operation here is one request (a name-server operation goes to the next name server only when
-one cannot be reached). What a broker's answer means beyond itself, such as whether a commit it
-acknowledged took effect, is for the services to find out (`console.services.offset_writer`).
+Broker operations take the broker's address (its master, `Broker.master_addr`, or for reads a
+slave); finding which brokers hold a topic or a group is the caller's business (see
+`console.services`), so every operation here is one request. A name-server operation asks the
+name servers in turn (`console.rocketmq.namesrv`): the next one when one cannot be reached, and
+also when one is slower than `HEDGE_S` to answer. Every broker address a name server lists is
+remembered with its broker id, and a write request to an address listed as a slave is refused
+before it is sent (`NotMaster`): offsets are written to masters only. What a broker's answer
+means beyond itself, such as whether a commit it acknowledged took effect, is for the services
+to find out (`console.services.offset_writer`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import random
 import time
 from collections.abc import Iterable, Sequence
 from types import TracebackType
@@ -23,12 +27,16 @@ from .errors import (
     AccessDenied,
     BrokerError,
     ConnectError,
+    ConnectionLost,
+    NotMaster,
     ProtocolError,
     ReadOnlyError,
+    RequestTimeout,
     RocketMQError,
 )
 from .frame import Command
 from .models import (
+    MASTER_ID,
     BoundaryType,
     Broker,
     ClientConnection,
@@ -44,11 +52,15 @@ from .models import (
     SubscriptionGroup,
     TopicRoute,
 )
+from .namesrv import NameServers
 from .signing import Credentials
 
 DEFAULT_TOPIC = "TBW102"
 PRODUCER_GROUP = "rmq_console_producer"
 PERM_READ_WRITE = 6
+#: After this long without an answer from a name server, the next one is asked too (the first
+#: to answer wins); at most half the request timeout.
+HEDGE_S = 1.0
 
 
 class AdminClient:
@@ -76,8 +88,12 @@ class AdminClient:
         self._pool = ConnectionPool(credentials)
         #: The access key requests are signed with (None: unsigned), named in AccessDenied.
         self.access_key = credentials.access_key if credentials else None
-        self._namesrv_index = random.randrange(len(self.namesrv))
+        #: Which name server to ask first, and those that did not answer lately (`news()` tells
+        #: each once: the CLI prints it on stderr, the console shows it in its status line).
+        self.name_servers = NameServers(self.namesrv)
         self.server_versions: dict[str, int] = {}
+        #: Broker name and id of every address a name server listed (id 0 = master).
+        self.broker_roles: dict[str, tuple[str, int]] = {}
 
     async def __aenter__(self) -> AdminClient:
         return self
@@ -107,10 +123,17 @@ class AdminClient:
     ) -> Command:
         """One request; raises BrokerError unless the response code is in `ok` (AccessDenied
         when the server refused the credentials or what they may do)."""
-        if self.read_only is not None and int(code) in WRITE_CODES:
+        if int(code) in WRITE_CODES:
             # Checked here, where every request passes, not per operation: nothing that changes
-            # the cluster leaves a read-only client, whichever method builds it.
-            raise ReadOnlyError(f"request {int(code)} would change the cluster: {self.read_only}")
+            # the cluster leaves a read-only client, nor goes to a slave, whichever method
+            # builds it.
+            if self.read_only is not None:
+                raise ReadOnlyError(
+                    f"request {int(code)} would change the cluster: {self.read_only}"
+                )
+            role = self.broker_roles.get(addr)
+            if role is not None and role[1] != MASTER_ID:
+                raise NotMaster(addr, int(code), broker=role[0], broker_id=role[1])
         ext = {k: _field(v) for k, v in (fields or {}).items() if v is not None}
         resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
         self.server_versions[addr] = resp.version
@@ -134,20 +157,56 @@ class AdminClient:
     async def call_namesrv(
         self, code: int, fields: dict[str, Any] | None = None, **kw: Any
     ) -> Command:
-        """Ask the name servers in turn until one answers; its errors are final."""
+        """Ask the name servers in turn until one answers; its errors are final.
+
+        The next one is asked as soon as one fails, and also when one has not answered after
+        HEDGE_S (then the first answer wins and the silent one is remembered as not answering):
+        a hung name server first in the list costs each call HEDGE_S at most, once, not a
+        timeout per call (see NameServers).
+        """
+        order = self.name_servers.order()
+        hedge = min(HEDGE_S, (kw.get("timeout") or self.timeout) / 2)
+        loop = asyncio.get_running_loop()
+        asking: dict[asyncio.Future[Command], tuple[str, float]] = {}
         errors: list[RocketMQError] = []
-        n = len(self.namesrv)
-        for i in range(n):
-            addr = self.namesrv[(self._namesrv_index + i) % n]
-            try:
-                resp = await self.call(addr, code, fields, **kw)
-            except BrokerError:
-                raise
-            except RocketMQError as exc:
-                errors.append(exc)
-                continue
-            self._namesrv_index = (self._namesrv_index + i) % n
-            return resp
+
+        def ask_next() -> None:
+            addr = order.pop(0)
+            future = asyncio.ensure_future(self.call(addr, code, fields, **kw))
+            future.add_done_callback(_retrieve)
+            asking[future] = (addr, loop.time())
+
+        ask_next()
+        try:
+            while asking:
+                done, _ = await asyncio.wait(
+                    asking, timeout=hedge if order else None, return_when=asyncio.FIRST_COMPLETED
+                )
+                if not done:
+                    ask_next()  # the one(s) asked are slow: ask the next one as well
+                    continue
+                answered = [f for f in done if f.exception() is None]
+                if answered:
+                    addr, _ = asking.pop(answered[0])
+                    for slow, (other, since) in asking.items():
+                        if not slow.done():
+                            waited = loop.time() - since
+                            self.name_servers.failed(other, f"no answer within {waited:.1f}s")
+                    self.name_servers.answered(addr)
+                    return answered[0].result()
+                for future in done:
+                    addr, _ = asking.pop(future)
+                    exc = future.exception()
+                    if not isinstance(exc, RocketMQError) or isinstance(exc, BrokerError):
+                        assert exc is not None
+                        raise exc
+                    errors.append(exc)
+                    self.name_servers.failed(addr, _unanswered_reason(exc))
+                    if order:
+                        ask_next()
+        finally:
+            for future in asking:
+                future.cancel()
         if len(errors) == 1:
             raise errors[0]
         raise ConnectError(",".join(self.namesrv), "; ".join(str(e) for e in errors))
@@ -158,7 +217,8 @@ class AdminClient:
         resp = await self.call_namesrv(RequestCode.GET_BROKER_CLUSTER_INFO)
         body = _body(resp)
         brokers = {
-            str(name): _broker(data) for name, data in _dict(body.get("brokerAddrTable")).items()
+            str(name): self._learn(_broker(data))
+            for name, data in _dict(body.get("brokerAddrTable")).items()
         }
         clusters = {
             str(name): sorted(str(b) for b in _list(members))
@@ -189,12 +249,17 @@ class AdminClient:
             )
             for q in map(_dict, _list(body.get("queueDatas")))
         ]
-        brokers = [_broker(b) for b in _list(body.get("brokerDatas"))]
+        brokers = [self._learn(_broker(b)) for b in _list(body.get("brokerDatas"))]
         return TopicRoute(
             topic=topic,
             brokers=sorted(brokers, key=lambda b: b.name),
             queues=sorted(queues, key=lambda q: q.broker_name),
         )
+
+    def _learn(self, broker: Broker) -> Broker:
+        for broker_id, addr in broker.addrs.items():
+            self.broker_roles[addr] = (broker.name, broker_id)
+        return broker
 
     # ---- broker: read side -------------------------------------------------------------------
 
@@ -545,6 +610,23 @@ def access_denial(code: int, remark: str | None) -> Denial | None:
     if "permission" not in text and any(word in text for word in _AUTHENTICATION_WORDS):
         return "authentication"
     return "authorization"
+
+
+def _unanswered_reason(error: RocketMQError) -> str:
+    """Why a name server did not answer, in a few words."""
+    if isinstance(error, RequestTimeout):
+        return "timed out"
+    if isinstance(error, ConnectError):
+        return f"cannot connect: {error.reason}"
+    if isinstance(error, ConnectionLost):
+        return f"connection lost: {error.reason}"
+    return str(error)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """A name server's answer nobody waits for any more (another answered): its error is seen."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _field(value: Any) -> str:

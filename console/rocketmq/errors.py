@@ -129,3 +129,19 @@ class NotFoundError(RocketMQError):
 
 class ReadOnlyError(RocketMQError):
     """A write asked of a client opened for reading only (a `read_only` cluster, or a read)."""
+
+
+class NotMaster(RocketMQError):
+    """A write request for an address the name server lists as a slave: refused before it is
+    sent. Offsets are written to a broker's master only (RocketMQ's own consumers commit to a
+    slave when the master is down; the console never does)."""
+
+    def __init__(self, addr: str, request_code: int, *, broker: str, broker_id: int) -> None:
+        super().__init__(
+            f"{addr} is a slave (broker id {broker_id}) of {broker}: request {request_code} "
+            f"changes the cluster and goes to the master only, never to a slave"
+        )
+        self.addr = addr
+        self.request_code = request_code
+        self.broker = broker
+        self.broker_id = broker_id

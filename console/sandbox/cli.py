@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from console.sandbox.cluster import BROKER_NAMES
+
     sub = parser.add_subparsers(dest="sandbox_command", required=True)
     fetch = sub.add_parser("fetch", help="download the RocketMQ 5.3.3 jars into the cache")
     fetch.add_argument("--cache", type=Path, help="cache directory (default ~/.cache/rmq-console)")
@@ -30,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--run-dir", type=Path, help="where stores and logs go (wiped at start)")
     up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
     up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
+    up.add_argument(
+        "--slave",
+        metavar="BROKER",
+        choices=list(BROKER_NAMES),
+        help="also start a slave (broker id 1, its own process, store and ports) of BROKER",
+    )
     up.add_argument(
         "--acl",
         action="store_true",
@@ -57,12 +65,14 @@ def run(args: argparse.Namespace) -> int:
                     AclOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
                 )
             case "up":
+                slaves = [args.slave] if args.slave else []
                 options = SandboxOptions(
                     run_dir=args.run_dir,
                     cache=args.cache,
-                    ports=free_ports(BROKER_NAMES) if args.free_ports else None,
+                    ports=free_ports(BROKER_NAMES, slaves=slaves) if args.free_ports else None,
                     seed=not args.no_seed,
                     live=not args.no_seed,
+                    slave_of=args.slave,
                 )
                 return cmd_up(options)
             case "down":
@@ -136,6 +146,8 @@ def print_ready(sb: Sandbox) -> None:
     print(f"RocketMQ sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
     for name, addr in sorted(sb.broker_addrs.items()):
         print(f"  {name}: {addr}")
+    for name, addr in sorted(sb.cluster.slave_addrs.items()):
+        print(f"  {name} slave (broker id 1): {addr}")
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
         f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s)"

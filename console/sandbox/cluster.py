@@ -1,8 +1,11 @@
-"""A real RocketMQ cluster on loopback: one name server and two brokers in one run directory."""
+"""A real RocketMQ cluster on loopback: one name server and two brokers in one run directory,
+and optionally a slave (broker id 1, its own process, store and ports) of a broker."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
 CLUSTER_NAME = "SandboxCluster"
 BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
 NAMESRV = "namesrv"
+SLAVE_ID = 1
 UPDATE_BROKER_CONFIG = 25  # RequestCode.UPDATE_BROKER_CONFIG; only the sandbox needs it
 _NUDGE_EVERY = 2.0
 
@@ -42,6 +46,11 @@ class ClusterConfig:
         return list(self.ports.brokers)
 
     @property
+    def slave_of(self) -> dict[str, str]:
+        """The slaves' process names, each with its master's broker name."""
+        return {slave_name(name): name for name in self.ports.slaves}
+
+    @property
     def rocketmq_home(self) -> Path:
         return self.run_dir / "rocketmq-home"
 
@@ -50,24 +59,36 @@ class ClusterConfig:
         return self.run_dir / "sandbox.pids"
 
 
+def slave_name(broker: str) -> str:
+    """The process (and run directory) name of `broker`'s slave."""
+    return f"{broker}-slave"
+
+
 def namesrv_properties(config: ClusterConfig) -> dict[str, str]:
     return {"listenPort": str(config.ports.namesrv), "bindAddress": LOOPBACK}
 
 
-def broker_properties(config: ClusterConfig, name: str) -> dict[str, str]:
-    """A broker small enough for a laptop: 16 MiB commit-log files, no timer wheel, no index."""
-    store = config.run_dir / name / "store"
+def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) -> dict[str, str]:
+    """A broker small enough for a laptop: 16 MiB commit-log files, no timer wheel, no index.
+
+    `slave`: the slave of broker `name` instead, in a process, store and ports of its own. It
+    learns its master's HA address from the name server and copies the master's commit log (HA)
+    and, every 60 s, its topics, groups and consumer offsets (5.3.3 SlaveSynchronize)."""
+    process = slave_name(name) if slave else name
+    store = config.run_dir / process / "store"
+    listen = config.ports.slaves[name] if slave else config.ports.brokers[name]
     return {
         "brokerClusterName": config.cluster_name,
         "brokerName": name,
-        "brokerId": "0",
+        "brokerId": str(SLAVE_ID) if slave else "0",
+        **({"brokerRole": "SLAVE"} if slave else {}),
         "namesrvAddr": f"{LOOPBACK}:{config.ports.namesrv}",
         # brokerIP1 is the address registered with the name server, brokerIP2 the HA address;
         # both default to the first non-loopback interface.
         "brokerIP1": LOOPBACK,
         "brokerIP2": LOOPBACK,
         "bindAddress": LOOPBACK,
-        "listenPort": str(config.ports.brokers[name]),
+        "listenPort": str(listen),
         "storePathRootDir": str(store),
         "storePathCommitLog": str(store / "commitlog"),
         "mappedFileSizeCommitLog": str(16 * 1024 * 1024),
@@ -120,6 +141,11 @@ class SandboxCluster:
     def broker_addrs(self) -> dict[str, str]:
         return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.brokers.items()}
 
+    @property
+    def slave_addrs(self) -> dict[str, str]:
+        """The slave's address by its master's broker name."""
+        return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.slaves.items()}
+
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new client for this cluster, signed when its brokers require it."""
         return AdminClient(
@@ -135,17 +161,45 @@ class SandboxCluster:
 
     # ---- lifecycle -------------------------------------------------------------------------
 
-    async def start(self, timeout: float = 90.0) -> float:
-        """Start the name server and every broker; return seconds until all were registered."""
+    async def start(self, timeout: float = 90.0, *, slaves: bool = True) -> float:
+        """Start the name server and every broker (and the slaves, unless `slaves=False`: see
+        start_slave); return seconds until all were registered."""
         started = time.monotonic()
         self._check_ports(self.config.ports.all_ports())
         self.config.rocketmq_home.mkdir(parents=True, exist_ok=True)
         # All at once: the name server boots faster than a broker, and a broker that finds it
         # not yet listening is nudged into registering (see _nudge) instead of waiting 10 s.
-        for name in [NAMESRV, *self.broker_names]:
+        with_slaves = list(self.config.slave_of) if slaves else []
+        for name in [NAMESRV, *self.broker_names, *with_slaves]:
             self._spawn(name)
-        await self.wait_registered(self.broker_names, timeout - (time.monotonic() - started))
+        await self.wait_registered(
+            [*self.broker_names, *with_slaves], timeout - (time.monotonic() - started)
+        )
         return time.monotonic() - started
+
+    async def start_slave(self, broker: str, timeout: float = 60.0) -> None:
+        """Start `broker`'s slave (configured in the ports) and wait until it is registered."""
+        if broker not in self.config.ports.slaves:
+            raise KeyError(f"no slave of {broker!r} configured in this sandbox")
+        name = slave_name(broker)
+        proc = self._procs.get(name)
+        if proc is None or not proc.running:
+            self._spawn(name)
+        await self.wait_registered([name], timeout)
+
+    def pause(self, name: str) -> None:
+        """SIGSTOP one process (a broker, a slave, the name server): it keeps its sockets and
+        answers nothing, as a hung JVM does."""
+        os.kill(self._running(name), signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        os.kill(self._running(name), signal.SIGCONT)
+
+    def _running(self, name: str) -> int:
+        proc = self._procs.get(name)
+        if proc is None or not proc.running or proc.pid is None:
+            raise KeyError(f"{name!r} is not running in this sandbox")
+        return proc.pid
 
     async def stop(self, grace: float = 30.0) -> None:
         """Stop every process at once.
@@ -157,9 +211,12 @@ class SandboxCluster:
         await asyncio.gather(*(p.stop(grace) for p in self._procs.values()))
 
     async def stop_broker(self, name: str, grace: float = 30.0) -> None:
-        """Stop one broker cleanly; its store and ports stay reserved for start_broker()."""
+        """Stop one broker (or slave) cleanly; its store and ports stay reserved for
+        start_broker()."""
         proc = self._procs.get(self._known_broker(name))
         if proc is not None:
+            if proc.running and proc.pid is not None:
+                os.kill(proc.pid, signal.SIGCONT)  # a paused JVM cannot act on SIGTERM
             await proc.stop(grace)
 
     async def start_broker(self, name: str, timeout: float = 60.0) -> None:
@@ -183,9 +240,9 @@ class SandboxCluster:
     # ---- readiness -------------------------------------------------------------------------
 
     async def wait_registered(self, names: Iterable[str], timeout: float) -> None:
-        """Poll GET_BROKER_CLUSTER_INFO until every named broker is listed with its address, then
-        until each answers GET_BROKER_RUNTIME_INFO."""
-        wanted = {n: self.broker_addrs[n] for n in names}
+        """Poll GET_BROKER_CLUSTER_INFO until every named broker (or slave) is listed with its
+        address, then until each answers GET_BROKER_RUNTIME_INFO."""
+        wanted = {n: self._addr_of(n) for n in names}
         deadline = time.monotonic() + timeout
         last_error = "no answer yet"
         async with self.admin(timeout=2.0) as admin:
@@ -196,10 +253,16 @@ class SandboxCluster:
                 except RocketMQError as exc:
                     last_error = str(exc)
                 else:
-                    listed = {n: b.master_addr for n, b in info.brokers.items()}
+                    listed = {
+                        n: a
+                        for b in info.brokers.values()
+                        for n, a in self._listed_names(b.name, b.addrs).items()
+                    }
                     members = set(info.clusters.get(self.cluster_name, []))
                     missing = [
-                        n for n, a in wanted.items() if listed.get(n) != a or n not in members
+                        n
+                        for n, a in wanted.items()
+                        if listed.get(n) != a or self.config.slave_of.get(n, n) not in members
                     ]
                     if missing:
                         last_error = f"not yet registered: {', '.join(missing)}"
@@ -240,10 +303,24 @@ class SandboxCluster:
             self._last_nudge[name] = now
             try:
                 await admin.call(
-                    self.broker_addrs[name], UPDATE_BROKER_CONFIG, body=b"brokerPermission=6\n"
+                    self._addr_of(name), UPDATE_BROKER_CONFIG, body=b"brokerPermission=6\n"
                 )
             except RocketMQError:
                 pass  # not listening yet: the next round tries again
+
+    def _addr_of(self, name: str) -> str:
+        master = self.config.slave_of.get(name)
+        return self.slave_addrs[master] if master else self.broker_addrs[name]
+
+    @staticmethod
+    def _listed_names(broker: str, addrs: Mapping[int, str]) -> dict[str, str]:
+        """A broker set as the name server lists it, by our process names."""
+        out = {}
+        if 0 in addrs:
+            out[broker] = addrs[0]
+        if SLAVE_ID in addrs:
+            out[slave_name(broker)] = addrs[SLAVE_ID]
+        return out
 
     def _check_alive(self, names: Iterable[str]) -> None:
         for name in names:
@@ -266,8 +343,9 @@ class SandboxCluster:
             )
 
     def _known_broker(self, name: str) -> str:
-        if name not in self.config.ports.brokers:
-            raise KeyError(f"no broker {name!r} in this sandbox ({', '.join(self.broker_names)})")
+        if name not in self.config.ports.brokers and name not in self.config.slave_of:
+            known = ", ".join([*self.broker_names, *self.config.slave_of])
+            raise KeyError(f"no broker {name!r} in this sandbox ({known})")
         return name
 
     # ---- processes -------------------------------------------------------------------------
@@ -285,6 +363,9 @@ class SandboxCluster:
         if name == NAMESRV:
             props, main = namesrv_properties(self.config), NAMESRV_MAIN
             jvm = self.config.namesrv_jvm
+        elif name in self.config.slave_of:
+            props = broker_properties(self.config, self.config.slave_of[name], slave=True)
+            main, jvm = BROKER_MAIN, self.config.broker_jvm
         else:
             props, main = broker_properties(self.config, name), BROKER_MAIN
             jvm = self.config.broker_jvm

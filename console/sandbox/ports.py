@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 LOOPBACK = "127.0.0.1"
 
@@ -14,10 +14,12 @@ LOOPBACK = "127.0.0.1"
 class ClusterPorts:
     namesrv: int
     brokers: dict[str, int]  # broker name -> listenPort
+    #: A slave (broker id 1) of a broker: master's broker name -> the slave's listenPort.
+    slaves: dict[str, int] = field(default_factory=dict)
 
     def all_ports(self) -> list[int]:
         ports = [self.namesrv]
-        for listen in self.brokers.values():
+        for listen in [*self.brokers.values(), *self.slaves.values()]:
             ports += broker_ports(listen)
         return ports
 
@@ -27,13 +29,20 @@ def broker_ports(listen_port: int) -> list[int]:
     return [listen_port - 2, listen_port, listen_port + 1]
 
 
-def default_ports(broker_names: Sequence[str]) -> ClusterPorts:
-    """A stock install's ports (9876, 10911) so a demo looks familiar; brokers 10 apart."""
-    return ClusterPorts(9876, {name: 10911 + 10 * i for i, name in enumerate(broker_names)})
+def default_ports(broker_names: Sequence[str], slaves: Sequence[str] = ()) -> ClusterPorts:
+    """A stock install's ports (9876, 10911) so a demo looks familiar; brokers 10 apart, then
+    the slaves (of the brokers named in `slaves`)."""
+    brokers = {name: 10911 + 10 * i for i, name in enumerate(broker_names)}
+    after = 10911 + 10 * len(brokers)
+    return ClusterPorts(9876, brokers, {name: after + 10 * i for i, name in enumerate(slaves)})
 
 
 def free_ports(
-    broker_names: Sequence[str], rng: random.Random | None = None, attempts: int = 200
+    broker_names: Sequence[str],
+    rng: random.Random | None = None,
+    attempts: int = 200,
+    *,
+    slaves: Sequence[str] = (),
 ) -> ClusterPorts:
     """Random ports that are free right now, below the Linux ephemeral range (32768+).
 
@@ -54,7 +63,10 @@ def free_ports(
 
     namesrv = pick(1)
     brokers = {name: pick(4) + 2 for name in broker_names}  # block = listen-2 .. listen+1
-    return ClusterPorts(namesrv, brokers)
+    unknown = [name for name in slaves if name not in brokers]
+    if unknown:
+        raise ValueError(f"a slave needs its master among the brokers: {', '.join(unknown)}")
+    return ClusterPorts(namesrv, brokers, {name: pick(4) + 2 for name in slaves})
 
 
 def port_free(port: int) -> bool:

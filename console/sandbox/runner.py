@@ -39,6 +39,9 @@ class SandboxOptions:
     seed: bool = True  # create the scenario's topics, groups, messages and offsets
     live: bool = True  # keep the live consumers and the trickle producer running (needs seed)
     start_timeout: float = 120.0
+    #: Also start a slave (broker id 1, its own JVM, store and ports) of this broker; with
+    #: `ports` given, they must hold its port (free_ports(..., slaves=[name])).
+    slave_of: str | None = None
 
 
 @dataclass(slots=True)
@@ -203,7 +206,10 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
 
     run_dir = (options.run_dir or rundir.default_run_dir(cache)).resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
-    ports = options.ports or default_ports(BROKER_NAMES)
+    slaves = [options.slave_of] if options.slave_of else []
+    ports = options.ports or default_ports(BROKER_NAMES, slaves)
+    if options.slave_of and options.slave_of not in ports.slaves:
+        raise ValueError(f"no port planned for a slave of {options.slave_of!r}")
     cluster = SandboxCluster(dist, tools.java, ClusterConfig(run_dir, ports))
     factory = _ConsumerFactory(
         tools.java, f"{classes}:{dist.classpath}", cluster.namesrv_addr, run_dir, pidfile

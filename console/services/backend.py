@@ -20,7 +20,7 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
 from console.services.access import open_admin
-from console.services.cluster import ClusterReader
+from console.services.cluster import BrokerRoute, ClusterReader
 from console.services.delays import NextStoreTimes
 from console.services.fanout import gather_bounded
 from console.services.source import BrokerState, Progress
@@ -38,21 +38,23 @@ class _Reader(ClusterReader):
 
     def __init__(self, admin: AdminClient, cluster: str | None) -> None:
         super().__init__(admin, cluster)
-        self._brokers: dict[str, str] | None = None
+        self._routes: dict[str, BrokerRoute] | None = None
         self._at = 0.0
         self._lock = asyncio.Lock()
 
-    async def brokers(self) -> dict[str, str]:
+    async def routes(self) -> dict[str, BrokerRoute]:
         async with self._lock:
-            if self._brokers is None or time.monotonic() - self._at > BROKERS_TTL:
-                await self.fresh_brokers()
-            assert self._brokers is not None
-            return dict(self._brokers)
+            if self._routes is None or time.monotonic() - self._at > BROKERS_TTL:
+                self._routes = await ClusterReader.routes(self)
+                self._at = time.monotonic()
+            return dict(self._routes)
 
     async def fresh_brokers(self) -> dict[str, str]:
-        self._brokers = await ClusterReader.brokers(self)
-        self._at = time.monotonic()
-        return dict(self._brokers)
+        """The masters, from the name server now."""
+        async with self._lock:
+            self._routes = await ClusterReader.routes(self)
+            self._at = time.monotonic()
+        return await self.brokers()
 
 
 class Backend:

@@ -1,10 +1,13 @@
 """Reads a cluster the way an operator looks at it: brokers, topics, groups, and a group's offsets.
 
 One `ClusterReader` wraps one admin client and one cluster name. A method that reads brokers
-asks all masters concurrently, and what a broker that does not answer does to the answer is
-the method's: `broker_health` marks it down, `group_offsets` returns the others' queues with a
-`Gap` for every piece it lacks (console.domain.gaps), `group_list` lists what the other brokers
-know with a gap for each that did not answer, `topic_stats` fails.
+asks them all concurrently, each at its `BrokerRoute.read_addr`: the master, or a slave when the
+name server lists no master or the master does not answer (offsets read there are marked, see
+`GroupOffsets.from_slave`; writes go to masters only, `brokers()`). What a broker that does not
+answer does to the answer is the method's: `broker_health` marks it down, `group_offsets`
+returns the others' queues with a `Gap` for every piece it lacks (console.domain.gaps),
+`group_list` lists what the other brokers know with a gap for each that did not answer,
+`topic_stats` fails.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -20,8 +23,17 @@ from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, NotFoundError, RocketMQError
+from console.rocketmq.errors import (
+    BrokerError,
+    ConnectError,
+    ConnectionLost,
+    NotFoundError,
+    RequestTimeout,
+    RocketMQError,
+)
 from console.rocketmq.models import (
+    MASTER_ID,
+    Broker,
     ClusterInfo,
     ConsumerConnection,
     ConsumeStats,
@@ -72,8 +84,59 @@ def is_system_group(name: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerRoute:
+    """One broker (a master and its slaves, one broker name) as the name server lists it now.
+
+    `master_addr` is None when no master is registered: it is down (a stopped master
+    unregisters; a hung one is dropped after ~10 s without heartbeat) while its slaves may
+    still serve reads. RocketMQ's own clients then read from a slave
+    (MQClientInstance.findBrokerAddressInSubscribe: the master, else the first slave listed);
+    they also commit offsets there, which the console never does.
+    """
+
+    name: str
+    master_addr: str | None
+    slaves: Mapping[int, str]  # broker id (1, 2, ...) -> address
+
+    @classmethod
+    def of(cls, broker: Broker) -> BrokerRoute:
+        slaves = {i: a for i, a in sorted(broker.addrs.items()) if i != MASTER_ID}
+        return cls(broker.name, broker.master_addr, slaves)
+
+    @property
+    def read_addr(self) -> str | None:
+        """Where to read: the master, else the slave with the lowest id; None: nowhere."""
+        if self.master_addr is not None:
+            return self.master_addr
+        return next(iter(self.slaves.values()), None)
+
+    @property
+    def from_slave(self) -> bool:
+        """Reads go to a slave because the master is down."""
+        return self.master_addr is None and bool(self.slaves)
+
+    @property
+    def addrs(self) -> dict[int, str]:
+        """Every registered address by broker id, the master (0) first."""
+        master = {MASTER_ID: self.master_addr} if self.master_addr is not None else {}
+        return {**master, **self.slaves}
+
+
+def read_addrs(routes: Mapping[str, BrokerRoute]) -> dict[str, str]:
+    """Where to read each broker (master, else slave), by broker name; brokers with no address
+    at all are left out."""
+    return {n: r.read_addr for n, r in routes.items() if r.read_addr is not None}
+
+
+def read_from_slave(routes: Mapping[str, BrokerRoute]) -> tuple[str, ...]:
+    """The brokers whose reads go to a slave, master down."""
+    return tuple(n for n, r in routes.items() if r.from_slave)
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerHealth:
-    """A master broker: up or down, and what it says about itself."""
+    """One broker address (a master, id 0, or a slave): up or down, and what it says about
+    itself. A master the name server no longer lists is down with no address."""
 
     name: str
     addr: str
@@ -82,6 +145,15 @@ class BrokerHealth:
     put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
     get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
     error: str | None = None
+    broker_id: int = MASTER_ID
+
+    @property
+    def role(self) -> str:
+        return "MASTER" if self.broker_id == MASTER_ID else "SLAVE"
+
+
+#: Why a broker listed with slaves only has no master address.
+MASTER_NOT_REGISTERED = "master not registered with the name server (down); its slave serves reads"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +188,7 @@ class ReadBatch:
         self,
         admin: AdminClient,
         topics: frozenset[str] | None,
-        brokers: dict[str, str] | None = None,
+        routes: dict[str, BrokerRoute] | None = None,
         *,
         min_offsets: bool = True,
         in_flight: int = BROKER_IN_FLIGHT,
@@ -124,14 +196,19 @@ class ReadBatch:
         self._admin = admin
         #: Every topic of the cluster; None when the name server did not say.
         self.topics = topics
-        #: Master address by broker name for every read of the batch; None: each read asks.
-        self.brokers = brokers
+        #: The brokers every read of the batch goes to; None: each read asks the name server.
+        self.routes = routes
         #: Whether reads ask for min offsets (a listing of lags does without them).
         self.min_offsets = min_offsets
         self._in_flight = in_flight
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
         self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
+
+    @property
+    def brokers(self) -> dict[str, str] | None:
+        """Where the batch reads each broker (its master, else a slave); None: not known."""
+        return None if self.routes is None else read_addrs(self.routes)
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
@@ -184,32 +261,50 @@ class ClusterReader:
     async def cluster_info(self) -> ClusterInfo:
         return await self.admin.cluster_info()
 
-    async def brokers(self) -> dict[str, str]:
-        """Master address by broker name, limited to this reader's cluster when it has one."""
+    async def routes(self) -> dict[str, BrokerRoute]:
+        """Every broker of this reader's cluster (of all clusters when it has none) by name, as
+        the name server lists it now; a broker whose master is down is here with its slaves."""
         info = await self.admin.cluster_info()
         names = info.clusters.get(self.cluster, []) if self.cluster else list(info.brokers)
         if self.cluster and self.cluster not in info.clusters:
             known = ", ".join(sorted(info.clusters)) or "none"
             raise NotFoundError(f"cluster {self.cluster!r} is not registered (known: {known})")
-        out: dict[str, str] = {}
-        for name in sorted(names):
-            broker = info.brokers.get(name)
-            if broker and broker.master_addr:
-                out[name] = broker.master_addr
-        return out
+        return {n: BrokerRoute.of(info.brokers[n]) for n in sorted(names) if n in info.brokers}
+
+    async def brokers(self) -> dict[str, str]:
+        """Master address by broker name: where offsets are written (never a slave). A broker
+        whose master is down is not here; reads use `read_addrs(await self.routes())`."""
+        return {n: r.master_addr for n, r in (await self.routes()).items() if r.master_addr}
 
     async def broker_health(self, brokers: dict[str, str] | None = None) -> list[BrokerHealth]:
-        """Each master (of `brokers`, else of the cluster) asked for its runtime info."""
-        if brokers is None:
-            brokers = await self.brokers()
-        results = await _each(brokers, self.admin.broker_runtime)
+        """Each master of `brokers` asked for its runtime info; without `brokers`, every
+        address of the cluster (masters and slaves, by broker then id), and a master the name
+        server no longer lists as down."""
+        if brokers is not None:
+            return await self._health({(n, MASTER_ID): a for n, a in brokers.items()})
+        routes = await self.routes()
+        health = await self._health(
+            {(n, i): a for n, r in routes.items() for i, a in r.addrs.items()}
+        )
+        missing = [
+            BrokerHealth(n, "", up=False, error=MASTER_NOT_REGISTERED)
+            for n, r in routes.items()
+            if r.master_addr is None
+        ]
+        return sorted([*health, *missing], key=lambda h: (h.name, h.broker_id))
+
+    async def _health(self, addrs: dict[tuple[str, int], str]) -> list[BrokerHealth]:
+        keys = list(addrs)
+        results = await asyncio.gather(
+            *(self.admin.broker_runtime(addrs[k]) for k in keys), return_exceptions=True
+        )
         health = []
-        for name, addr in brokers.items():
-            r = results[name]
+        for (name, broker_id), r in zip(keys, results, strict=True):
+            addr = addrs[(name, broker_id)]
             if isinstance(r, BaseException):
                 if not isinstance(r, RocketMQError):
                     raise r
-                health.append(BrokerHealth(name, addr, up=False, error=str(r)))
+                health.append(BrokerHealth(name, addr, up=False, error=str(r), broker_id=broker_id))
                 continue
             health.append(
                 BrokerHealth(
@@ -219,6 +314,7 @@ class ClusterReader:
                     version=r.get("brokerVersionDesc"),
                     put_today=_int(r.get("msgPutTotalTodayNow")),
                     get_today=_int(r.get("msgGetTotalTodayNow")),
+                    broker_id=broker_id,
                 )
             )
         return health
@@ -246,13 +342,13 @@ class ClusterReader:
     async def topic_queues(self, topic: str) -> QueuesRead:
         """Min/max of the topic's queues on every broker of its route that answers."""
         route = await self.admin.topic_route(topic)
-        addrs = {b.name: b.master_addr for b in route.brokers if b.master_addr}
+        addrs = read_addrs({b.name: BrokerRoute.of(b) for b in route.brokers})
         return await self._queues_on(addrs, topic)
 
     async def topic_stats(self, topic: str) -> dict[MessageQueue, QueueStats]:
         """Min/max of every queue of a topic, across the brokers of its route."""
         route = await self.admin.topic_route(topic)
-        addrs = {b.name: b.master_addr for b in route.brokers if b.master_addr}
+        addrs = read_addrs({b.name: BrokerRoute.of(b) for b in route.brokers})
         results = await _each(addrs, lambda a: self.admin.topic_stats(a, topic))
         out: dict[MessageQueue, QueueStats] = {}
         for r in results.values():
@@ -264,7 +360,7 @@ class ClusterReader:
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         """Consumer groups known to any broker (the union of their subscription tables); fails
         only when no broker answers."""
-        brokers = await self.brokers()
+        brokers = read_addrs(await self.routes())
         results = await _each(brokers, self.admin.subscription_groups)
         if results and all(isinstance(r, BaseException) for r in results.values()):
             first = next(iter(results.values()))
@@ -281,7 +377,7 @@ class ClusterReader:
         if batch is not None and batch.brokers is not None:
             results = await _each(batch.brokers, batch.subscription_groups)
         else:
-            results = await _each(await self.brokers(), self.admin.subscription_groups)
+            results = await _each(read_addrs(await self.routes()), self.admin.subscription_groups)
         return self._merge_groups(results, include_system)
 
     @staticmethod
@@ -308,11 +404,11 @@ class ClusterReader:
         """A batch for reading many groups at once (see ReadBatch): the brokers are asked here,
         once. When the name server cannot say, the batch has none and each read asks (and
         fails) on its own."""
-        brokers: dict[str, str] | None
+        routes: dict[str, BrokerRoute] | None
         try:
-            brokers = await self.brokers()
+            routes = await self.routes()
         except RocketMQError:
-            brokers = None
+            routes = None
         try:
             if self.cluster:
                 names: frozenset[str] | None = frozenset(
@@ -322,7 +418,7 @@ class ClusterReader:
                 names = frozenset(await self.admin.topic_list())
         except RocketMQError:
             names = None  # each group asks for its own DLQ topic then
-        return ReadBatch(self.admin, names, brokers, min_offsets=min_offsets, in_flight=in_flight)
+        return ReadBatch(self.admin, names, routes, min_offsets=min_offsets, in_flight=in_flight)
 
     async def group_offsets(
         self, group: str, *, topics: Sequence[str] | None = None, batch: ReadBatch | None = None
@@ -337,10 +433,14 @@ class ClusterReader:
         """
         batch = batch or ReadBatch(self.admin, None)
         taken_at = int(time.time() * 1000)
-        brokers = batch.brokers if batch.brokers is not None else await self.brokers()
-        stats = await _each(
-            brokers, lambda a: batch.ask(a, lambda: self.admin.consume_stats(a, group))
-        )
+        routes = batch.routes if batch.routes is not None else await self.routes()
+        brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
+
+        def ask(addr: str) -> Awaitable[ConsumeStats]:
+            return batch.ask(addr, lambda: self.admin.consume_stats(addr, group))
+
+        stats = await _each(brokers, ask)
+        silent = await _to_slaves(routes, brokers, stats, ask)
         gaps: list[Gap] = []
         for name, r in stats.items():
             if isinstance(r, BaseException):
@@ -410,6 +510,9 @@ class ClusterReader:
             dlq_messages=dlq,
             unreachable_brokers=unreachable,
             gaps=tuple(gaps),
+            from_slave=tuple(
+                n for n in routes if n not in unreachable and (routes[n].from_slave or n in silent)
+            ),
         )
 
     async def _require_group(
@@ -513,7 +616,7 @@ class ClusterReader:
         if batch is not None and not batch.may_exist(topic):
             return QueuesRead(())
         if brokers is None:
-            brokers = await self.brokers()
+            brokers = read_addrs(await self.routes())
         return await self._queues_on(brokers, topic, part=Part.DLQ, batch=batch)
 
     async def _queues_on(
@@ -549,6 +652,29 @@ class ClusterReader:
         return QueuesRead(
             tuple(sorted(queues, key=lambda s: s.queue)), tuple(unreachable), tuple(gaps)
         )
+
+
+async def _to_slaves(
+    routes: Mapping[str, BrokerRoute],
+    addrs: dict[str, str],
+    answers: dict[str, T | BaseException],
+    fn: Callable[[str], Awaitable[T]],
+) -> tuple[str, ...]:
+    """Ask the slave of each master that did not answer `fn` at all (no connection, no answer
+    in time: a hung master stays listed for up to 2 minutes); where it answers, its address and
+    answer replace the master's in `addrs` and `answers`. Returns those brokers' names."""
+    silent = {
+        n: next(iter(routes[n].slaves.values()))
+        for n, r in answers.items()
+        if isinstance(r, ConnectError | ConnectionLost | RequestTimeout)
+        and routes[n].master_addr == addrs[n]
+        and routes[n].slaves
+    }
+    retried = await _each(silent, fn)
+    for name, answer in retried.items():
+        if not isinstance(answer, BaseException):
+            addrs[name], answers[name] = silent[name], answer
+    return tuple(n for n, a in retried.items() if not isinstance(a, BaseException))
 
 
 async def _each(

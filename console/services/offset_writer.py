@@ -13,6 +13,11 @@ So every written queue is read back (QUERY_CONSUMER_OFFSET, "not found" kept apa
 all writes of its (broker, topic, group) are answered, and reported as verified, kept another
 value (with the broker's remark), or failed (with the typed error). Results come out as they are
 known, for a journal to record and a progress bar to count.
+
+Writes go to masters only. A 5.3.3 slave takes UPDATE_CONSUMER_OFFSET with SUCCESS and keeps
+the value until its next copy from the master overwrites it: a write there is lost, silently.
+So the writer first has the client learn, from the name server, which addresses are slaves;
+the wire client then refuses any write to one (`NotMaster`, nothing sent).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.errors import BrokerError, NotMaster, ReadOnlyError, RocketMQError
 
 #: Requests (writes and read-backs) outstanding at once, over all brokers.
 IN_FLIGHT = 256
@@ -161,6 +166,7 @@ class OffsetWriter:
         """
         ordered = list(writes)
         tables = _by_table(ordered)
+        await self._learn_roles()
         gate = asyncio.Semaphore(self.in_flight)
         run = _Run(self.admin, gate, len(ordered), on_result, self.on_progress)
         run.progress()
@@ -168,6 +174,15 @@ class OffsetWriter:
             for table in tables.values():
                 tg.create_task(run.table(table))
         return WriteReport(tuple(run.results[w] for w in ordered))
+
+    async def _learn_roles(self) -> None:
+        """Ask the name server which addresses are masters and which slaves now, so that the
+        client refuses a write to a slave. Without an answer the client keeps what it learnt
+        before (the writes' addresses came from a master listing)."""
+        try:
+            await self.admin.cluster_info()
+        except RocketMQError:
+            pass
 
     async def results(self, writes: Iterable[OffsetWrite]) -> AsyncIterator[WriteResult]:
         """The results of `write`, as they are known. Leaving the loop early cancels the
@@ -241,7 +256,8 @@ class _Run:
             first = waiting.pop(0)
             answer = await self.update(first)
             if isinstance(answer, RocketMQError):
-                self.report(WriteResult(first, WriteOutcome.FAILED, error=answer))
+                sent = not isinstance(answer, NotMaster | ReadOnlyError)  # refused before sending
+                self.report(WriteResult(first, WriteOutcome.FAILED, error=answer, sent=sent))
                 if not isinstance(answer, BrokerError):
                     # No answer at all: the rest would only race each other into a table that
                     # may still not exist, on a broker that may not be there.

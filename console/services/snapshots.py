@@ -134,9 +134,10 @@ async def take_snapshot(
     """Read the offsets of `groups` now; an unknown group raises GroupNotFound. What could not
     be read is in the snapshot's `gaps`; when nothing could, NothingRead says why."""
     batch = await reader.batch()
-    if batch.brokers is None:
-        batch.brokers = await reader.brokers()  # what the name server says is the error
-    brokers = batch.brokers
+    if batch.routes is None:
+        batch.routes = await reader.routes()  # what the name server says is the error
+    # The addresses a plan from this snapshot writes to: masters only, never a slave.
+    brokers = {n: r.master_addr for n, r in batch.routes.items() if r.master_addr}
     answers = await asyncio.gather(
         *(reader.group_offsets(g, batch=batch) for g in groups), return_exceptions=True
     )

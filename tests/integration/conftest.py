@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from console.sandbox.acl import AclOptions, AclSandbox
-from console.sandbox.background import BackgroundAclSandbox, BackgroundSandbox
+from console.sandbox.background import Background, BackgroundAclSandbox, BackgroundSandbox
 from console.sandbox.cluster import BROKER_NAMES
 from console.sandbox.ports import free_ports
+from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions
 
 _HERE = Path(__file__).parent
@@ -63,6 +64,24 @@ def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclSandbox
         pytest.fail(f"the ACL cluster did not start: {exc}", pytrace=False)
     _measured["acl start"] = f"{time.monotonic() - started:.1f}s"
     yield acl
+    background.stop()
+
+
+@pytest.fixture(scope="session")
+def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicaSandbox]:
+    """A separate cluster of one master and its slave (broker id 1, a JVM of its own), seeded
+    (`replica_cluster.seed`) and copied to the slave; its master may be stopped by a test
+    without disturbing any other cluster. Stopped at the end."""
+    options = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
+    background = Background(lambda: replica_sandbox(options))
+    started = time.monotonic()
+    try:
+        replica = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the master/slave cluster did not start: {exc}", pytrace=False)
+    _measured["replica start"] = f"{time.monotonic() - started:.1f}s"
+    yield replica
     background.stop()
 
 

@@ -12,6 +12,7 @@ import pytest
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, ConnectError
+from console.rocketmq.models import ClusterInfo
 from console.services.offset_writer import (
     OffsetWrite,
     OffsetWriter,
@@ -68,6 +69,10 @@ class RacyBroker:
             return None
         finally:
             self.log.append(("answer", table, queue_id))
+
+    async def cluster_info(self) -> ClusterInfo:
+        """The writer asks which addresses are slaves first; this model has none."""
+        return ClusterInfo(brokers={}, clusters={})
 
     async def query_consumer_offset(
         self, addr: str, group: str, topic: str, queue_id: int

@@ -22,6 +22,7 @@ from console.rocketmq.errors import (
     ConnectError,
     ConnectionLost,
     NotFoundError,
+    NotMaster,
     ProtocolError,
     ReadOnlyError,
     RequestTimeout,
@@ -65,6 +66,7 @@ WIRE_ERRORS: list[RocketMQError] = [
     ),
     NotFoundError("consumer group 'g' not found on any broker of the cluster"),
     ReadOnlyError("cluster 'prod' is read-only"),
+    NotMaster("10.0.0.4:10911", 15, broker="broker-a", broker_id=1),
 ]
 
 

@@ -138,3 +138,21 @@ def test_status_of_nothing(tmp_path: Path) -> None:
     assert not st.running
     assert st.processes == {}
     assert st.info is None
+
+
+def test_a_slave_has_its_own_ports_store_and_id(tmp_path: Path) -> None:
+    ports = default_ports(BROKER_NAMES, slaves=["broker-a"])
+    assert ports.slaves == {"broker-a": 10931}
+    free = free_ports(BROKER_NAMES, slaves=["broker-a"])
+    assert len(free.all_ports()) == len(set(free.all_ports())) == 10
+    config = ClusterConfig(tmp_path, ports)
+    assert config.slave_of == {"broker-a-slave": "broker-a"}
+    master = broker_properties(config, "broker-a")
+    slave = broker_properties(config, "broker-a", slave=True)
+    assert (master["brokerId"], "brokerRole" in master) == ("0", False)
+    assert (slave["brokerId"], slave["brokerRole"]) == ("1", "SLAVE")
+    assert slave["brokerName"] == master["brokerName"] == "broker-a"
+    assert slave["listenPort"] == "10931"
+    assert slave["storePathRootDir"] == str(tmp_path / "broker-a-slave" / "store")
+    with pytest.raises(ValueError, match="broker-c"):
+        free_ports(BROKER_NAMES, slaves=["broker-c"])

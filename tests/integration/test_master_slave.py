@@ -1,0 +1,245 @@
+"""Masters and slaves, on a real master/slave pair (fixture `replica_cluster`: one master, its
+slave in a JVM of its own).
+
+`brokers` shows every address with its role and broker id. With the master hung (SIGSTOP: still
+listed, silent) or stopped (the name server then lists the slave alone), `lag` reads the
+broker's queues from the slave: the values the master had, marked "from slave, master down",
+exit 0 (a complete answer, README "Exit codes"). No write goes to the slave, though a 5.3.3
+slave would take it (UPDATE_CONSUMER_OFFSET answers SUCCESS).
+
+The tests that need the master up come first in this file; `master_stopped` stops it for the
+rest (the cluster is this module's alone, and stays that way until the session ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from console.config import ClusterConfig
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import NotMaster
+from console.rocketmq.models import MessageQueue
+from console.sandbox.replica import ReplicaSandbox
+from console.services.access import open_admin
+from console.services.cluster import ClusterReader
+from console.services.offset_writer import OffsetWrite, OffsetWriter, WriteOutcome
+from console.services.snapshots import take_snapshot
+
+QueueKey = tuple[str, str, int]
+
+
+def rmq_console(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("rmq-console")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RMQ_CONSOLE_CONFIG": str(config)}
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "config.yaml"
+    path.write_text("{}\n")
+    return path
+
+
+def brokers_json(replica: ReplicaSandbox, config: Path) -> tuple[int, list[dict[str, Any]], str]:
+    result = rmq_console("brokers", "--json", "--namesrv", replica.namesrv_addr, config=config)
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def lag(replica: ReplicaSandbox, config: Path, *mode: str) -> subprocess.CompletedProcess[str]:
+    assert replica.seed is not None
+    return rmq_console(
+        "lag", "-g", replica.seed.group, *mode, "--namesrv", replica.namesrv_addr, config=config
+    )
+
+
+def queues(document: dict[str, Any]) -> dict[QueueKey, tuple[int, int | None]]:
+    return {
+        (q["topic"], q["broker"], q["queue_id"]): (q["max_offset"], q["committed"])
+        for q in document["queues"]
+    }
+
+
+def test_brokers_lists_the_master_and_the_slave_with_role_and_id(
+    replica_cluster: ReplicaSandbox, config: Path
+) -> None:
+    code, rows, stderr = brokers_json(replica_cluster, config)
+    assert (code, stderr) == (0, "")
+    assert [(r["broker"], r["broker_id"], r["role"], r["addr"], r["status"]) for r in rows] == [
+        ("broker-r", 0, "MASTER", replica_cluster.master_addr, "UP"),
+        ("broker-r", 1, "SLAVE", replica_cluster.slave_addr, "UP"),
+    ]
+    assert all(r["version"] == "V5_3_3" for r in rows)
+    text = rmq_console("brokers", "--namesrv", replica_cluster.namesrv_addr, config=config)
+    assert text.returncode == 0
+    lines = [line.split() for line in text.stdout.splitlines()]
+    assert lines[0][:3] == ["BROKER", "ID", "ROLE"]
+    assert ["broker-r", "0", "MASTER", "ReplicaCluster", replica_cluster.master_addr] in [
+        line[:5] for line in lines
+    ]
+    assert ["broker-r", "1", "SLAVE", "ReplicaCluster", replica_cluster.slave_addr] in [
+        line[:5] for line in lines
+    ]
+
+
+def test_lag_reads_the_master_while_it_is_up(replica_cluster: ReplicaSandbox, config: Path) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    result = lag(replica_cluster, config, "--json")
+    assert (result.returncode, result.stderr) == (0, "")
+    document = json.loads(result.stdout)
+    assert document["from_slave"] == []
+    assert queues(document) == {
+        (mq.topic, mq.broker_name, mq.queue_id): (seed.max_offsets[mq], c)
+        for mq, c in seed.committed.items()
+    }
+
+
+@pytest.fixture
+def master_paused(replica_cluster: ReplicaSandbox) -> Iterator[None]:
+    """The master's JVM stopped with SIGSTOP (still listed by the name server, which drops a
+    silent broker only after 120 s, answering nothing), then resumed."""
+    replica_cluster.pause_master()
+    try:
+        yield
+    finally:
+        replica_cluster.resume_master()
+
+
+def test_lag_reads_from_the_slave_while_the_master_hangs(
+    replica_cluster: ReplicaSandbox, config: Path, master_paused: None
+) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    result = lag(replica_cluster, config, "--json", "--timeout", "2")
+    assert (result.returncode, result.stderr) == (0, "")
+    document = json.loads(result.stdout)
+    assert document["from_slave"] == [replica_cluster.broker]
+    assert document["unreachable_brokers"] == []
+    assert queues(document) == {
+        (mq.topic, mq.broker_name, mq.queue_id): (seed.max_offsets[mq], c)
+        for mq, c in seed.committed.items()
+    }
+
+
+async def _master_view(replica: ReplicaSandbox) -> dict[QueueKey, tuple[int, int | None]]:
+    async with replica.admin() as admin:
+        assert replica.seed is not None
+        o = await ClusterReader(admin).group_offsets(replica.seed.group)
+        assert o.from_slave == ()
+        return {q.key: (q.max_offset, q.committed) for q in o.queues}
+
+
+async def _only_slave_listed(replica: ReplicaSandbox, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with replica.admin() as admin:
+        while True:
+            addrs = (await admin.cluster_info()).brokers[replica.broker].addrs
+            if addrs == {1: replica.slave_addr}:
+                return
+            assert time.monotonic() < deadline, f"the name server still lists {addrs}"
+            await asyncio.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def master_stopped(replica_cluster: ReplicaSandbox) -> dict[QueueKey, tuple[int, int | None]]:
+    """What the master held (read from it just before), then the master's JVM stopped and the
+    name server listing the slave alone."""
+    held = asyncio.run(_master_view(replica_cluster))
+    asyncio.run(replica_cluster.stop_master())
+    asyncio.run(_only_slave_listed(replica_cluster))
+    return held
+
+
+def test_lag_reads_from_the_slave_when_the_master_is_down(
+    replica_cluster: ReplicaSandbox, config: Path, master_stopped: dict[QueueKey, Any]
+) -> None:
+    result = lag(replica_cluster, config, "--json")
+    # Every queue read, values exact: complete, so exit 0 (README "Exit codes").
+    assert (result.returncode, result.stderr) == (0, "")
+    document = json.loads(result.stdout)
+    assert document["from_slave"] == [replica_cluster.broker]
+    assert document["unreachable_brokers"] == []
+    assert queues(document) == master_stopped
+    assert len(master_stopped) == 4
+    expected_lag = sum(m - (c or 0) for (t, _, _), (m, c) in master_stopped.items())
+    assert document["total_lag"] == expected_lag == 24
+
+    text = lag(replica_cluster, config)
+    assert text.returncode == 0
+    assert f"from slave, master down: {replica_cluster.broker}" in text.stdout
+    assert f"total lag {expected_lag}" in text.stdout
+
+
+def test_brokers_shows_the_master_down_and_the_slave_up(
+    replica_cluster: ReplicaSandbox, config: Path, master_stopped: dict[QueueKey, Any]
+) -> None:
+    code, rows, stderr = brokers_json(replica_cluster, config)
+    assert code == 1
+    assert [(r["broker"], r["broker_id"], r["role"], r["addr"], r["status"]) for r in rows] == [
+        ("broker-r", 0, "MASTER", None, "DOWN"),
+        ("broker-r", 1, "SLAVE", replica_cluster.slave_addr, "UP"),
+    ]
+    assert "master not registered" in rows[0]["error"]
+    (line,) = stderr.splitlines()
+    assert line.startswith("rmq-console: broker down: broker-r: master not registered")
+
+
+async def _slave_committed(
+    admin: AdminClient, replica: ReplicaSandbox, queue_id: int
+) -> int | None:
+    assert replica.seed is not None
+    seed = replica.seed
+    return await admin.query_consumer_offset(replica.slave_addr, seed.group, seed.topic, queue_id)
+
+
+async def test_no_write_goes_to_the_slave(
+    replica_cluster: ReplicaSandbox, master_stopped: dict[QueueKey, Any]
+) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    cluster = ClusterConfig(name="replica", namesrv=(replica_cluster.namesrv_addr,))
+    async with open_admin(cluster, write=True) as admin:
+        before = await _slave_committed(admin, replica_cluster, 0)
+        assert before == seed.committed[MessageQueue(seed.topic, replica_cluster.broker, 0)]
+        assert before is not None
+
+        # Where offsets are written: masters only, and this broker has none now.
+        reader = ClusterReader(admin)
+        assert await reader.brokers() == {}
+        # A snapshot (what plans are made from) names no address to write to.
+        snapshot = await take_snapshot(reader, "replica", [seed.group])
+        assert snapshot.table.num_rows == 4
+        assert set(snapshot.table.column("broker_addr").to_pylist()) == {None}
+
+        # Handed the slave's address anyway, the writer refuses it before sending.
+        report = await OffsetWriter(admin).write(
+            [OffsetWrite(replica_cluster.slave_addr, seed.group, seed.topic, 0, before + 5)]
+        )
+        (result,) = report.results
+        assert result.outcome is WriteOutcome.FAILED
+        assert isinstance(result.error, NotMaster)
+        assert not result.sent
+        assert "never to a slave" in str(result.error)
+        # So does the client, whatever operation would write.
+        with pytest.raises(NotMaster):
+            await admin.update_consumer_offset(
+                replica_cluster.slave_addr, seed.group, seed.topic, 0, before + 5
+            )
+        with pytest.raises(NotMaster):
+            await admin.reset_offset(
+                replica_cluster.slave_addr, seed.group, seed.topic, offset=before + 5, queue_id=0
+            )
+        assert await _slave_committed(admin, replica_cluster, 0) == before
