@@ -16,7 +16,7 @@ from typing import Any
 
 from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
-from console.domain.offsets import GroupOffsets
+from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueOffsets
 from console.services.cluster import BrokerHealth, ClusterReader
 
 #: Exit codes (README): a broker of the cluster did not answer.
@@ -197,10 +197,23 @@ def _lag(args: argparse.Namespace) -> int:
         model = o.message_model or "-"
         state = f"{len(o.clients)} client(s) online" if o.online else "OFFLINE"
         print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
+        if o.client_local:
+            print(CLIENT_LOCAL_NOTE)
         if o.unreachable_brokers:
             print(f"unreachable brokers: {', '.join(o.unreachable_brokers)}")
         table(
-            ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
+            [
+                "TOPIC",
+                "BROKER",
+                "QID",
+                "MIN",
+                "MAX",
+                "COMMITTED",
+                "LAG",
+                "IN-FLIGHT",
+                "LAST",
+                "NOTE",
+            ],
             [
                 [
                     q.topic,
@@ -212,17 +225,27 @@ def _lag(args: argparse.Namespace) -> int:
                     q.lag if q.lag is not None else "unknown",
                     q.in_flight,
                     timestamp(q.last_timestamp) or "-",
+                    _below_min_note(q) or "",
                 ]
                 for q in o.queues
             ],
         )
+        total = "unknown (client-local)" if o.client_local else o.total_lag
         print(
-            f"total lag {o.total_lag}  retry backlog {o.retry_backlog}  "
+            f"total lag {total}  retry backlog {o.retry_backlog}  "
             f"DLQ {o.dlq_messages}  unknown queues {o.unknown_queues}"
+            + (f"  below min {o.below_min_queues}" if o.below_min_queues else "")
         )
         return brokers_answered((), o.unreachable_brokers)
 
     return _run(args, body)
+
+
+def _below_min_note(q: QueueOffsets) -> str | None:
+    if not q.below_min:
+        return None
+    assert q.committed is not None
+    return f"below min: {q.min_offset - q.committed} already deleted"
 
 
 def lag_document(o: GroupOffsets) -> dict[str, Any]:
@@ -236,10 +259,13 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
             {"client_id": c.client_id, "addr": c.addr, "language": c.language, "version": c.version}
             for c in o.clients
         ],
-        "total_lag": o.total_lag,
+        # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught up.
+        "client_local": o.client_local,
+        "total_lag": None if o.client_local else o.total_lag,
         "retry_backlog": o.retry_backlog,
         "dlq_messages": o.dlq_messages,
         "unknown_queues": o.unknown_queues,
+        "below_min_queues": o.below_min_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "queues": [
             {
@@ -249,6 +275,7 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
                 "min_offset": q.min_offset,
                 "max_offset": q.max_offset,
                 "committed": q.committed,
+                "below_min": q.below_min,
                 "lag": q.lag,
                 "in_flight": q.in_flight,
                 "last_consumed_at": timestamp(q.last_timestamp),
