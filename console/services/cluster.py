@@ -60,6 +60,11 @@ SYSTEM_TOPICS = frozenset(
 SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%", "RMQ_SYS_", "rmq_sys_", "%SYS%", "%LMQ%")
 
 
+#: MQVersion ordinal of 5.0.0, the first broker whose QUERY_CONSUMER_OFFSET honours
+#: setZeroIfNotFound=false (answers 22 QUERY_NOT_FOUND for a queue never committed).
+V5_0_0 = 413
+
+
 def is_system_group(name: str) -> bool:
     return name in SYSTEM_GROUPS or name.startswith("CID_RMQ_SYS_")
 
@@ -99,6 +104,16 @@ class ReadBatch:
         #: Every topic of the cluster; None when the name server did not say.
         self.topics = topics
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
+        self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
+
+    async def offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
+        """The broker's committed offsets of every group (GET_ALL_CONSUMER_OFFSET), once."""
+        future = self._tables.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self._admin.consumer_offset_table(addr))
+            future.add_done_callback(_retrieve)
+            self._tables[addr] = future
+        return await asyncio.shield(future)
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
@@ -266,7 +281,7 @@ class ClusterReader:
         if not rows and not unreachable:
             await self._require_group(group, brokers)
 
-        committed = await self._committed(group, rows)
+        committed = await self._committed(group, rows, batch)
         mins = await self._min_offsets(batch, {(addr, q.queue.topic) for addr, q in rows})
         connection = await self._connection(group, brokers, unreachable)
         queues = tuple(
@@ -310,18 +325,38 @@ class ClusterReader:
         raise NotFoundError(f"consumer group {group!r} not found on any broker of the cluster")
 
     async def _committed(
-        self, group: str, rows: list[tuple[str, QueueConsumeStats]]
+        self, group: str, rows: list[tuple[str, QueueConsumeStats]], batch: ReadBatch
     ) -> dict[MessageQueue, int | None]:
         zero = [(addr, q) for addr, q in rows if q.consumer_offset == 0]
+        # Before 5.0 QUERY_CONSUMER_OFFSET ignores setZeroIfNotFound and answers 0 for a queue
+        # never committed (while its message 0 is still in memory): only the broker's offset
+        # table tells the two apart there.
+        legacy = sorted({a for a, _ in zero if self.admin.server_versions.get(a, V5_0_0) < V5_0_0})
+        tables = dict(
+            zip(
+                legacy,
+                await asyncio.gather(
+                    *(batch.offset_table(a) for a in legacy), return_exceptions=True
+                ),
+                strict=True,
+            )
+        )
+        out: dict[MessageQueue, int | None] = {}
+        ask: list[tuple[str, QueueConsumeStats]] = []
+        for addr, q in zero:
+            table = tables.get(addr)
+            if isinstance(table, dict):
+                out[q.queue] = table.get((q.queue.topic, group), {}).get(q.queue.queue_id)
+            else:
+                ask.append((addr, q))
         answers = await asyncio.gather(
             *(
                 self.admin.query_consumer_offset(addr, group, q.queue.topic, q.queue.queue_id)
-                for addr, q in zero
+                for addr, q in ask
             ),
             return_exceptions=True,
         )
-        out: dict[MessageQueue, int | None] = {}
-        for (_, q), a in zip(zero, answers, strict=True):
+        for (_, q), a in zip(ask, answers, strict=True):
             if isinstance(a, BaseException):
                 continue  # keep the broker's 0: it answered the consume stats a moment ago
             out[q.queue] = a
