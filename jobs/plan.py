@@ -218,7 +218,15 @@ def finish(df: DataFrame, spec: ResetSpec, *, timestamp_ms: int | None = None) -
         ("NOT sourced", PlanWarning.NO_SOURCE),
         ("coalesce(clients, 0) > 0", PlanWarning.CONSUMERS_ONLINE),
         ("message_model = 'BROADCASTING'", PlanWarning.BROADCASTING),
+        # Whatever the target, the messages below the min are gone: say so even when the
+        # strategy (earliest, a time before min) clamps without asking for anything below it.
+        ("committed < min_offset", PlanWarning.CURRENT_BELOW_MIN),
     ]
+    if timestamp_ms is not None:
+        # The snapshot's instant bounds the newest store time when the queue's is unknown.
+        newest = "coalesce(max_timestamp, taken_at)"
+        after = f"max_offset > min_offset AND {int(timestamp_ms)}L > {newest}"
+        flags.append((after, PlanWarning.AFTER_NEWEST))
     warnings = ", ".join(f"IF({cond}, '{w}', NULL)" for cond, w in flags)
     staged = df.selectExpr(
         "*",

@@ -18,7 +18,7 @@ from typing import Any
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
-from console.domain.offsets import GroupOffsets, QueueOffsets
+from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
 from console.services.fanout import gather_bounded
@@ -291,10 +291,12 @@ def _print_lag(o: GroupOffsets) -> None:
         what = ", ".join(f"{g.part} {g.name} ({g.why})" for g in distinct(o.gaps)[:4])
         more = len(distinct(o.gaps)) - 4
         print(f"PARTIAL: missing {what}" + (f" and {more} more" if more > 0 else ""))
+    if o.client_local:
+        print(CLIENT_LOCAL_NOTE)
     if o.from_slave:
         print(f"from slave, master down: {', '.join(o.from_slave)}")
     table(
-        ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST"],
+        ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST", "NOTE"],
         [
             [
                 q.topic,
@@ -306,14 +308,17 @@ def _print_lag(o: GroupOffsets) -> None:
                 q.lag if q.lag is not None else "unknown",
                 q.in_flight,
                 timestamp(q.last_timestamp) or "-",
+                _below_min_note(q) or "",
             ]
             for q in o.queues
         ],
     )
     p = o.partial
+    total = "unknown (client-local)" if o.client_local else at_least(o.total_lag, p)
     print(
-        f"total lag {at_least(o.total_lag, p)}  retry backlog {at_least(o.retry_backlog, p)}  "
+        f"total lag {total}  retry backlog {at_least(o.retry_backlog, p)}  "
         f"DLQ {at_least(o.dlq_messages, p)}  unknown queues {o.unknown_queues}"
+        + (f"  below min {o.below_min_queues}" if o.below_min_queues else "")
     )
 
 
@@ -327,6 +332,14 @@ def _queue_gaps(o: GroupOffsets, q: QueueOffsets) -> list[Gap]:
         if (g.part is Part.QUEUE and g.name == own)
         or (g.part is Part.MIN_OFFSETS and g.name == topic)
     ]
+
+
+def _below_min_note(q: QueueOffsets) -> str | None:
+    if not q.below_min:
+        return None
+    assert q.committed is not None
+    assert q.min_offset is not None
+    return f"below min: {q.min_offset - q.committed} already deleted"
 
 
 def lag_document(o: GroupOffsets) -> dict[str, Any]:
@@ -345,10 +358,13 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
             {"client_id": c.client_id, "addr": c.addr, "language": c.language, "version": c.version}
             for c in o.clients
         ],
-        "total_lag": o.total_lag if read else None,
+        # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught up.
+        "client_local": o.client_local,
+        "total_lag": o.total_lag if read and not o.client_local else None,
         "retry_backlog": o.retry_backlog if read else None,
         "dlq_messages": o.dlq_messages if read else None,
         "unknown_queues": o.unknown_queues,
+        "below_min_queues": o.below_min_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "from_slave": list(o.from_slave),
         "queues": [
@@ -359,6 +375,7 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
                 "min_offset": q.min_offset,
                 "max_offset": q.max_offset,
                 "committed": q.committed,
+                "below_min": q.below_min,
                 "lag": q.lag,
                 "in_flight": q.in_flight,
                 "last_consumed_at": timestamp(q.last_timestamp),

@@ -12,19 +12,22 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
+from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets
 from console.redact import redact_text
 
 if TYPE_CHECKING:
     # Planning pulls in pyarrow and the Spark runner: imported by the handlers that need them,
     # so that `rmq-console lag` and `groups`, which build this parser too, start fast.
     from console.domain.plan import Impact, PlanHeader, PlanRow
+    from console.domain.spec import ResetSpec
     from console.services.cluster import ClusterReader
     from console.services.planning import PlanResult
     from console.services.reset_flow import ResetFlow
@@ -80,6 +83,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="when the Spark Connect server does not answer, plan on a local session",
     )
+    p.add_argument(
+        "--allow-future",
+        action="store_true",
+        help="plan a to-timestamp that lies in the future (every queue then moves to its max)",
+    )
     p.add_argument("--json", action="store_true", help="print the plan header as JSON")
     p.set_defaults(handler=_plan)
 
@@ -106,11 +114,13 @@ def _snapshot(args: argparse.Namespace) -> int:
         ref = await asyncio.to_thread(store.save, snap)
         retention = Retention(keep=target.config.snapshot_retention, max_age_days=None)
         await asyncio.to_thread(store.prune, name, retention, now_ms=snap.taken_at_ms)
+        client_local = await _client_local(reader, [g for g in args.group if g not in snap.groups])
         summary = {
             "cluster": name,
             "snapshot": ref.snapshot_id,
-            "groups": list(snap.groups),
+            "groups": list(args.group),
             "queues": snap.table.num_rows,
+            "client_local": client_local,
             "path": ref.uri,
             "partial": snap.partial,
             "missing": missing(snap.gaps),
@@ -121,21 +131,31 @@ def _snapshot(args: argparse.Namespace) -> int:
             marker = "PARTIAL snapshot" if snap.partial else "snapshot"
             print(
                 f"{marker} {ref.snapshot_id}: {snap.table.num_rows} queues of "
-                f"{', '.join(snap.groups)} -> {ref.uri}"
+                f"{', '.join(args.group)} -> {ref.uri}"
             )
+            for group in client_local:
+                print(f"{group}: {CLIENT_LOCAL_NOTE}")
         report_missing(snap.gaps, what="groups")
         return EXIT_PARTIAL if snap.partial else EXIT_OK
 
     return _with_reader(target, go)
 
 
+async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[str]:
+    """Which of these groups (read without a queue) are BROADCASTING; one that cannot be read
+    again is simply not named."""
+    read = await asyncio.gather(*(reader.group_offsets(g) for g in groups), return_exceptions=True)
+    return [o.group for o in read if isinstance(o, GroupOffsets) and o.client_local]
+
+
 # ---- plan -------------------------------------------------------------------------------------
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from console.domain.plan import warning_text
     from console.domain.spec import SpecError, load_spec
     from console.services import files
-    from console.services.planning import Planner
+    from console.services.planning import Planner, csv_cluster, warning_counts
     from console.services.reset_flow import ResetFlow, Stage, drive_plan
     from console.services.snapshots import NothingRead, SnapshotNotFound, SnapshotStore
     from console.services.spark_engine import EngineUnavailable, choose_engine
@@ -145,7 +165,19 @@ def _plan(args: argparse.Namespace) -> int:
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
     spec = load_spec(args.spec) if args.spec else None
-    name = _cluster_name(args, target, spec.scope.cluster if spec else None)
+    if spec is not None and not args.allow_future:
+        ahead = future_by_ms(spec, int(time.time() * 1000))
+        if ahead is not None:
+            print(
+                f"rmq-console: error: strategy.to-timestamp: {_duration(ahead)} in the future: "
+                "every queue would move to its max offset, skipping every message not yet "
+                "consumed; give --allow-future to plan it anyway",
+                file=sys.stderr,
+            )
+            return 2
+    # A plan CSV names its cluster: with a bare --namesrv that is the name to plan under.
+    named = spec.scope.cluster if spec else csv_cluster(args.import_csv)
+    name = _cluster_name(args, target, named)
     if spec is not None and spec.scope.cluster != name:
         raise SpecError("scope.cluster", f"{spec.scope.cluster!r}, but the target is {name!r}")
     try:
@@ -211,6 +243,7 @@ def _plan(args: argparse.Namespace) -> int:
         print(redact_text(f"rmq-console: plan failed: {failure or flow.stage}"), file=sys.stderr)
         return 1
     lacking = SnapshotStore(workspace).missing(result.snapshot)
+    warned = warning_counts(result.uri)
     if args.json:
         dump_json(
             {
@@ -219,10 +252,14 @@ def _plan(args: argparse.Namespace) -> int:
                 "impact": [i.to_dict() for i in flow.impact],
                 "partial": bool(lacking),
                 "missing": missing(lacking),
+                "warnings": [
+                    {"code": code, "text": warning_text(code), "queues": n}
+                    for code, n in warned.items()
+                ],
             }
         )
     else:
-        _print_plan(result.header, result.uri, flow.impact)
+        _print_plan(result.header, result.uri, flow.impact, warned)
     return _warn_partial(result.snapshot.snapshot_id, lacking)
 
 
@@ -263,7 +300,10 @@ class _Terminal:
         self.flow.cancelled()
 
 
-def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
+def _print_plan(
+    header: PlanHeader, uri: str, impact: Sequence[Impact], warned: Mapping[str, int]
+) -> None:
+    from console.domain.plan import warning_text
     from console.domain.spec import describe, parse_spec
 
     spec = parse_spec(header.spec, offsets=())
@@ -287,6 +327,8 @@ def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
             for t in header.totals
         ],
     )
+    for code, n in warned.items():
+        print(f"warning ({n} queue{'s' if n != 1 else ''}): {warning_text(code)}")
     for group, path in sorted(header.reset_paths.items()):
         print(f"reset path for {group}: {path.kind} - {path.reason}")
         if path.blocker:
@@ -298,6 +340,29 @@ def _print_plan(header: PlanHeader, uri: str, impact: Sequence[Impact]) -> None:
                 f"({i.rate_source})"
             )
     print(f"wrote {uri} (content {header.content_hash}); dry run: the cluster was not changed")
+
+
+#: How far ahead a to-timestamp may be before it is taken for a mistake (clocks differ a little).
+FUTURE_SLACK_MS = 60_000
+
+
+def future_by_ms(spec: ResetSpec, now_ms: int) -> int | None:
+    """How far a to-timestamp lies beyond `now_ms` (None when not more than FUTURE_SLACK_MS):
+    no message is stored there yet, so the plan would skip every queue to its max."""
+    from console.domain.spec import ToTimestamp
+
+    if not isinstance(spec.strategy, ToTimestamp):
+        return None
+    ahead = spec.strategy.timestamp_ms - now_ms
+    return ahead if ahead > FUTURE_SLACK_MS else None
+
+
+def _duration(ms: int) -> str:
+    minutes = ms // 60_000
+    if minutes < 120:
+        return f"{minutes} minute(s)"
+    hours = minutes // 60
+    return f"{hours} hour(s)" if hours < 48 else f"{hours // 24} day(s)"
 
 
 def _progress(p: JobProgress) -> None:

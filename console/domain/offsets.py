@@ -10,6 +10,14 @@ from console.rocketmq.topics import is_retry_topic
 #: One queue of one group's picture: topic, broker, queue id.
 QueueKey = tuple[str, str, int]
 
+#: GroupOffsets.message_model of a group whose offsets live on its clients.
+BROADCASTING = "BROADCASTING"
+#: What every view says of such a group instead of a row of zeros.
+CLIENT_LOCAL_NOTE = (
+    "client-local offsets: a BROADCASTING group keeps them on each consumer host "
+    "(offsets.json), the broker holds none"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class QueueOffsets:
@@ -43,6 +51,15 @@ class QueueOffsets:
         if self.committed is None or self.pull_offset is None:
             return None
         return max(self.pull_offset - self.committed, 0)
+
+    @property
+    def below_min(self) -> bool:
+        """Committed below the queue's min offset: the messages in between are already deleted
+        (the commit log rolled over them), so the consumer's next pull jumps forward. False when
+        either is unknown."""
+        if self.committed is None or self.min_offset is None:
+            return False
+        return self.committed < self.min_offset
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -88,6 +105,12 @@ class GroupOffsets:
         return bool(self.clients)
 
     @property
+    def client_local(self) -> bool:
+        """A BROADCASTING group: each client keeps its own offsets (offsets.json on its host)
+        and the broker holds none, so no total read from the broker says anything about it."""
+        return self.message_model == BROADCASTING
+
+    @property
     def partial(self) -> bool:
         return bool(self.gaps)
 
@@ -117,3 +140,22 @@ class GroupOffsets:
     @property
     def unknown_queues(self) -> int:
         return sum(1 for q in self.queues if q.committed is None)
+
+    @property
+    def below_min_queues(self) -> int:
+        """Queues whose committed offset is below the min offset (see QueueOffsets.below_min)."""
+        return sum(1 for q in self.queues if q.below_min)
+
+
+#: A store time before this is no store time: a broker asked for the time of a message it does
+#: not have (deleted below the min offset, or offset -1 when nothing is committed) answers 0 or
+#: -1, and its "delay" is then the time since 1970.
+EARLIEST_STORE_TIME_MS = 946_684_800_000  # 2000-01-01T00:00:00Z
+
+
+def known_delay(delay_ms: int, now_ms: int) -> int | None:
+    """A broker's delay (now - store time of the next message) as the console may show it:
+    None when it was measured from a store time the broker does not have."""
+    if now_ms - delay_ms < EARLIEST_STORE_TIME_MS:
+        return None
+    return delay_ms

@@ -65,6 +65,8 @@ class PlanWarning(StrEnum):
     NO_SOURCE = "no_source"
     CONSUMERS_ONLINE = "consumers_online"
     BROADCASTING = "broadcasting"
+    CURRENT_BELOW_MIN = "current_below_min"
+    AFTER_NEWEST = "after_newest"
 
     @property
     def text(self) -> str:
@@ -78,7 +80,19 @@ WARNING_TEXT = {
     PlanWarning.NO_SOURCE: "the source has no offset for this queue: it is left as it is",
     PlanWarning.CONSUMERS_ONLINE: "consumers of the group are online",
     PlanWarning.BROADCASTING: "broadcasting group: its offsets live on the clients, not the broker",
+    PlanWarning.CURRENT_BELOW_MIN: "the current offset is below the min offset: the messages "
+    "between them are already deleted",
+    PlanWarning.AFTER_NEWEST: "the time is after the newest message of the queue: the target is "
+    "its max offset, every message not yet consumed is skipped",
 }
+
+
+def warning_text(code: str) -> str:
+    """The sentence for a warning code; a code this version does not know is shown as is."""
+    try:
+        return PlanWarning(code).text
+    except ValueError:
+        return code
 
 
 class Clamp(StrEnum):
@@ -174,27 +188,23 @@ class Impact:
 
 # ---- reset path -------------------------------------------------------------------------------
 
-# MQVersion ordinals (response header `version`); names only for releases we know.
+# MQVersion ordinals (response header `version`). From V4_0_0_SNAPSHOT (212) to V5_9_9 (611)
+# the enum is regular: every release x.y.z has its _SNAPSHOT just before it.
 V5_1_0 = 433
-VERSION_NAMES = {
-    213: "4.0.0",
-    401: "4.9.4",
-    409: "4.9.8",
-    413: "5.0.0",
-    433: "5.1.0",
-    453: "5.2.0",
-    473: "5.3.0",
-    475: "5.3.1",
-    477: "5.3.2",
-    479: "5.3.3",
-    481: "5.3.4",
-}
+_V4_0_0 = 213
+_V5_9_9 = 611
 
 
 def version_name(ordinal: int | None) -> str:
+    """The release an ordinal means, spelled as brokers report themselves (`brokerVersionDesc`,
+    what `rmq-console brokers` prints): 407 is V4_9_7."""
     if ordinal is None:
         return "unknown version"
-    return VERSION_NAMES.get(ordinal, f"MQVersion #{ordinal}")
+    if not _V4_0_0 - 1 <= ordinal <= _V5_9_9:
+        return f"MQVersion #{ordinal}"
+    release = (ordinal - _V4_0_0 + 1) // 2  # releases since 4.0.0
+    name = f"V{4 + release // 100}_{release // 10 % 10}_{release % 10}"
+    return name if (ordinal - _V4_0_0) % 2 == 0 else f"{name}_SNAPSHOT"
 
 
 class ResetPathKind(StrEnum):

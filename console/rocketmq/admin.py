@@ -382,6 +382,17 @@ class AdminClient:
             return None
         return _ext_int(resp, "offset")
 
+    async def consumer_offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
+        """Every offset the broker has committed (its consumerOffset.json): (topic, group) ->
+        queue id -> offset. A queue missing here was never committed. One answer for all the
+        broker's groups: ask once per read, not per group."""
+        resp = await self.call(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        out: dict[tuple[str, str], dict[int, int]] = {}
+        for key, queues in _dict(_body(resp).get("offsetTable")).items():
+            topic, _, group = str(key).rpartition("@")  # "topic@group"; neither name has an @
+            out[(topic, group)] = {int(q): int(o) for q, o in _dict(queues).items()}
+        return out
+
     async def min_offset(self, addr: str, topic: str, queue_id: int) -> int:
         resp = await self.call(
             addr, RequestCode.GET_MIN_OFFSET, {"topic": topic, "queueId": queue_id}

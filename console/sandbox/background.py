@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from console.sandbox.acl import AclOptions, AclSandbox, acl_sandbox
+from console.sandbox.legacy import LegacyOptions, LegacySandbox, legacy_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions, sandbox
 
 T = TypeVar("T")
@@ -101,4 +102,12 @@ class BackgroundAclSandbox(Background[AclSandbox]):
 
     def __init__(self, options: AclOptions | None = None) -> None:
         super().__init__(lambda: acl_sandbox(options))
+        self.options = options
+
+
+class BackgroundLegacySandbox(Background[LegacySandbox]):
+    """The 4.9.7 cluster (namesrv, one broker with expiring commit logs, seeded) in a thread."""
+
+    def __init__(self, options: LegacyOptions | None = None) -> None:
+        super().__init__(lambda: legacy_sandbox(options))
         self.options = options

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from console.sandbox.cache import Distribution, cache_root, file_lock
+from console.sandbox.cache import ROCKETMQ_VERSION, Distribution, cache_root, file_lock
 from console.sandbox.errors import FetchError
 from console.sandbox.proc import log_tail
 from console.sandbox.toolchain import find_tools
@@ -30,16 +30,19 @@ def pom_path() -> Path:
     return Path(str(resources.files("console.sandbox") / "resources" / "pom.xml"))
 
 
-async def fetch_jars(cache: Path | None = None, *, force: bool = False) -> FetchResult:
-    """Make sure `<cache>/rocketmq-5.3.3/lib` holds every jar; download with Maven if not.
+async def fetch_jars(
+    cache: Path | None = None, *, force: bool = False, version: str = ROCKETMQ_VERSION
+) -> FetchResult:
+    """Make sure `<cache>/rocketmq-<version>/lib` holds every jar; download with Maven if not.
 
-    Raises MissingToolError when a download is needed and mvn (or the JDK) is absent, and
-    FetchError with Maven's output when the download fails.
+    `version` is another RocketMQ release with the same artifacts (4.9.7 for the 4.x sandbox,
+    see sandbox.legacy). Raises MissingToolError when a download is needed and mvn (or the JDK)
+    is absent, and FetchError with Maven's output when the download fails.
     """
     started = time.monotonic()
-    dist = Distribution.in_cache(cache or cache_root())
+    dist = Distribution.in_cache(cache or cache_root(), version)
     pom = pom_path()
-    stamp = _pom_stamp(pom)
+    stamp = _pom_stamp(pom, version)
     async with file_lock(dist.root.with_name(dist.root.name + ".lock")):
         jars = _complete_jars(dist, stamp)
         if jars and not force:
@@ -59,6 +62,7 @@ async def fetch_jars(cache: Path | None = None, *, force: bool = False) -> Fetch
             str(pom),
             "dependency:copy-dependencies",
             f"-DoutputDirectory={dist.lib}",
+            f"-Drocketmq.version={version}",
         ]
         await _run_logged(argv, log)
         jars = len(list(dist.lib.glob("*.jar")))
@@ -73,9 +77,12 @@ def is_fetched(cache: Path | None = None) -> bool:
     return _complete_jars(dist, _pom_stamp(pom_path())) > 0
 
 
-def _pom_stamp(pom: Path) -> str:
+def _pom_stamp(pom: Path, version: str = ROCKETMQ_VERSION) -> str:
     """A changed pom (another version, another artifact) invalidates the cached jars."""
-    return hashlib.sha256(pom.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(pom.read_bytes())
+    if version != ROCKETMQ_VERSION:  # the default's stamp stays what earlier caches recorded
+        digest.update(version.encode())
+    return digest.hexdigest()[:16]
 
 
 def _complete_jars(dist: Distribution, stamp: str) -> int:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from console.config import ClusterConfig, Config
-from console.domain.offsets import GroupOffsets, QueueKey
+from console.domain.offsets import GroupOffsets, QueueKey, known_delay
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
@@ -118,11 +118,15 @@ class Backend:
             *(self.admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
             return_exceptions=True,
         )
+        now_ms = int(time.time() * 1000)
         out: dict[QueueKey, ConsumeTimeSpan] = {}
         for answer in answers:
             if isinstance(answer, dict):
                 for mq, span in answer.items():
-                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span
+                    # A delay counted from 1970 (the next message is deleted, or nothing is
+                    # committed on a 4.x broker) is no delay: the queue's time behind is unknown.
+                    if known_delay(span.delay_ms, now_ms) is not None:
+                        out[(mq.topic, mq.broker_name, mq.queue_id)] = span
             elif not isinstance(answer, RocketMQError):
                 raise answer
         return out

@@ -79,6 +79,11 @@ SYSTEM_TOPICS = frozenset(
 SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%", "RMQ_SYS_", "rmq_sys_", "%SYS%", "%LMQ%")
 
 
+#: MQVersion ordinal of 5.0.0, the first broker whose QUERY_CONSUMER_OFFSET honours
+#: setZeroIfNotFound=false (answers 22 QUERY_NOT_FOUND for a queue never committed).
+V5_0_0 = 413
+
+
 def is_system_group(name: str) -> bool:
     return name in SYSTEM_GROUPS or name.startswith("CID_RMQ_SYS_")
 
@@ -204,11 +209,23 @@ class ReadBatch:
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
         self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
+        self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
 
     @property
     def brokers(self) -> dict[str, str] | None:
         """Where the batch reads each broker (its master, else a slave); None: not known."""
         return None if self.routes is None else read_addrs(self.routes)
+
+    async def offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
+        """The broker's committed offsets of every group (GET_ALL_CONSUMER_OFFSET), once."""
+        future = self._tables.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.consumer_offset_table(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._tables[addr] = future
+        return await asyncio.shield(future)
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
@@ -542,6 +559,27 @@ class ClusterReader:
         gaps: list[Gap],
     ) -> dict[MessageQueue, int | None]:
         zero = [(addr, q) for addr, q in rows if q.consumer_offset == 0]
+        # Before 5.0 QUERY_CONSUMER_OFFSET ignores setZeroIfNotFound and answers 0 for a queue
+        # never committed (while its message 0 is still in memory): only the broker's offset
+        # table tells the two apart there.
+        legacy = sorted({a for a, _ in zero if self.admin.server_versions.get(a, V5_0_0) < V5_0_0})
+        tables = dict(
+            zip(
+                legacy,
+                await asyncio.gather(
+                    *(batch.offset_table(a) for a in legacy), return_exceptions=True
+                ),
+                strict=True,
+            )
+        )
+        out: dict[MessageQueue, int | None] = {}
+        ask: list[tuple[str, QueueConsumeStats]] = []
+        for addr, q in zero:
+            table = tables.get(addr)
+            if isinstance(table, dict):
+                out[q.queue] = table.get((q.queue.topic, group), {}).get(q.queue.queue_id)
+            else:
+                ask.append((addr, q))
 
         def query(addr: str, mq: MessageQueue) -> Awaitable[int | None]:
             return batch.ask(
@@ -550,10 +588,9 @@ class ClusterReader:
             )
 
         answers = await asyncio.gather(
-            *(query(addr, q.queue) for addr, q in zero), return_exceptions=True
+            *(query(addr, q.queue) for addr, q in ask), return_exceptions=True
         )
-        out: dict[MessageQueue, int | None] = {}
-        for (_, q), a in zip(zero, answers, strict=True):
+        for (_, q), a in zip(ask, answers, strict=True):
             mq = q.queue
             if isinstance(a, BaseException):
                 if not isinstance(a, RocketMQError):

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from console.config import CredentialsRef
 from console.domain.checks import ScopeCell, check_scope
 from console.domain.job_requests import ImpactRequest, PlanRequest
+from console.domain.offsets import GroupOffsets
 from console.domain.plan import (
     PLAN_COLUMNS,
     BrokerFacts,
@@ -149,6 +150,7 @@ class Planner:
                     f"{snapshot.cluster!r}",
                 )
             ref, table = snapshot, await asyncio.to_thread(self.store.load, snapshot)
+        await self._refuse_client_local(spec, table)
         check_scope(spec, scope_cells(table, spec), ref.snapshot_id)
         source = self._source_snapshot(spec, now_ms)
         plan_id = new_plan_id(now_ms, spec.scope.groups, spec.strategy.kind, uuid.uuid4().hex)
@@ -310,6 +312,30 @@ class Planner:
             )
         return out
 
+    async def _refuse_client_local(self, spec: ResetSpec, table: pa.Table) -> None:
+        """A BROADCASTING group has no offsets on the brokers, so no snapshot holds a row of
+        it: rather than "no offsets", say where its offsets are and how they are reset."""
+        present = set(table["group"].to_pylist())
+        missing = [(i, g) for i, g in enumerate(spec.scope.groups) if g not in present]
+        if self.reader is None or not missing:
+            return
+        read = await asyncio.gather(
+            *(self.reader.group_offsets(g) for _, g in missing), return_exceptions=True
+        )
+        for (i, group), offsets in zip(missing, read, strict=True):
+            if isinstance(offsets, GroupOffsets) and offsets.client_local:
+                path = choose_reset_path(
+                    (),
+                    consumers_online=len(offsets.clients),
+                    broadcasting=True,
+                    per_queue=False,
+                )
+                raise SpecError(
+                    f"scope.groups[{i}]",
+                    f"{group!r} is a BROADCASTING group, its offsets are client-local; reset "
+                    f"path: {path.kind} - {path.reason}; {path.blocker}",
+                )
+
     # ---- helpers -------------------------------------------------------------------------
 
     def _reader(self) -> ClusterReader:
@@ -375,6 +401,27 @@ def scope_cells(table: pa.Table, spec: ResetSpec) -> list[ScopeCell]:
         )
         for r in agg.to_pylist()
     ]
+
+
+def warning_counts(plan_uri: str) -> dict[str, int]:
+    """How many queues of a plan carry each warning code, most frequent first."""
+    fs, path = files.filesystem(files.join(plan_uri, ROWS))
+    warnings = pq.read_table(path, columns=["warnings"], filesystem=fs)["warnings"]
+    counts: dict[str, int] = {}
+    for codes in warnings.to_pylist():
+        for code in codes or ():
+            counts[code] = counts.get(code, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def csv_cluster(path: Path) -> str | None:
+    """The cluster a plan CSV names in its `cluster` column (None when it names none); raises
+    SpecError when it names several or cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise SpecError(str(path), f"cannot read the plan: {exc.strerror or exc}") from None
+    return _csv_cluster(text, str(path))
 
 
 def _csv_cluster(text: str, name: str) -> str | None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
+from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueKey, QueueOffsets
 
 #: Refreshes kept per group; Burrow's default window is 10 offsets.
 DEFAULT_WINDOW = 10
@@ -178,7 +178,12 @@ def evaluate(window: Sequence[Sample], *, min_samples: int = MIN_SAMPLES) -> Ver
     complete = len(window) >= min_samples
     voters = [q for q in latest.topic_queues if q.committed is not None]
     if not voters:
-        why = "no committed offsets: lag unknown" if latest.topic_queues else "no queues"
+        if latest.client_local:
+            why = CLIENT_LOCAL_NOTE  # a broadcasting group's lag is on its clients, not here
+        elif latest.topic_queues:
+            why = "no committed offsets: lag unknown"
+        else:
+            why = "no queues"
         return Verdict(Status.OK, why, complete=complete)
     worst: Verdict | None = None
     for q in voters:

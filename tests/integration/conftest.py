@@ -13,8 +13,14 @@ from pathlib import Path
 import pytest
 
 from console.sandbox.acl import AclOptions, AclSandbox
-from console.sandbox.background import Background, BackgroundAclSandbox, BackgroundSandbox
+from console.sandbox.background import (
+    Background,
+    BackgroundAclSandbox,
+    BackgroundLegacySandbox,
+    BackgroundSandbox,
+)
 from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
 from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions
@@ -82,6 +88,23 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replic
         pytest.fail(f"the master/slave cluster did not start: {exc}", pytrace=False)
     _measured["replica start"] = f"{time.monotonic() - started:.1f}s"
     yield replica
+    background.stop()
+
+
+@pytest.fixture(scope="session")
+def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LegacySandbox]:
+    """A separate RocketMQ 4.9.7 cluster (a name server and one broker): a group with committed,
+    committed-0 and never-committed queues, and one committed below an expired commit log's min
+    offset (`legacy_cluster.seed`); stopped at the end."""
+    background = BackgroundLegacySandbox(LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy")))
+    started = time.monotonic()
+    try:
+        legacy = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the RocketMQ 4.9.7 cluster did not start: {exc}", pytrace=False)
+    _measured["4.9.7 start"] = f"{time.monotonic() - started:.1f}s"
+    yield legacy
     background.stop()
 
 

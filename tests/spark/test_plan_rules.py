@@ -100,6 +100,61 @@ def test_group_and_queue_warnings(
     assert out["warnings"] == warnings
 
 
+@pytest.mark.parametrize(
+    "strategy",
+    [Earliest(), ShiftBy(5), ToOffset(150), ToTimestamp(T0)],
+    ids=["earliest", "shift-by", "to-offset", "to-timestamp"],
+)
+def test_a_current_offset_below_min_is_warned_whatever_the_strategy(
+    spark: SparkSession, strategy: Strategy
+) -> None:
+    # Committed 40 while the commit log now starts at 100: 60 messages are already deleted,
+    # even when the target itself (min, or a time before min) asks for nothing below min.
+    gone = {"min_offset": 100, "max_offset": 300, "committed": 40}
+    kept = {"queue_id": 1, "min_offset": 100, "max_offset": 300, "committed": 120}
+    resolved = spark.createDataFrame(
+        [("broker-a", "orders", 0, 100), ("broker-a", "orders", 1, 100)],
+        "broker string, topic string, queue_id int, ts_offset bigint",
+    )
+    time_ms = T0 if isinstance(strategy, ToTimestamp) else None
+    rows = {
+        r["queue_id"]: r
+        for r in plan_rows(
+            frames.snapshot(spark, [gone, kept]),
+            spec(strategy),
+            timestamp_ms=time_ms,
+            resolved=resolved,
+        ).collect()
+    }
+    assert "current_below_min" in rows[0]["warnings"]
+    assert "current_below_min" not in rows[1]["warnings"]
+
+
+def test_a_time_after_the_newest_message_is_warned(spark: SparkSession) -> None:
+    # q0's newest message was stored at T0 + 990; an empty queue has nothing to skip.
+    empty = {"queue_id": 1, "min_offset": 10, "max_offset": 10, "committed": 10}
+    no_times = {"queue_id": 2, "max_timestamp": None}  # the snapshot's instant bounds it
+    resolved = spark.createDataFrame(
+        [("broker-a", "orders", q, m) for q, m in ((0, 100), (1, 10), (2, 100))],
+        "broker string, topic string, queue_id int, ts_offset bigint",
+    )
+
+    def warned(at_ms: int) -> dict[int, list[str]]:
+        out = plan_rows(
+            frames.snapshot(spark, [Q0, empty, no_times]),
+            spec(ToTimestamp(at_ms)),
+            timestamp_ms=at_ms,
+            resolved=resolved,
+        )
+        return {r["queue_id"]: list(r["warnings"]) for r in out.collect()}
+
+    future = warned(frames.TAKEN_AT + 3_600_000)
+    assert future == {0: ["after_newest"], 1: [], 2: ["after_newest"]}
+    between = warned(T0 + 995)  # after q0's newest, before the snapshot was taken
+    assert between == {0: ["after_newest"], 1: [], 2: []}
+    assert warned(T0 + 500)[0] == []
+
+
 def test_time_span_of_a_timestamp_target(spark: SparkSession) -> None:
     # q0: message n stored at T0 + 10 n; committed 40 -> current time T0 + 390 (message 39).
     resolved = spark.createDataFrame(

@@ -33,7 +33,7 @@ DOWN = BrokerFacts("broker-d", None, None)
     [
         ([NEW], 0, True, ResetPathKind.SERVER_SIDE, False, "useServerSideResetOffset=true"),
         ([NEW], 3, True, ResetPathKind.SERVER_SIDE, False, "3 online consumer(s)"),
-        ([NEW, OLD], 2, False, ResetPathKind.CLIENT_PUSH, False, "broker-c runs 4.9.8"),
+        ([NEW, OLD], 2, False, ResetPathKind.CLIENT_PUSH, False, "broker-c runs V4_9_8"),
         ([NEW_OFF], 1, True, ResetPathKind.OFFLINE_UPDATE, True, "useServerSideResetOffset=false"),
         ([OLD], 0, True, ResetPathKind.OFFLINE_UPDATE, False, "no consumer is online"),
         ([NEW, DOWN], 0, False, ResetPathKind.OFFLINE_UPDATE, False, "version unknown"),
@@ -62,10 +62,22 @@ def test_broadcasting_has_no_broker_side_path() -> None:
     assert "offset files" in path.blocker
 
 
-def test_version_names() -> None:
-    assert version_name(479) == "5.3.3"
-    assert version_name(440) == "MQVersion #440"
+def test_version_names_as_brokers_print_them() -> None:
+    # brokerVersionDesc spells them so: the reset path and `brokers` name a broker alike.
+    assert version_name(479) == "V5_3_3"
+    assert version_name(407) == "V4_9_7"
+    assert version_name(213) == "V4_0_0"
+    assert version_name(611) == "V5_9_9"
+    assert version_name(440) == "V5_1_4_SNAPSHOT"
+    assert version_name(100) == "MQVersion #100"
     assert version_name(None) == "unknown version"
+
+
+def test_a_4_9_7_broker_is_named_in_the_reset_path() -> None:
+    old = BrokerFacts("broker-old", 407, None)
+    path = choose_reset_path([old], consumers_online=0, broadcasting=False, per_queue=False)
+    assert "broker-old runs V4_9_7" in path.reason
+    assert "MQVersion" not in path.reason
 
 
 def test_header_round_trip() -> None:

@@ -89,3 +89,15 @@ async def test_missing_maven_is_reported(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(MissingToolError) as info:
         await fetch_jars(tmp_path / "cache")
     assert "mvn" in info.value.missing
+
+
+async def test_another_version_has_its_own_directory(tmp_path: Path, fake_mvn: Path) -> None:
+    cache = tmp_path / "cache"
+    current = await fetch_jars(cache)
+    old = await fetch_jars(cache, version="4.9.7")
+    assert old.downloaded
+    assert old.distribution.lib == cache / "rocketmq-4.9.7" / "lib"
+    assert current.distribution.lib != old.distribution.lib
+    calls = mvn_calls(fake_mvn)
+    assert "-Drocketmq.version=4.9.7" in calls[1]
+    assert not (await fetch_jars(cache)).downloaded  # 5.3.3's download is still good

@@ -104,6 +104,13 @@ def test_uncommitted_queues_do_not_vote() -> None:
     assert "lag unknown" in v.reason
 
 
+def test_a_broadcasting_group_is_named_client_local() -> None:
+    online = GroupOffsets("N", T0, (), clients=ONLINE, message_model="BROADCASTING")
+    v = evaluate(as_samples([online]))
+    assert "client-local" in v.reason
+    assert v.reason != "no queues"
+
+
 def test_retry_queue_does_not_vote() -> None:
     steps = as_samples(sample(i, [(10, 10)], retry=(5, 1)) for i in range(3))
     assert evaluate(steps).status is Status.OK
