@@ -24,6 +24,7 @@ from console.services.cluster import ClusterReader
 from console.services.delays import NextStoreTimes
 from console.services.fanout import gather_bounded
 from console.services.source import BrokerState, Progress
+from console.services.triage import plausible_delay
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.
 BROKERS_TTL = 1.0
@@ -112,6 +113,7 @@ class Backend:
             if b in masters
             for t in topics
         ]
+        asked_at = int(time.time() * 1000)
         answers = await asyncio.gather(
             *(self.admin.consume_time_span(addr, topic, group) for addr, topic in pairs),
             return_exceptions=True,
@@ -120,7 +122,10 @@ class Backend:
         for answer in answers:
             if isinstance(answer, dict):
                 for mq, span in answer.items():
-                    out[(mq.topic, mq.broker_name, mq.queue_id)] = span
+                    # No message at the committed offset (deleted, never written): the broker
+                    # answers the time since 1970. That queue's time behind is unknown.
+                    if plausible_delay(span.delay_ms, asked_at):
+                        out[(mq.topic, mq.broker_name, mq.queue_id)] = span
             elif not isinstance(answer, RocketMQError):
                 raise answer
         return out

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from console.domain.gaps import Why, why_of
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
@@ -75,6 +76,7 @@ class BrokerHealth:
     put_today: int | None = None  # messages stored today (broker runtime msgPutTotalTodayNow)
     get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
     error: str | None = None
+    why: Why | None = None  # why it did not answer (a refused signature is not "down")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,7 @@ class ClusterReader:
             if isinstance(r, BaseException):
                 if not isinstance(r, RocketMQError):
                     raise r
-                health.append(BrokerHealth(name, addr, up=False, error=str(r)))
+                health.append(BrokerHealth(name, addr, up=False, error=str(r), why=why_of(r)))
                 continue
             health.append(
                 BrokerHealth(
