@@ -22,6 +22,9 @@ class ClusterSession:
     #: When each broker last answered, epoch ms.
     last_seen_ms: dict[str, int] = field(default_factory=dict)
     brokers: tuple[BrokerState, ...] = ()
+    #: Things about the cluster the operator should know that no view shows (a name server
+    #: that does not answer, ...): each screen's status line names them.
+    notices: tuple[str, ...] = ()
 
     def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
         """Take a broker check in; brokers that dropped off the name server count as down."""

@@ -9,6 +9,7 @@ from dataclasses import replace
 from textual.widgets import Sparkline
 
 from console.config import ClusterConfig, Config
+from console.ui.screens.base import DataScreen
 from console.ui.screens.group import GroupScreen
 from console.ui.screens.groups import GroupsScreen
 
@@ -234,3 +235,15 @@ async def test_st_sorts_worst_first() -> None:
         await pilot.pause()
         assert [r["group"] for r in shown(app)] == listed
         assert shown(app)[0]["status"] == "STOP"
+
+
+async def test_session_notices_show_on_the_status_line() -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DataScreen)
+        screen.cluster_session.notices = ("name server 10.0.0.9:9876 does not answer",)
+        await pilot.press("r")
+        await settle(pilot)
+        assert status(app).endswith("name server 10.0.0.9:9876 does not answer")

@@ -232,7 +232,9 @@ class DataScreen(ConsoleScreen):
 
     def show_brokers(self) -> None:
         session = self.cluster_session
-        self.status.update_state(down=session.down, refused=session.refused)
+        self.status.update_state(
+            down=session.down, refused=session.refused, notices=session.notices
+        )
 
     def on_refresh_finished(self, message: RefreshFinished) -> None:
         started = self.status.started_at_ms
