@@ -234,7 +234,7 @@ class GroupScreen(DataScreen):
             if o.clients
             else toned(app, "OFFLINE", "text-error", bold=True)
         )
-        behind = "?" if s.time_behind_ms is None else fmt.age(s.time_behind_ms)
+        behind = fmt.behind(s.time_behind_ms, at_least=s.partial)
         unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
         trend = "partial" if s.partial else fmt.trend(s.trend)
         parts: list[str | Text] = []

@@ -62,7 +62,7 @@ def behind_cell(s: GroupSummary) -> Cell:
     if ms is None:
         lagging = s.partial or any(q.lag for q in s.offsets.topic_queues)
         return cell(None, "?" if lagging else "-")
-    return cell(ms, fmt.age(ms))
+    return cell(ms, fmt.behind(ms, at_least=s.partial))
 
 
 def trend_cell(s: GroupSummary) -> Cell:
