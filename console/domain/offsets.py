@@ -156,6 +156,6 @@ EARLIEST_STORE_TIME_MS = 946_684_800_000  # 2000-01-01T00:00:00Z
 def known_delay(delay_ms: int, now_ms: int) -> int | None:
     """A broker's delay (now - store time of the next message) as the console may show it:
     None when it was measured from a store time the broker does not have."""
-    if now_ms - delay_ms < EARLIEST_STORE_TIME_MS:
+    if delay_ms < 0 or now_ms - delay_ms < EARLIEST_STORE_TIME_MS:
         return None
     return delay_ms

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from console.domain.gaps import Gap, Part, gap
+from console.domain.gaps import Gap, Part, Why, gap, why_of
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
@@ -151,6 +151,7 @@ class BrokerHealth:
     get_today: int | None = None  # messages delivered today (msgGetTotalTodayNow)
     error: str | None = None
     broker_id: int = MASTER_ID
+    why: Why | None = None  # why it did not answer (a refused signature is not "down")
 
     @property
     def role(self) -> str:
@@ -321,7 +322,11 @@ class ClusterReader:
             if isinstance(r, BaseException):
                 if not isinstance(r, RocketMQError):
                     raise r
-                health.append(BrokerHealth(name, addr, up=False, error=str(r), broker_id=broker_id))
+                health.append(
+                    BrokerHealth(
+                        name, addr, up=False, error=str(r), broker_id=broker_id, why=why_of(r)
+                    )
+                )
                 continue
             health.append(
                 BrokerHealth(

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.config import ClusterConfig
+from console.domain.gaps import Why
+from console.domain.offsets import GroupOffsets
 from console.services.source import BrokerState, ClusterSource
 from console.services.triage import NOT_REGISTERED, History, vanished
 
@@ -20,6 +22,9 @@ class ClusterSession:
     #: When each broker last answered, epoch ms.
     last_seen_ms: dict[str, int] = field(default_factory=dict)
     brokers: tuple[BrokerState, ...] = ()
+    #: Things about the cluster the operator should know that no view shows (a name server
+    #: that does not answer, ...): each screen's status line names them.
+    notices: tuple[str, ...] = ()
 
     def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
         """Take a broker check in; brokers that dropped off the name server count as down."""
@@ -47,8 +52,37 @@ class ClusterSession:
         return True
 
     @property
-    def down(self) -> tuple[str, ...]:
+    def unanswered(self) -> tuple[str, ...]:
+        """Brokers that did not answer the last check, whatever the reason."""
         return tuple(b.name for b in self.brokers if not b.up)
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Brokers that answered, but refused our credentials or what they may do."""
+        return tuple(b.name for b in self.brokers if not b.up and b.why in _REFUSALS)
+
+    @property
+    def down(self) -> tuple[str, ...]:
+        """Brokers that did not answer for another reason (no connection, no answer in time,
+        gone from the name server)."""
+        return tuple(b.name for b in self.brokers if not b.up and b.why not in _REFUSALS)
+
+    def account(self, offsets: GroupOffsets) -> GroupOffsets:
+        """A group read with the brokers known not to answer named as missing from it.
+
+        The reader names the brokers the name server lists and that did not answer; a broker
+        that has dropped off the name server is not asked at all, and its queues would leave
+        the read without a trace: the total would fall as if its lag had been consumed.
+        """
+        read = {q.broker for q in offsets.queues}
+        lacking = set(self.unanswered) - read - set(offsets.unreachable_brokers)
+        if not lacking:
+            return offsets
+        named = tuple(sorted({*offsets.unreachable_brokers, *lacking}))
+        return replace(offsets, unreachable_brokers=named)
 
     def close(self) -> None:
         self.source.close()
+
+
+_REFUSALS = (Why.AUTHENTICATION, Why.PERMISSION)

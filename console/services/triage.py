@@ -15,6 +15,11 @@ and passes the answers in as `delays`. The consume stats' `lastTimestamp` (store
 *consumed* message) is not used as a stand-in: after a quiet hour the first new message is seconds
 old while the last consumed one is an hour old, so it would overstate a fresh backlog. A lagging
 queue without an answer leaves the time behind unknown rather than guessed.
+
+A read that lacks parts (a broker that did not answer, a gap the reader names) is *partial*:
+its total is a lower bound, its status is never OK (ERR when what was read is fine), and no
+trend or sparkline is drawn across a change in what was read. Otherwise a broker going down
+would read as a recovery: its share of the lag leaves the total, which falls.
 """
 
 from __future__ import annotations
@@ -25,7 +30,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueKey, QueueOffsets
+from console.domain.gaps import Gap, Part
+from console.domain.offsets import (
+    CLIENT_LOCAL_NOTE,
+    GroupOffsets,
+    QueueKey,
+    QueueOffsets,
+    known_delay,
+)
 
 #: Refreshes kept per group; Burrow's default window is 10 offsets.
 DEFAULT_WINDOW = 10
@@ -35,6 +47,8 @@ MIN_SAMPLES = 3
 
 class Status(StrEnum):
     OK = "OK"
+    #: Parts of the read are missing and what was read says nothing worse: unknown, not OK.
+    ERR = "ERR"
     WARN = "WARN"
     REWIND = "REWIND"
     STALL = "STALL"
@@ -45,7 +59,16 @@ class Status(StrEnum):
         return _SEVERITY[self]
 
 
-_SEVERITY = {Status.OK: 0, Status.WARN: 1, Status.REWIND: 2, Status.STALL: 3, Status.STOP: 4}
+# ERR ranks above OK and below every status the queues read show: when a broker goes down,
+# every group on it turns ERR, and those must not bury the groups known to be in trouble.
+_SEVERITY = {
+    Status.OK: 0,
+    Status.ERR: 1,
+    Status.WARN: 2,
+    Status.REWIND: 3,
+    Status.STALL: 4,
+    Status.STOP: 5,
+}
 
 STATUS_RULES: tuple[tuple[Status, str], ...] = (
     (Status.OK, "lag is 0 on the queue now"),
@@ -61,10 +84,13 @@ STATUS_RULES: tuple[tuple[Status, str], ...] = (
         f"committed offset moves, but lag grew over {MIN_SAMPLES}+ refreshes and never shrank",
     ),
     (Status.OK, "otherwise"),
+    (Status.ERR, "the read lacks parts (a broker did not answer) and what was read is OK"),
 )
 """Per queue, the first rule that matches decides; the group takes its worst queue
-(STOP > STALL > REWIND > WARN > OK). Only the group's topics vote: the retry queue has its own
-column, and a queue with nothing committed has unknown lag and no say."""
+(STOP > STALL > REWIND > WARN > OK), the one with most lag among equals. Only the group's topics
+vote: the retry queue has its own column, and a queue with nothing committed has unknown lag and
+no say. Over a partial read an OK becomes ERR ("partial read"), and any status says the read
+was partial."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +100,8 @@ class Verdict:
     #: Whether the window held enough refreshes for every rule to be tried.
     complete: bool
     queue: QueueKey | None = None
+    #: The read lacked parts: the status speaks for what was read only.
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +124,13 @@ class Sample:
     total_lag: int
     #: committed offset and lag of each topic queue that has a committed offset
     points: Mapping[QueueKey, tuple[int, int]]
+    #: What the read covered: the queues whose lag is in the total, and what it lacked. Two
+    #: totals compare only when this is the same.
+    coverage: tuple[frozenset[QueueKey], frozenset[str]]
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.coverage[1])
 
     @classmethod
     def of(cls, offsets: GroupOffsets) -> Sample:
@@ -104,11 +139,38 @@ class Sample:
             for q in offsets.topic_queues
             if q.committed is not None and q.lag is not None
         }
-        return cls(offsets, offsets.taken_at_ms, offsets.total_lag, points)
+        coverage = (frozenset(points), frozenset(missing(offsets)))
+        return cls(offsets, offsets.taken_at_ms, offsets.total_lag, points, coverage)
 
 
 def as_samples(offsets: Iterable[GroupOffsets]) -> list[Sample]:
     return [Sample.of(o) for o in offsets]
+
+
+# ---- what a read lacks -------------------------------------------------------------------------
+
+
+def missing(offsets: GroupOffsets) -> tuple[str, ...]:
+    """What the read lacks, by name ("broker-b", "queue orders/broker-a/3"): the reader's gaps
+    and the brokers it names unreachable (either may say so; they may say it of the same one)."""
+    named = {_gap_name(g) for g in offsets.gaps}
+    named |= set(offsets.unreachable_brokers)
+    return tuple(sorted(named))
+
+
+def _gap_name(g: Gap) -> str:
+    return g.name if g.part is Part.BROKER else f"{g.part} {g.name}"
+
+
+def is_partial(offsets: GroupOffsets) -> bool:
+    """Whether parts of the read are missing: its totals are lower bounds, its status not OK."""
+    return offsets.partial or bool(offsets.unreachable_brokers)
+
+
+def below_min(q: QueueOffsets) -> bool:
+    """The committed offset points at messages already deleted (the commit log was cleaned up
+    past it): the consumer will be moved to the min offset, and no store time is known for it."""
+    return q.below_min
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +179,23 @@ class GroupSummary:
 
     offsets: GroupOffsets
     verdict: Verdict
+    #: None with fewer than two comparable refreshes, or over a partial read
     trend: LagTrend | None
     time_behind_ms: int | None
+    #: Total lag of each refresh since what was read last changed (the sparkline)
     lag_history: tuple[int, ...]
+    #: What the latest read lacks, by name (see `missing`)
+    missing: tuple[str, ...] = ()
+    #: The window held older refreshes that read something else: they are not drawn
+    restarted: bool = False
 
     @property
     def group(self) -> str:
         return self.offsets.group
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
 
 
 # ---- history ---------------------------------------------------------------------------------
@@ -174,6 +246,18 @@ def evaluate(window: Sequence[Sample], *, min_samples: int = MIN_SAMPLES) -> Ver
     """The group's status: its worst queue under `STATUS_RULES`."""
     if not window:
         return Verdict(Status.OK, "not refreshed yet", complete=False)
+    known = _evaluate_read(window, min_samples)
+    lacks = missing(window[-1].offsets)
+    if not lacks:
+        return known
+    note = f"partial read: no answer from {', '.join(lacks)}"
+    if known.status is Status.OK:
+        return Verdict(Status.ERR, note, True, known.queue, partial=True)
+    return Verdict(known.status, f"{known.reason} ({note})", known.complete, known.queue, True)
+
+
+def _evaluate_read(window: Sequence[Sample], min_samples: int) -> Verdict:
+    """The rules over what the latest refresh read."""
     latest = window[-1].offsets
     complete = len(window) >= min_samples
     voters = [q for q in latest.topic_queues if q.committed is not None]
@@ -186,12 +270,13 @@ def evaluate(window: Sequence[Sample], *, min_samples: int = MIN_SAMPLES) -> Ver
             why = "no queues"
         return Verdict(Status.OK, why, complete=complete)
     worst: Verdict | None = None
+    worst_lag = -1
     for q in voters:
         verdict = _queue_status(q, window, latest.online, min_samples)
-        if worst is None or verdict.status.severity > worst.status.severity:
-            worst = verdict
-            if verdict.status is Status.STOP:
-                break  # nothing is worse; spare the other queues the work
+        lag = q.lag or 0
+        severity = verdict.status.severity
+        if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
+            worst, worst_lag = verdict, lag
     assert worst is not None
     return Verdict(worst.status, worst.reason, complete, worst.queue)
 
@@ -242,16 +327,30 @@ def _seconds(ms: int) -> str:
 # ---- trend and time behind -----------------------------------------------------------------------
 
 
+def comparable(window: Sequence[Sample]) -> Sequence[Sample]:
+    """The refreshes at the end of the window that read what the latest read: the same queues
+    with lag known, and the same parts missing. A total compares with those only."""
+    if not window:
+        return window
+    coverage = window[-1].coverage
+    start = len(window) - 1
+    while start > 0 and window[start - 1].coverage == coverage:
+        start -= 1
+    return window[start:]
+
+
 def lag_series(window: Sequence[Sample]) -> tuple[int, ...]:
-    """Total lag at each refresh of the window (the sparkline)."""
-    return tuple(s.total_lag for s in window)
+    """Total lag at each comparable refresh (the sparkline)."""
+    return tuple(s.total_lag for s in comparable(window))
 
 
 def lag_trend(window: Sequence[Sample]) -> LagTrend | None:
-    """How total lag moved from the first to the last refresh; None with fewer than two."""
-    if len(window) < 2:
+    """How total lag moved over the comparable refreshes; None with fewer than two, and over a
+    partial read (a lower bound has no rate)."""
+    run = comparable(window)
+    if len(run) < 2 or run[-1].partial:
         return None
-    first, last = window[0], window[-1]
+    first, last = run[0], run[-1]
     return LagTrend(
         delta=last.total_lag - first.total_lag,
         seconds=(last.taken_at_ms - first.taken_at_ms) / 1000.0,
@@ -267,12 +366,29 @@ def lagging_topics(sample: Sample) -> dict[str, tuple[str, ...]]:
     return {b: tuple(sorted(t)) for b, t in sorted(out.items())}
 
 
+def queue_delay(q: QueueOffsets, delays: Mapping[QueueKey, int], at_ms: int) -> int | None:
+    """Time behind on one queue: 0 when caught up; None when unknown (nothing committed, the
+    committed offset below min, no answer, or an answer that is no time)."""
+    if q.committed is None or below_min(q):
+        return None
+    if q.lag == 0:
+        return 0
+    delay = delays.get(q.key)
+    return None if delay is None else known_delay(delay, at_ms)
+
+
 def time_behind_ms(offsets: GroupOffsets, delays: Mapping[QueueKey, int]) -> int | None:
-    """The oldest unconsumed message's age over the group's topics; 0 when nothing lags."""
+    """The oldest unconsumed message's age over the group's topics; 0 when nothing lags.
+
+    Unknown (None) when no lagging queue's age is known, and when nothing lags in a partial
+    read: the queues not read may."""
+    at = offsets.taken_at_ms
     lagging = [q for q in offsets.topic_queues if q.lag]
     if not lagging:
+        if is_partial(offsets):
+            return None
         return 0 if any(q.committed is not None for q in offsets.topic_queues) else None
-    known = [delays[q.key] for q in lagging if q.key in delays]
+    known = [d for q in lagging if (d := queue_delay(q, delays, at)) is not None]
     return max(known) if known else None
 
 
@@ -284,21 +400,27 @@ def summarize(
 ) -> GroupSummary:
     if not window:
         raise ValueError("a summary needs at least one refresh")
+    latest = window[-1].offsets
+    history = lag_series(window)
     return GroupSummary(
-        offsets=window[-1].offsets,
+        offsets=latest,
         verdict=evaluate(window, min_samples=min_samples),
         trend=lag_trend(window),
-        time_behind_ms=time_behind_ms(window[-1].offsets, delays),
-        lag_history=lag_series(window),
+        time_behind_ms=time_behind_ms(latest, delays),
+        lag_history=history,
+        missing=missing(latest),
+        restarted=len(history) < len(window),
     )
+
+
+def rank(status: Status, lag: int | None, group: str) -> tuple[int, int, str]:
+    """Where a group stands in "worst first": status, then lag (unknown as none), then name."""
+    return (-status.severity, -(lag or 0), group)
 
 
 def worst_first(summaries: Iterable[GroupSummary]) -> list[GroupSummary]:
     """Worst status first, then most lag, then name."""
-    return sorted(
-        summaries,
-        key=lambda s: (-s.verdict.status.severity, -s.offsets.total_lag, s.group),
-    )
+    return sorted(summaries, key=lambda s: rank(s.verdict.status, s.offsets.total_lag, s.group))
 
 
 # ---- brokers -----------------------------------------------------------------------------------

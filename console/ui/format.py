@@ -48,6 +48,14 @@ def age(ms: int | None) -> str:
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
+def behind(ms: int | None, *, at_least: bool = False) -> str:
+    """A time behind: '?' when unknown; over a partial read, a lower bound (the queues not read
+    may be further behind)."""
+    if ms is None:
+        return "?"
+    return ("≥" if at_least else "") + age(ms)
+
+
 def since(now_ms: int, then_ms: int) -> str:
     """Age of an epoch-ms timestamp; '-' for 0, the broker's 'never'."""
     return "-" if then_ms <= 0 else age(now_ms - then_ms)

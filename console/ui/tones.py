@@ -17,6 +17,7 @@ from console.services.triage import Status
 
 STATUS_TONES = {
     Status.OK: "text-success",
+    Status.ERR: "text-error",
     Status.WARN: "text-warning",
     Status.REWIND: "text-accent",
     Status.STALL: "text-error",

@@ -1,25 +1,34 @@
 """A broker stopped mid-session: the console names it as down while the other keeps refreshing,
-and shows it up again once it is back. The real sandbox, the real data source, Pilot keys."""
+and shows it up again once it is back; a broker that hangs (SIGSTOP) makes every read partial: a
+lower bound, never OK, no falling trend. The real sandbox, the real data source, Pilot keys."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Sparkline
 
 from console.config import ClusterConfig, Config
 from console.remote.proxy import remote_sources
+from console.rocketmq.errors import RocketMQError
 from console.sandbox import scenario
 from console.ui.app import ConsoleApp, make_app
 from console.ui.themes import PROJECT_THEMES
-from tests.ui.helpers import settle, shown, status, text_of, values
+from tests.ui.helpers import screen_lines, settle, shown, status, text_of, values
 
 DOWN = "broker-b"
 UP = "broker-a"
 DEADLINE = 60.0
+#: How long a restarted or resumed broker may take to answer again.
+RESTART_S = 180.0
 
 
 async def refresh_until(
@@ -96,7 +105,8 @@ async def test_a_stopped_broker_is_named_down_and_recovers(
             assert all(broker == UP for broker, _ in first)
             await refresh_until(pilot, app, lambda: live_queues(app) != first, "live offsets")
         finally:
-            await sandbox.start_broker(DOWN)
+            # A JVM boots slowly on a loaded machine (other suites run beside this one).
+            await sandbox.start_broker(DOWN, timeout=RESTART_S)
 
         await refresh_until(
             pilot,
@@ -110,3 +120,109 @@ async def test_a_stopped_broker_is_named_down_and_recovers(
             pilot, app, lambda: brokers(app)[DOWN]["state"] == "UP", f"{DOWN} up again"
         )
         assert text_of(app, "#totals").startswith("2 brokers ·")
+
+
+# ---- a broker that hangs: the read is partial, never a recovery ---------------------------------
+
+GROUP = scenario.GROUP_OFFLINE  # nobody consumes: its lag on either broker only grows
+
+
+def sparkline(app: ConsoleApp) -> list[float]:
+    return list(app.screen.query_one(Sparkline).data or [])
+
+
+def lag_of(summary: str) -> str:
+    found = re.search(r"lag (≥?\d+)", summary)
+    assert found, summary
+    return found.group(1)
+
+
+async def broker_answers(sandbox: Any, name: str) -> bool:
+    addr = sandbox.broker_addrs[name]
+    async with sandbox.admin() as admin:
+        try:
+            info = await admin.cluster_info()
+            if info.brokers.get(name) is None or info.brokers[name].master_addr != addr:
+                return False
+            await admin.broker_runtime(addr)
+        except RocketMQError:
+            return False
+    return True
+
+
+async def whole_cluster(sandbox: Any) -> None:
+    """Until broker-b is registered and answers (polling the broker, not waiting for the UI)."""
+    deadline = time.monotonic() + RESTART_S
+    while not await broker_answers(sandbox, DOWN):
+        assert time.monotonic() < deadline, f"{DOWN} did not answer within {RESTART_S:.0f}s"
+        await asyncio.sleep(0.5)
+
+
+@pytest.fixture
+def hang_console(sandbox: Any) -> ConsoleApp:
+    cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
+    # Requests to a hung broker give up after 1 s, so each refresh of the test ends quickly.
+    config = Config(clusters=(cluster,), refresh_interval=3600, theme="rmq-dark", timeout=1.0)
+    return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+
+
+async def test_a_hung_broker_makes_the_total_a_lower_bound_and_no_trend(
+    sandbox: Any, hang_console: ConsoleApp
+) -> None:
+    app = hang_console
+    await whole_cluster(sandbox)  # an earlier test may have restarted broker-b
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *GROUP, "enter", "enter")
+        await settle(pilot)
+        for _ in range(2):  # a window of full reads to fall from
+            await pilot.press("r")
+            await settle(pilot)
+        queues = [r for r in shown(app, "#queues") if r["topic"] == scenario.TOPIC_ORDERS]
+        assert any(r["broker"] == DOWN and int(r["lag"]) > 0 for r in queues), queues
+        full = int(lag_of(text_of(app, "#summary")))
+        pid = sandbox.pids()[DOWN]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await refresh_until(
+                pilot, app, lambda: "lag ≥" in text_of(app, "#summary"), "a partial total"
+            )
+            summary = text_of(app, "#summary")
+            lines = screen_lines(app)
+            print("\n".join(lines))  # the 80x24 screen, for the record
+            bound = int(lag_of(summary).lstrip("≥"))
+            assert bound < full, "broker-b's share is missing from the lower bound"
+            assert not summary.splitlines()[1].startswith("OK")
+            assert "partial read" in summary
+            assert "trend partial" in summary
+            assert "↓" not in "\n".join(lines)
+            assert f"no answer from {DOWN}" in summary
+            assert "(partial read)" in text_of(app, "#spark-range")
+            # The sparkline starts at the change: no full-read point to fall from.
+            assert all(v < full for v in sparkline(app)), sparkline(app)
+
+            await pilot.press("escape")
+            await refresh_until(
+                pilot,
+                app,
+                lambda: {r["group"]: r for r in shown(app)}[GROUP]["lag"].startswith("≥"),
+                "the group list's lower bound",
+            )
+            rows = {r["group"]: r for r in shown(app)}
+            print("\n".join(screen_lines(app)))
+            assert rows[GROUP]["status"] != "OK"
+            assert all(r["status"] != "OK" for r in rows.values())
+            assert all(r["trend"] == "partial" for r in rows.values())
+            assert f"DOWN: {DOWN}" in status(app)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+            await whole_cluster(sandbox)
+        await refresh_until(
+            pilot,
+            app,
+            lambda: not {r["group"]: r for r in shown(app)}[GROUP]["lag"].startswith("≥"),
+            "the whole read again",
+        )
+        assert "DOWN" not in status(app)

@@ -3,7 +3,8 @@
 It opens a seeded group the way an operator would (groups, filter, enter), reads the committed
 offsets and lag off the captured screen, and compares them with `mqadmin consumerProgress`.
 The group is `analytics-etl`: static after the seed, committed on some queues only, so the
-screen must say "unknown" exactly where mqadmin prints a consumer offset of 0.
+screen must say "unknown" exactly where mqadmin prints a consumer offset of 0. And an ACL broker
+refusing a wrong secret is named as such, readable at 80 columns.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from console.sandbox import scenario
+from console.sandbox.acl import AclSandbox
 
 GROUP = scenario.GROUP_PARTIAL
 DEADLINE = 60.0
@@ -185,3 +187,46 @@ def form_lines(screen: str) -> list[str]:
     """The preview's two form lines: strategy, value and Preview; then the scope."""
     lines = screen.splitlines()
     return lines[2:4] if len(lines) >= 4 else ["", ""]
+
+
+def test_a_refused_signature_is_named_and_readable_at_80x24(
+    acl_cluster: AclSandbox, tmux: Tmux, tmp_path: Path
+) -> None:
+    """An ACL broker and a wrong secret: the overview says the broker refused the signature
+    for the access key (not that it is down), in full, wrapped to 80 columns; the secret, right
+    or wrong, is nowhere on the screen."""
+    user = acl_cluster.user.username
+    wrong = "not-the-secret-" + uuid.uuid4().hex[:8]
+    ak, sk = tmp_path / "ak", tmp_path / "sk"
+    ak.write_text(user + "\n")
+    sk.write_text(wrong + "\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "clusters:\n"
+        "  - name: acl\n"
+        f"    namesrv: [{acl_cluster.namesrv_addr}]\n"
+        "    credentials:\n"
+        f"      access_key: file:{ak}\n"
+        f"      secret_key: file:{sk}\n"
+    )
+    console = Path(sys.executable).with_name("rmq-console")
+    tmux.start(
+        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
+        f"{shlex.quote(str(console))} --cluster acl"
+    )
+    (broker,) = acl_cluster.broker_addrs
+    screen = tmux.wait_for(
+        lambda s: "AUTH REFUSED" in s and "check the secret" in s, "the refused signature"
+    )
+    print(screen)  # the 80x24 screen, for the record
+    lines = screen.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    text = " ".join(" ".join(line.split()) for line in lines)
+    assert f"refused the signature for access key {user}: check the secret" in text
+    assert f"{broker}: {acl_cluster.broker_addr} refused the signature" in text
+    assert f"AUTH REFUSED: {broker}" in text
+    assert re.search(rf"{broker}\s+\S+\s+AUTH\b", screen), screen
+    assert "DOWN" not in screen
+    assert wrong not in screen
+    assert acl_cluster.user.password not in screen
+    tmux.keys("q")

@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.config import ClusterConfig, Config
+from console.domain.gaps import Why
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
-from console.rocketmq.errors import ConnectError
+from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
 from console.services.fanout import gather_bounded
 from console.services.source import BrokerState, ClusterSource, Progress
@@ -173,6 +174,25 @@ class FakeCluster:
                 for b in self.brokers
             ]
 
+    def refuse(self, broker: str, access_key: str = "rmq-viewer") -> AccessDenied:
+        """The broker refuses our signature (a wrong secret): it answers, but with code 16."""
+        state = next(b for b in self.brokers if b.name == broker)
+        denied = AccessDenied(
+            state.addr,
+            28,
+            16,
+            "check signature failed",
+            access_key=access_key,
+            authentication=True,
+        )
+        self.brokers = [
+            replace(b, up=False, error=str(denied), why=Why.AUTHENTICATION)
+            if b.name == broker
+            else b
+            for b in self.brokers
+        ]
+        return denied
+
     def bring_up(self, broker: str, addr: str = "10.0.0.2:10911") -> None:
         others = [b for b in self.brokers if b.name != broker]
         self.brokers = sorted(
@@ -276,5 +296,6 @@ def fake_app(
         return FakeSource(fake)
 
     kw.setdefault("theme_paths", [PROJECT_THEMES])
-    app = make_app(cfg, connect, cluster=open_cluster, clock=fixed_clock, **kw)  # type: ignore[arg-type]
+    kw.setdefault("clock", fixed_clock)
+    app = make_app(cfg, connect, cluster=open_cluster, **kw)  # type: ignore[arg-type]
     return app, fake

@@ -13,6 +13,7 @@ from textual.widgets import Static
 from textual.worker import WorkerFailed
 
 from console.ui.app import ConsoleApp
+from console.ui.widgets.crumbs import Crumbs
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine
 
@@ -57,7 +58,7 @@ def keys(app: ConsoleApp, selector: str = "DataView") -> list[str]:
 def text_of(app: ConsoleApp, selector: str) -> str:
     """A line's text, non-breaking spaces read as spaces."""
     widget = app.screen.query_one(selector, Static)
-    if isinstance(widget, StatusLine):
+    if isinstance(widget, StatusLine | Crumbs):
         text = widget.render().plain
     else:
         content = widget.content

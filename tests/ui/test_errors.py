@@ -91,13 +91,18 @@ async def test_an_unreadable_group_is_reported_and_the_rest_shown() -> None:
         fake.groups["search"] = None  # type: ignore[assignment]
         await pilot.press("g")
         await settle(pilot)
-        assert [r["group"] for r in shown(app)] == ["audit", "billing", "shadow"]
-        assert "1 group(s) unreadable, e.g. search" in status(app)
+        # Not left out: a row that says nothing is known of it, ranked as ERR.
+        rows = {r["group"]: r for r in shown(app)}
+        assert [r["group"] for r in shown(app)] == ["audit", "search", "billing", "shadow"]
+        assert (rows["search"]["status"], rows["search"]["lag"]) == ("ERR", "?")
+        assert "1 group(s) unreadable" in status(app)
+        assert text_of(app, "#notes").startswith("1 group(s) not read (search): ")
         fake.groups["search"] = original
         await pilot.press("r")
         await settle(pilot)
         assert len(shown(app)) == 4
         assert "unreadable" not in status(app)
+        assert not app.screen.query_one("#notes").display
 
 
 async def test_time_behind_unavailable_leaves_it_unknown() -> None:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.domain.offsets import Client, GroupOffsets, QueueOffsets
+from console.domain.gaps import Gap, Part, Why
+from console.domain.offsets import Client, GroupOffsets, QueueOffsets, known_delay
 from console.services import triage
 from console.services.triage import History, Sample, Status, as_samples, evaluate
 
@@ -122,7 +123,14 @@ def test_empty_window() -> None:
 
 def test_severity_orders_the_statuses() -> None:
     order = sorted(Status, key=lambda s: s.severity)
-    assert order == [Status.OK, Status.WARN, Status.REWIND, Status.STALL, Status.STOP]
+    assert order == [
+        Status.OK,
+        Status.ERR,
+        Status.WARN,
+        Status.REWIND,
+        Status.STALL,
+        Status.STOP,
+    ]
 
 
 def test_rules_are_written_for_every_status() -> None:
@@ -224,3 +232,105 @@ def test_caught_up_now_is_always_ok(w: list[Sample]) -> None:
 def test_status_never_blames_an_unknown_lag(w: list[Sample]) -> None:
     if w[-1].offsets.queues[0].committed is None:
         assert evaluate(w).status is Status.OK
+
+
+# ---- partial reads -------------------------------------------------------------------------------
+
+
+def two_brokers(i: int, lag_a: int, lag_b: int | None, *, gaps: bool = False) -> GroupOffsets:
+    """Refresh i of a group on brokers a and b; lag_b None: b did not answer (named unreachable,
+    or as a gap the reader filled)."""
+    qs = [QueueOffsets("T", "a", 0, 0, 1000 + i * 10, 1000 + i * 10 - lag_a)]
+    if lag_b is not None:
+        qs.append(QueueOffsets("T", "b", 0, 0, 2000 + i * 10, 2000 + i * 10 - lag_b))
+    missing: dict[str, object] = {}
+    if lag_b is None:
+        if gaps:
+            missing["gaps"] = (Gap(Part.BROKER, "b", Why.DOWN, "cannot connect to h:2"),)
+        else:
+            missing["unreachable_brokers"] = ("b",)
+    return GroupOffsets("G", T0 + i * 5000, tuple(qs), clients=ONLINE, **missing)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("gaps", [False, True], ids=["unreachable", "gaps"])
+def test_a_broker_going_down_is_no_recovery(gaps: bool) -> None:
+    reads = [two_brokers(i, 100, 1400) for i in range(3)]
+    reads.append(two_brokers(3, 100, None, gaps=gaps))
+    summary = triage.summarize(as_samples(reads), {})
+    assert summary.partial
+    assert summary.missing == ("b",)
+    assert summary.trend is None  # not "↓1400 per 5 s"
+    assert summary.lag_history == (100,)  # the sparkline starts again; no fall is drawn
+    assert summary.restarted
+    assert summary.verdict.status is Status.ERR
+    assert summary.verdict.partial
+    assert "no answer from b" in summary.verdict.reason
+    assert summary.time_behind_ms is None or summary.time_behind_ms > 0
+
+
+def test_nothing_read_of_a_partial_group_is_err_not_ok() -> None:
+    o = GroupOffsets("G", T0, (), clients=ONLINE, unreachable_brokers=("a",))
+    v = evaluate(as_samples([o]))
+    assert v.status is Status.ERR
+    assert triage.time_behind_ms(o, {}) is None  # not 0: the queues not read may lag
+
+
+def test_a_partial_read_keeps_a_worse_status_and_says_it_is_partial() -> None:
+    reads = [two_brokers(i, 100, 5) for i in range(3)]
+    stalled = [
+        GroupOffsets(
+            "G",
+            r.taken_at_ms,
+            (QueueOffsets("T", "a", 0, 0, 50 + i, 40),),
+            clients=ONLINE,
+            unreachable_brokers=("b",),
+        )
+        for i, r in enumerate(reads)
+    ]
+    v = evaluate(as_samples(stalled))
+    assert v.status is Status.STALL
+    assert v.partial
+    assert v.reason.endswith("(partial read: no answer from b)")
+
+
+def test_trend_comes_back_only_over_comparable_reads() -> None:
+    reads = [two_brokers(0, 100, None), two_brokers(1, 100, 50), two_brokers(2, 120, 50)]
+    w = as_samples(reads)
+    assert triage.lag_series(w) == (150, 170)
+    trend = triage.lag_trend(w)
+    assert trend is not None
+    assert (trend.delta, trend.seconds) == (20, 5.0)
+
+
+def test_the_verdict_names_the_queue_with_most_lag_among_equals() -> None:
+    v = evaluate(window([(10, 8), (100, 10)]))
+    assert v.status is Status.OK
+    assert v.queue == ("T", "b", 1)
+
+
+def test_time_behind_is_never_counted_from_1970() -> None:
+    o = sample(0, [(10, 4)])
+    epoch = o.taken_at_ms  # the broker's "now - 0": no message at the committed offset
+    assert triage.time_behind_ms(o, {("T", "b", 0): epoch}) is None
+    assert known_delay(9000, T0) == 9000
+    assert known_delay(T0 - 5, T0) is None
+    assert known_delay(-1, T0) is None
+
+
+def test_committed_below_min_has_no_time_behind() -> None:
+    q = QueueOffsets("T", "b", 0, 500, 900, 120)
+    assert triage.below_min(q)
+    o = GroupOffsets("G", T0, (q,), clients=ONLINE)
+    assert triage.time_behind_ms(o, {q.key: 60_000}) is None
+    assert not triage.below_min(QueueOffsets("T", "b", 0, 500, 900, None))
+
+
+def test_worst_first_puts_unknown_between_known_trouble_and_ok() -> None:
+    warn = triage.summarize(
+        as_samples(sample(i, [(100 + 40 * i, 90 + 10 * i)], group="w") for i in range(3)), {}
+    )
+    partial = triage.summarize(as_samples([two_brokers(0, 5000, None)]), {})
+    fine = triage.summarize(as_samples([sample(0, [(10, 9)], group="c")]), {})
+    assert warn.verdict.status is Status.WARN
+    order = triage.worst_first([fine, partial, warn])
+    assert [s.verdict.status for s in order] == [Status.WARN, Status.ERR, Status.OK]

@@ -1,8 +1,10 @@
-"""What every console screen has: banner, breadcrumbs, status line, footer, esc, mqadmin, CSV.
+"""What every console screen has: banner, breadcrumbs, notes, status line, footer, esc, mqadmin,
+CSV.
 
 `ConsoleScreen` holds the one `Worker.StateChanged` handler of the console: every worker belongs
 to a screen, and a failed one becomes the app's error report. `DataScreen` adds the refresh cycle
-of a screen that shows one cluster's data: check the brokers, fetch the view, post messages.
+of a screen that shows one cluster's data: check the brokers, fetch the view, post messages;
+one refresh at a time, and the status line says when one takes longer than the interval.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from console.redact import redact_text
 from console.services import export
 from console.services.session import ClusterSession
 from console.services.source import ClusterSource
+from console.ui import format as fmt
 from console.ui.messages import BrokersChecked, RefreshFinished, TableExported
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
 from console.ui.widgets.banner import ClusterBanner
+from console.ui.widgets.crumbs import Crumbs
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine
 
@@ -53,8 +58,9 @@ class ConsoleScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield ClusterBanner(self.session.cluster if self.session else None)
-        yield Static(id="crumbs")
+        yield Crumbs()
         yield from self.compose_body()
+        yield Static(id="notes")
         yield StatusLine(self.console.clock_ms, refreshes=self.REFRESHES)
         yield Footer(compact=True, show_command_palette=False)
 
@@ -67,8 +73,15 @@ class ConsoleScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         crumbs = [s.crumb for s in self.app.screen_stack if isinstance(s, ConsoleScreen)]
-        self.query_one("#crumbs", Static).update(Text(" › ".join(c for c in crumbs if c)))
+        self.query_one(Crumbs).show(crumbs)
         self.status.update_state(paused=self.console.paused)
+
+    def show_notes(self, lines: list[str]) -> None:
+        """Lines that explain what the status line only names (why a broker refuses us, why
+        groups could not be read): wrapped to the screen's width, never cut off."""
+        notes = self.query_one("#notes", Static)
+        notes.update(Text("\n".join(redact_text(line) for line in lines)))
+        notes.display = bool(lines)
 
     # ---- back and mqadmin ------------------------------------------------------------------------
 
@@ -160,7 +173,7 @@ class DataScreen(ConsoleScreen):
     def on_screen_resume(self) -> None:
         # ConsoleScreen's own handler runs too (Textual calls each class's handler in the MRO).
         self._shown = True
-        self.status.update_state(down=self.cluster_session.down)
+        self.show_brokers()
         # Back from a detail or a dialog: what this screen shows is as old as the time spent
         # away. A refresh still under way is not restarted (500 groups take a while).
         self.refresh_due()
@@ -175,11 +188,24 @@ class DataScreen(ConsoleScreen):
         )
 
     def action_refresh(self) -> None:
+        if self.refreshing:
+            # A second full read on top of one that has not finished only slows both down.
+            started = self.status.started_at_ms
+            since = "" if started is None else f" ({self._age(started)} so far)"
+            self.notify(f"a refresh is under way{since}", timeout=2)
+            return
         self.refresh_now()
 
     def refresh_now(self) -> None:
-        self.status.update_state(busy=True)
+        self.status.update_state(
+            busy=True,
+            started_at_ms=self.console.clock_ms(),
+            interval_s=self.console.config.refresh_interval,
+        )
         self._loader = self.load()
+
+    def _age(self, then_ms: int) -> str:
+        return fmt.age(self.console.clock_ms() - then_ms)
 
     def refresh_due(self) -> None:
         """The interval elapsed: start a refresh unless one is still running (a slow cluster
@@ -201,12 +227,23 @@ class DataScreen(ConsoleScreen):
 
     def on_brokers_checked(self, message: BrokersChecked) -> None:
         self.cluster_session.observe_brokers(message.brokers, message.at_ms)
-        self.status.update_state(down=self.cluster_session.down)
+        self.show_brokers()
         self.brokers_changed()
 
-    def on_refresh_finished(self, message: RefreshFinished) -> None:
+    def show_brokers(self) -> None:
+        session = self.cluster_session
         self.status.update_state(
-            busy=False, progress=None, refreshed_at_ms=message.at_ms, error=None
+            down=session.down, refused=session.refused, notices=session.notices
+        )
+
+    def on_refresh_finished(self, message: RefreshFinished) -> None:
+        started = self.status.started_at_ms
+        self.status.update_state(
+            busy=False,
+            progress=None,
+            refreshed_at_ms=message.at_ms,
+            error=None,
+            took_ms=None if started is None else message.at_ms - started,
         )
 
     def brokers_changed(self) -> None:

@@ -1,5 +1,10 @@
 """One consumer group: every queue with its offsets and client, retry and DLQ queues, clients,
-and the lag sparkline from the refresh history."""
+and the lag sparkline from the refresh history.
+
+A read that lacks parts says so under the headline (what is missing and why), its total lag is
+a lower bound, and the sparkline starts again where what was read changed. A committed offset
+below the queue's min (its messages already deleted) is flagged on the queue and the headline;
+a time behind is never one counted from 1970."""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline, Static
 
+from console.domain.gaps import at_least
 from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
+from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
 from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
@@ -50,6 +57,8 @@ CLIENT_COLUMNS = (
 
 NOT_CONSUMED = "-"
 NBSP = "\u00a0"
+#: After a committed offset below the queue's min offset.
+BELOW_MIN = "<min"
 
 T = TypeVar("T")
 
@@ -71,7 +80,8 @@ def queue_rows(
     now_ms: int,
 ) -> list[Row]:
     ordered = [*offsets.topic_queues, *offsets.retry_queues]
-    rows = [_queue_row(q, delays, assignments, now_ms) for q in ordered]
+    at = offsets.taken_at_ms
+    rows = [_queue_row(q, delays, assignments, now_ms, at) for q in ordered]
     for s in dlq:
         q = s.queue
         rows.append(
@@ -100,11 +110,13 @@ def _queue_row(
     delays: Mapping[QueueKey, int],
     assignments: Mapping[QueueKey, tuple[str, ...]],
     now_ms: int,
+    read_at_ms: int,
 ) -> Row:
     holders = assignments.get(q.key, ())
     client = holders[0] if len(holders) == 1 else f"all ({len(holders)})" if holders else "-"
-    behind = delays.get(q.key) if q.lag else (0 if q.lag == 0 else None)
+    behind = triage.queue_delay(q, delays, read_at_ms)
     last = now_ms - q.last_timestamp if q.last_timestamp > 0 else None
+    committed = fmt.offset(q.committed) + (BELOW_MIN if triage.below_min(q) else "")
     return Row(
         f"{q.topic}|{q.broker}|{q.queue_id}",
         (
@@ -113,7 +125,7 @@ def _queue_row(
             cell(q.queue_id),
             cell(q.min_offset),
             cell(q.max_offset),
-            cell(q.committed, fmt.offset(q.committed)),
+            cell(q.committed, committed),
             cell(q.in_flight, fmt.offset(q.in_flight) if q.committed is not None else "?"),
             cell(q.lag, fmt.offset(q.lag)),
             cell(behind, fmt.age(behind) if behind is not None else "?" if q.lag else "-"),
@@ -165,7 +177,7 @@ class GroupScreen(DataScreen):
 
     async def fetch(self) -> None:
         source = self.source
-        offsets = await source.group_offsets(self.group)
+        offsets = self.cluster_session.account(await source.group_offsets(self.group))
         window = self.cluster_session.history.add(offsets)
         delays, dlq = await asyncio.gather(
             source.consume_delays(self.group, triage.lagging_topics(window[-1])),
@@ -190,7 +202,7 @@ class GroupScreen(DataScreen):
             self.assignments = {}
         answered = {q.broker for q in message.summary.offsets.queues}
         if self.cluster_session.observe_answers(answered):
-            self.status.update_state(down=self.cluster_session.down)
+            self.show_brokers()
         self.redraw()
 
     def on_assignments_refreshed(self, message: AssignmentsRefreshed) -> None:
@@ -209,10 +221,7 @@ class GroupScreen(DataScreen):
         self.query_one("#summary", Static).update(self._summary_text(s))
         spark = self.query_one("#lag-spark", Sparkline)
         spark.data = [float(v) for v in s.lag_history]
-        low, high = min(s.lag_history), max(s.lag_history)
-        self.query_one("#spark-range", Label).update(
-            Text(f" {fmt.compact(low)}..{fmt.compact(high)} over {len(s.lag_history)} refreshes")
-        )
+        self.query_one("#spark-range", Label).update(Text(spark_range(s)))
         rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
         self.query_one("#queues", DataView).set_rows(rows)
         self.query_one("#clients", DataView).set_rows(client_rows(o))
@@ -225,16 +234,17 @@ class GroupScreen(DataScreen):
             if o.clients
             else toned(app, "OFFLINE", "text-error", bold=True)
         )
-        behind = "?" if s.time_behind_ms is None else fmt.age(s.time_behind_ms)
+        behind = fmt.behind(s.time_behind_ms, at_least=s.partial)
         unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
+        trend = "partial" if s.partial else fmt.trend(s.trend)
         parts: list[str | Text] = []
         if o.message_model or o.consume_type:
             parts.append(f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)}")
         parts += [
             online,
-            f"lag {o.total_lag}{unknown}",
+            f"lag {at_least(o.total_lag, s.partial)}{unknown}",
             f"behind {behind}",
-            f"trend {fmt.trend(s.trend)}",
+            f"trend {trend}",
             f"retry {o.retry_backlog}",
             f"DLQ {o.dlq_messages}",
         ]
@@ -245,13 +255,12 @@ class GroupScreen(DataScreen):
         second = Text.assemble(
             status_text(app, s.verdict.status, s.verdict.complete), " ", s.verdict.reason
         )
-        missing = sorted(set(o.unreachable_brokers) | set(self.cluster_session.down))
-        if missing:
-            second.append("  ")
-            second.append_text(
-                toned(app, f"no answer from {', '.join(missing)}: queues not shown", "text-error")
-            )
-        return Text("\n").join([first, second])
+        lines = [first, second]
+        lines += [toned(app, line, "text-error") for line in missing_lines(o)]
+        deleted = [q for q in o.queues if triage.below_min(q)]
+        if deleted:
+            lines.append(toned(app, below_min_line(deleted), "text-warning"))
+        return Text("\n").join(lines)
 
     # ---- reset ---------------------------------------------------------------------------------
 
@@ -262,6 +271,44 @@ class GroupScreen(DataScreen):
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)
+
+
+def missing_lines(o: GroupOffsets) -> list[str]:
+    """What the read lacks and why: each gap the reader named, and each broker that did not
+    answer (its queues are not shown, and the total is a lower bound)."""
+    lines = [redact_text(g.line()) for g in o.gaps]
+    explained = {g.name for g in o.gaps}
+    silent = [b for b in o.unreachable_brokers if b not in explained]
+    if silent:
+        lines.append(
+            f"no answer from {', '.join(silent)}: queues not shown, lag is at least {o.total_lag}"
+        )
+    return lines
+
+
+def below_min_line(queues: list[QueueOffsets]) -> str:
+    first = queues[0]
+    where = f"{first.topic}@{first.broker}:{first.queue_id}"
+    more = f" and {len(queues) - 1} more" if len(queues) > 1 else ""
+    return (
+        f"{where}{more}: committed below min ({first.committed} < {first.min_offset}), "
+        "those messages are already deleted"
+    )
+
+
+def spark_range(s: GroupSummary) -> str:
+    """What the sparkline covers: the refreshes since what was read last changed."""
+    history = s.lag_history
+    low, high = min(history), max(history)
+    bound = "≥" if s.partial else ""
+    n = len(history)
+    over = f"over {n} refreshes" if n != 1 else "over 1 refresh"
+    text = f" {bound}{fmt.compact(low)}..{bound}{fmt.compact(high)} {over}"
+    if s.partial:
+        return text + " (partial read)"
+    if s.restarted:
+        return text + " (since the read changed)"
+    return text
 
 
 def _or(answer: T | BaseException, fallback: T) -> T:

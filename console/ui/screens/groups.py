@@ -1,4 +1,8 @@
-"""Consumer groups, worst first: status over the refresh window, lag, time behind, trend."""
+"""Consumer groups, worst first: status over the refresh window, lag, time behind, trend.
+
+A group whose read lacks parts shows its lag as a lower bound (`≥1980`), its trend as
+"partial", and a status that is never OK; a group that could not be read at all is a row too
+(ERR, lag unknown), never silently left out."""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ import asyncio
 from textual.app import App, ComposeResult
 
 from console.domain.offsets import GroupOffsets, QueueKey
+from console.redact import redact_text
 from console.services import mqadmin_commands, triage
 from console.services.fanout import Cadence
 from console.services.session import ClusterSession
-from console.services.triage import GroupSummary
+from console.services.triage import GroupSummary, Status, rank
 from console.ui import format as fmt
 from console.ui.messages import GroupsListed, GroupsProgressed, GroupsRefreshed
 from console.ui.screens.base import DataScreen
@@ -44,6 +49,9 @@ def lag_cell(o: GroupOffsets) -> Cell:
     lag = known_lag(o)
     if lag is None:
         return cell(None, fmt.UNKNOWN)
+    if triage.is_partial(o):
+        # Brokers missing from the read: what it sums is a lower bound.
+        return cell(lag, "≥" + fmt.compact(lag))
     partly = any(q.committed is None for q in o.topic_queues)
     # "+?" says some queues have nothing committed: their lag is not in the sum.
     return cell(lag, fmt.compact(lag) + ("+?" if partly else ""))
@@ -52,9 +60,22 @@ def lag_cell(o: GroupOffsets) -> Cell:
 def behind_cell(s: GroupSummary) -> Cell:
     ms = s.time_behind_ms
     if ms is None:
-        lagging = any(q.lag for q in s.offsets.topic_queues)
+        lagging = s.partial or any(q.lag for q in s.offsets.topic_queues)
         return cell(None, "?" if lagging else "-")
-    return cell(ms, fmt.age(ms))
+    return cell(ms, fmt.behind(ms, at_least=s.partial))
+
+
+def trend_cell(s: GroupSummary) -> Cell:
+    if s.partial:
+        return cell(None, "partial")
+    return cell(s.trend.per_minute if s.trend else None, fmt.trend(s.trend))
+
+
+def status_cell(
+    app: App[object], status: Status, complete: bool, lag: int | None, group: str
+) -> Cell:
+    # Sorted ascending, ST reads worst first (as the list comes).
+    return Cell(status.value, status_text(app, status, complete), rank(status, lag, group))
 
 
 def summary_row(app: App[object], s: GroupSummary) -> Row:
@@ -64,15 +85,11 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
     return Row(
         o.group,
         (
-            Cell(
-                v.status.value,
-                status_text(app, v.status, v.complete),
-                (v.status.severity, o.total_lag),
-            ),
+            status_cell(app, v.status, v.complete, o.total_lag, o.group),
             cell(o.group),
             lag_cell(o),
             behind_cell(s),
-            cell(s.trend.per_minute if s.trend else None, fmt.trend(s.trend)),
+            trend_cell(s),
             cell(
                 clients,
                 str(clients) if clients else toned(app, "OFFLINE", "text-error", bold=True),
@@ -90,12 +107,41 @@ def pending_row(group: str) -> Row:
     return Row(group, (cell(None, "…"), cell(group), *(cell(None, "") for _ in COLUMNS[2:])))
 
 
+def unread_row(app: App[object], group: str) -> Row:
+    """A group listed whose read failed: in the list as ERR with nothing known, not left out."""
+    unknown = (cell(None, "?") for _ in COLUMNS[2:-2])
+    return Row(
+        group,
+        (
+            status_cell(app, Status.ERR, True, None, group),
+            cell(group),
+            *unknown,
+            cell(None, "-"),
+            cell(None, "-"),
+        ),
+    )
+
+
+def unread_notes(errors: dict[str, str]) -> list[str]:
+    """The reasons groups could not be read, each said once with the groups it hit."""
+    by_reason: dict[str, list[str]] = {}
+    for group, reason in errors.items():
+        by_reason.setdefault(" ".join(reason.split()), []).append(group)
+    lines = []
+    for reason, groups in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        named = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+        lines.append(f"{len(groups)} group(s) not read ({named}): {reason}")
+    return lines
+
+
 class GroupsScreen(DataScreen):
     crumb = "groups"
 
     def __init__(self, session: ClusterSession) -> None:
         super().__init__(session)
         self.summaries: tuple[GroupSummary, ...] = ()
+        #: groups whose read failed at the last refresh, with why
+        self.errors: dict[str, str] = {}
 
     def compose_body(self) -> ComposeResult:
         yield DataView("groups", COLUMNS, id="groups")
@@ -119,15 +165,16 @@ class GroupsScreen(DataScreen):
         if self.console.config.snapshot_on_refresh:
             await asyncio.to_thread(self._snapshot, read)
         behind = await source.read_delays(wanted)
-        summaries, rows = await asyncio.to_thread(self._digest, windows, behind)
-        errors = {n: str(e) for n, e in read.items() if isinstance(e, Exception)}
+        errors = {n: redact_text(str(e)) for n, e in read.items() if isinstance(e, Exception)}
+        summaries, rows = await asyncio.to_thread(self._digest, windows, behind, errors)
         self.post_message(GroupsRefreshed(summaries, errors, rows))
 
     def _record(
         self, names: list[str], read: dict[str, GroupOffsets | Exception]
     ) -> tuple[dict[str, tuple[triage.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
-        history = self.cluster_session.history
-        latest = {n: o for n, o in read.items() if isinstance(o, GroupOffsets)}
+        session = self.cluster_session
+        history = session.history
+        latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
         windows = {n: history.add(o) for n, o in latest.items()}
         history.retain(names)
         wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
@@ -150,11 +197,21 @@ class GroupsScreen(DataScreen):
         self,
         windows: dict[str, tuple[triage.Sample, ...]],
         behind: dict[str, dict[QueueKey, int] | Exception],
+        errors: dict[str, str],
     ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:
         summaries = triage.worst_first(
             triage.summarize(w, _value_or_empty(behind.get(n))) for n, w in windows.items()
         )
-        return tuple(summaries), tuple(summary_row(self.app, s) for s in summaries)
+        return tuple(summaries), self._rows(summaries, errors)
+
+    def _rows(self, summaries: list[GroupSummary], errors: dict[str, str]) -> tuple[Row, ...]:
+        app = self.app
+        ranked = [
+            (rank(s.verdict.status, s.offsets.total_lag, s.group), summary_row(app, s))
+            for s in summaries
+        ]
+        ranked += [(rank(Status.ERR, None, g), unread_row(app, g)) for g in errors]
+        return tuple(row for _, row in sorted(ranked, key=lambda kv: kv[0]))
 
     def on_groups_listed(self, message: GroupsListed) -> None:
         self.query_one(DataView).set_rows([pending_row(g) for g in message.groups])
@@ -164,17 +221,18 @@ class GroupsScreen(DataScreen):
 
     def on_groups_refreshed(self, message: GroupsRefreshed) -> None:
         self.summaries = message.summaries
+        self.errors = dict(message.errors)
         self.query_one(DataView).set_rows(message.rows)
-        if message.errors:
-            first = next(iter(message.errors.items()))
-            note = f"{len(message.errors)} group(s) unreadable, e.g. {first[0]}: {first[1]}"
-        else:
-            note = ""
-        self.status.update_state(note=note)
+        count = len(message.errors)
+        partial = sum(1 for s in message.summaries if s.partial)
+        notes = [f"{count} group(s) unreadable"] if count else []
+        if partial:
+            notes.append(f"{partial} partly read")
+        self.status.update_state(note=", ".join(notes))
+        self.show_notes(unread_notes(self.errors))
 
     def redraw(self) -> None:
-        rows = [summary_row(self.app, s) for s in self.summaries]
-        self.query_one(DataView).set_rows(rows)
+        self.query_one(DataView).set_rows(self._rows(list(self.summaries), self.errors))
 
     def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         from console.ui.screens.group import GroupScreen

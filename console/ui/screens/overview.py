@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from console.domain.gaps import Why
 from console.rocketmq.errors import RocketMQError
 from console.services import mqadmin_commands
 from console.services.session import ClusterSession
@@ -16,6 +17,7 @@ from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen
 from console.ui.tones import toned
+from console.ui.widgets.banner import named_after_namesrv
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
 
@@ -30,6 +32,9 @@ COLUMNS = (
     Column("note", "NOTE", "error"),
 )
 
+#: A broker that answers but refuses us is not down: the STATE column says which refusal.
+REFUSED_STATES = {Why.AUTHENTICATION: "AUTH", Why.PERMISSION: "DENIED"}
+
 
 class OverviewScreen(DataScreen):
     BINDINGS = [
@@ -39,7 +44,8 @@ class OverviewScreen(DataScreen):
 
     def __init__(self, session: ClusterSession) -> None:
         super().__init__(session)
-        self.crumb = session.cluster.name
+        # A cluster named after its name servers is named by the banner already.
+        self.crumb = "overview" if named_after_namesrv(session.cluster) else session.cluster.name
         self.totals: tuple[int | None, int | None] = (None, None)
 
     def compose_body(self) -> ComposeResult:
@@ -78,6 +84,15 @@ class OverviewScreen(DataScreen):
     def redraw(self) -> None:
         self.query_one(DataView).set_rows(self.broker_rows())
         self._show_totals()
+        self.show_notes(self.broker_notes())
+
+    def broker_notes(self) -> list[str]:
+        """Why each broker that does not answer does not, in full (the NOTE column is cut)."""
+        return [
+            f"{b.name}: {b.error}" if b.error else f"{b.name}: no answer"
+            for b in self.cluster_session.brokers
+            if not b.up
+        ]
 
     def broker_rows(self) -> list[Row]:
         now = self.console.clock_ms()
@@ -85,18 +100,15 @@ class OverviewScreen(DataScreen):
         for b in self.cluster_session.brokers:
             seen_at = self.cluster_session.last_seen_ms.get(b.name)
             seen = now - seen_at if seen_at is not None else None
-            state = (
-                toned(self.app, "UP", "text-success")
-                if b.up
-                else toned(self.app, "DOWN", "text-error", bold=True)
-            )
+            word = "UP" if b.up else REFUSED_STATES.get(b.why, "DOWN") if b.why else "DOWN"
+            state = toned(self.app, word, "text-success" if b.up else "text-error", bold=not b.up)
             rows.append(
                 Row(
                     b.name,
                     (
                         cell(b.name),
                         cell(b.addr),
-                        cell("UP" if b.up else "DOWN", state),
+                        cell(word, state),
                         cell(b.version, b.version or "-"),
                         cell(b.put_today, fmt.compact(b.put_today)),
                         cell(b.get_today, fmt.compact(b.get_today)),
@@ -108,12 +120,15 @@ class OverviewScreen(DataScreen):
         return rows
 
     def _show_totals(self) -> None:
-        brokers = self.cluster_session.brokers
-        down = sum(1 for b in brokers if not b.up)
+        session = self.cluster_session
+        brokers = session.brokers
+        down, refused = len(session.down), len(session.refused)
         topics, groups = self.totals
         text = Text(f"{len(brokers)} brokers")
         if down:
             text.append(f" ({down} down)", style="bold")
+        if refused:
+            text.append(f" ({refused} refuse our credentials)", style="bold")
         text.append(f" · {'?' if topics is None else topics} topics")
         text.append(f" · {'?' if groups is None else groups} groups")
         self.query_one("#totals", Static).update(text)

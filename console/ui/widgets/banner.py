@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.color import Color, ColorParseError
 from textual.widgets import Static
 
-from console.config import ClusterConfig
+from console.config import ClusterConfig, split_namesrv
 
 
 class ClusterBanner(Static):
@@ -32,12 +32,16 @@ class ClusterBanner(Static):
         if self.cluster is None:
             return Text("rmq-console")
         c = self.cluster
-        namesrv = ";".join(c.namesrv)
         text = Text.assemble((f" {c.name} ", "bold"))
-        if namesrv != c.name:  # --namesrv names the cluster after its address
-            text.append(f" {namesrv}")
-        if c.rocketmq_cluster:
+        if not named_after_namesrv(c):
+            text.append(f" {';'.join(c.namesrv)}")
+        if c.rocketmq_cluster and c.rocketmq_cluster != c.name:
             text.append(f"  cluster {c.rocketmq_cluster}")
         if c.read_only:
             text.append("  READ-ONLY", "bold reverse")
         return text
+
+
+def named_after_namesrv(cluster: ClusterConfig) -> bool:
+    """`--namesrv a;b` (or `a,b`) names the cluster after its name servers: its name says them."""
+    return split_namesrv(cluster.name) == tuple(cluster.namesrv)
