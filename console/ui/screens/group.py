@@ -123,7 +123,7 @@ def _queue_row(
             cell(q.topic, short_topic(q.topic)),
             cell(q.broker),
             cell(q.queue_id),
-            cell(q.min_offset),
+            cell(q.min_offset, fmt.offset(q.min_offset)),
             cell(q.max_offset),
             cell(q.committed, committed),
             cell(q.in_flight, fmt.offset(q.in_flight) if q.committed is not None else "?"),
