@@ -103,3 +103,20 @@ def reclamp(
             )
         )
     return tuple(out), tuple(raised)
+
+
+def reached(before: int | None, target: int, stored: int | None, *, online: bool) -> bool:
+    """Whether a queue read back after a write shows the write took.
+
+    With no consumer online nothing else moves it: it must hold the target. With consumers
+    online it moves on from the target as they consume, so anything at or past the target
+    counts, except, for a replay (target below the offset before), an offset still at or past
+    the old one: that is the old position, not proof of the reset (it stays "not yet").
+    """
+    if stored is None:
+        return False
+    if not online:
+        return stored == target
+    if before is not None and target < before:
+        return target <= stored < before
+    return stored >= target

@@ -59,3 +59,17 @@ def test_targets_below_a_moved_min_are_raised_to_it() -> None:
     assert rows[0].clamp == "below_min"
     assert [(r.key[3], r.planned_target, r.target) for r in raised] == [(0, 90, 95)]
     assert "already deleted" in raised[0].line
+
+
+def test_what_counts_as_reached() -> None:
+    from console.domain.drift import reached
+
+    assert reached(100, 90, 90, online=False)
+    assert not reached(100, 90, 91, online=False)
+    assert not reached(100, 90, None, online=False)
+    # Online: the consumer moves on from the target; a replay must show it left the old place.
+    assert reached(100, 90, 95, online=True)
+    assert not reached(100, 90, 100, online=True)
+    assert not reached(100, 90, 89, online=True)
+    assert reached(100, 120, 130, online=True)
+    assert reached(None, 10, 12, online=True)
