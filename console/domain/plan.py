@@ -427,6 +427,10 @@ def new_plan_id(created_at_ms: int, groups: Sequence[str], kind: str, salt: str)
     return f"{stamp(created_at_ms)}-{first[:40]}-{kind}-{digest}"
 
 
+#: Minutes after which a plan no longer describes the cluster: an apply refuses it (re-plan).
+PLAN_MAX_AGE_MIN = 15
+
+
 # ---- content hash ------------------------------------------------------------------------------
 # A two-level SHA-256 that the plan job computes with Spark aggregates and that this module
 # recomputes in plain Python, so an apply can check a plan's rows without a Spark session:

@@ -23,7 +23,7 @@ the wire client then refuses any write to one (`NotMaster`, nothing sent).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -51,6 +51,24 @@ class OffsetWrite:
 
     def __str__(self) -> str:
         return f"{self.group} on {self.topic}:{self.queue_id} at {self.broker_addr}"
+
+
+class WriteMethod(StrEnum):
+    """How an offset is moved: a direct commit (what a consumer does), or the broker's own
+    reset (server-side path, 5.1+ with useServerSideResetOffset: the broker holds the target
+    until the group's next pull and drops commits meanwhile, so online consumers cannot
+    overwrite it)."""
+
+    COMMIT = "UPDATE_CONSUMER_OFFSET"
+    BROKER_RESET = "INVOKE_BROKER_TO_RESET_OFFSET"
+
+
+#: Whether what a queue holds after the write counts as written: (write, stored) -> bool.
+Acceptance = Callable[["OffsetWrite", "int | None"], bool]
+
+
+def holds_target(write: OffsetWrite, stored: int | None) -> bool:
+    return stored == write.offset
 
 
 class WriteOutcome(StrEnum):
@@ -148,12 +166,16 @@ class OffsetWriter:
         *,
         in_flight: int = IN_FLIGHT,
         on_progress: ProgressHook | None = None,
+        method: WriteMethod = WriteMethod.COMMIT,
+        accept: Acceptance = holds_target,
     ) -> None:
         if in_flight < 1:
             raise ValueError(f"in_flight must be at least 1, got {in_flight}")
         self.admin = admin
         self.in_flight = in_flight
         self.on_progress = on_progress
+        self.method = method
+        self.accept = accept
 
     async def write(
         self, writes: Iterable[OffsetWrite], *, on_result: ResultHook | None = None
@@ -168,7 +190,7 @@ class OffsetWriter:
         tables = _by_table(ordered)
         await self._learn_roles()
         gate = asyncio.Semaphore(self.in_flight)
-        run = _Run(self.admin, gate, len(ordered), on_result, self.on_progress)
+        run = _Run(self, gate, len(ordered), on_result)
         run.progress()
         async with asyncio.TaskGroup() as tg:
             for table in tables.values():
@@ -184,7 +206,7 @@ class OffsetWriter:
         except RocketMQError:
             pass
 
-    async def results(self, writes: Iterable[OffsetWrite]) -> AsyncIterator[WriteResult]:
+    async def results(self, writes: Iterable[OffsetWrite]) -> AsyncGenerator[WriteResult, None]:
         """The results of `write`, as they are known. Leaving the loop early cancels the
         requests not yet sent (updates already sent may still land, unverified)."""
         ready: asyncio.Queue[WriteResult | None] = asyncio.Queue()
@@ -223,17 +245,18 @@ class _Run:
 
     def __init__(
         self,
-        admin: AdminClient,
+        writer: OffsetWriter,
         gate: asyncio.Semaphore,
         total: int,
         on_result: ResultHook | None,
-        on_progress: ProgressHook | None,
     ) -> None:
-        self.admin = admin
+        self.admin = writer.admin
+        self.method = writer.method
+        self.accept = writer.accept
         self.gate = gate
         self.total = total
         self.on_result = on_result
-        self.on_progress = on_progress
+        self.on_progress = writer.on_progress
         self.answered = 0
         self.results: dict[OffsetWrite, WriteResult] = {}
 
@@ -279,9 +302,15 @@ class _Run:
         answer: str | None | RocketMQError
         try:
             async with self.gate:
-                answer = await self.admin.update_consumer_offset(
-                    w.broker_addr, w.group, w.topic, w.queue_id, w.offset
-                )
+                if self.method is WriteMethod.BROKER_RESET:
+                    await self.admin.reset_offset(
+                        w.broker_addr, w.group, w.topic, queue_id=w.queue_id, offset=w.offset
+                    )
+                    answer = None
+                else:
+                    answer = await self.admin.update_consumer_offset(
+                        w.broker_addr, w.group, w.topic, w.queue_id, w.offset
+                    )
         except RocketMQError as exc:
             answer = exc
         self.answered += 1
@@ -297,5 +326,5 @@ class _Run:
         except RocketMQError as exc:
             self.report(WriteResult(w, WriteOutcome.FAILED, remark=remark, error=exc))
             return
-        outcome = WriteOutcome.VERIFIED if stored == w.offset else WriteOutcome.KEPT_OTHER
+        outcome = WriteOutcome.VERIFIED if self.accept(w, stored) else WriteOutcome.KEPT_OTHER
         self.report(WriteResult(w, outcome, stored=stored, remark=remark))

@@ -1,0 +1,282 @@
+"""`rmq-console apply PLAN` and `rmq-console history`: move offsets as a plan says, and list
+what was applied.
+
+`apply` reads the cluster again (drift, who is online, the reset path), prints what it would do
+and the equivalent mqadmin commands, asks for the group name (or takes `--confirm GROUP`), then
+writes through the journal and reads every queue back. Exit codes: 0 every queue verified; 1 a
+queue failed or is not verified yet; 2 refused before writing (bad input, a changed or expired
+plan, drift, a read-only cluster, consumers online on the offline path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from console.cli.render import dump_json, table, timestamp
+from console.cli.target import Target, resolve_target, target_parent
+from console.domain.journal import ApplyStatus, Journal, QueueState
+from console.domain.plan import PLAN_MAX_AGE_MIN
+from console.redact import redact_text
+from console.services.journal_store import AuditLog, JournalStore, Unreadable
+from console.services.workspace import Workspace
+
+if TYPE_CHECKING:
+    from console.services.apply import ApplyProgress
+    from console.services.apply_check import ApplyCheck
+    from console.services.plan_load import LoadedPlan
+
+
+REFUSED = 2
+NOT_VERIFIED = 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parent = target_parent()
+    p = sub.add_parser(
+        "apply",
+        help="apply a plan: confirm, write, verify (journaled, undoable)",
+        description="Move the offsets a plan changes. The cluster is read again first: a queue "
+        "that moved since the plan was made is drift and stops the apply unless accepted. Every "
+        "queue is written through the journal and read back.",
+        parents=[parent],
+    )
+    p.add_argument("plan", metavar="PLAN", help="a plan id of the workspace, or a plan directory")
+    p.add_argument(
+        "--confirm",
+        action="append",
+        metavar="GROUP",
+        help="the group name(s) of the plan, typed: without it the console asks on a terminal",
+    )
+    p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
+    p.add_argument(
+        "--max-age",
+        type=float,
+        metavar="MIN",
+        default=PLAN_MAX_AGE_MIN,
+        help="refuse plans older than this many minutes (default %(default).0f)",
+    )
+    p.add_argument("--json", action="store_true", help="print the journal as JSON")
+    p.set_defaults(handler=_apply)
+
+    p = sub.add_parser(
+        "history",
+        help="applies and undos of the workspace, newest last",
+        description="Journals of the workspace: what was applied, by whom, and how it ended.",
+        parents=[parent],
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_history)
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from console.services.plan_load import PlanRefused, load_plan
+
+    target = resolve_target(args)
+    if target.cluster.read_only:
+        print(
+            f"rmq-console: cluster {target.cluster.name} is read-only (read_only: true in the "
+            "config): nothing is written to it",
+            file=sys.stderr,
+        )
+        return REFUSED
+    workspace = Workspace(target.config.workspace_path)
+    root = workspace.local_root
+    if root is None:
+        print(
+            f"rmq-console: the workspace {workspace.uri} is not on this machine: an apply keeps "
+            "its journal and audit log there, so it needs a local workspace",
+            file=sys.stderr,
+        )
+        return REFUSED
+    try:
+        plan = load_plan(
+            workspace,
+            args.plan,
+            cluster=target.cluster.name,
+            now_ms=int(time.time() * 1000),
+            max_age_s=args.max_age * 60,
+        )
+    except PlanRefused as exc:
+        return _refused(exc.reasons)
+    return asyncio.run(_apply_plan(args, target, plan, root))
+
+
+async def _apply_plan(
+    args: argparse.Namespace, target: Target, plan: LoadedPlan, root: Path
+) -> int:
+    from console.services.apply import Applier
+    from console.services.apply_check import check_apply
+    from console.services.cluster import ClusterReader
+    from console.services.plan_load import PlanRefused
+
+    async with target.admin(write=True) as admin:
+        reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
+        check = await check_apply(reader, plan)
+        brokers = {w.row.broker: w.broker_addr for w in check.writes}
+        _print_check(check, target, brokers)
+        refusals = check.refusals(accept_drift=args.accept_drift)
+        if refusals:
+            return _refused(refusals)
+        if not check.writes:
+            return _refused(["the plan changes no queue: nothing to apply"])
+        groups = sorted({g.group for g in check.groups})
+        if not _confirmed(groups, args.confirm):
+            return REFUSED
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        try:
+            journal = await Applier(reader, root, cluster=target.cluster.name).apply(
+                check, accept_drift=args.accept_drift, on_progress=_progress, stop=stop
+            )
+        except PlanRefused as exc:
+            return _refused(exc.reasons)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+    if args.json:
+        dump_json(journal.to_json())
+    else:
+        _print_journal(journal, JournalStore(root).path(journal.apply_id))
+    verified = journal.count(QueueState.VERIFIED) == len(journal.queues)
+    return 0 if verified and journal.status is ApplyStatus.FINISHED else NOT_VERIFIED
+
+
+def _print_check(check: ApplyCheck, target: Target, brokers: dict[str, str]) -> None:
+    from console.services.planning import mqadmin_lines
+
+    h = check.plan.header
+    print(f"plan {h.plan_id} on cluster {target.cluster.name} ({len(check.writes)} queues change)")
+    for t in h.totals:
+        if t.topic is None:
+            print(f"  {t.group}: re-consume {t.re_consume}, skip {t.skip}, lag after {t.lag_after}")
+    for g in check.groups:
+        online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
+        print(f"reset path for {g.group} ({online}): {g.path.kind} - {g.path.reason}")
+        planned = g.planned_path
+        if planned is not None and planned.kind is not g.path.kind:
+            print(f"  the plan said {planned.kind}: the cluster changed since")
+    for r in check.reclamped:
+        print(f"warning: {r.line}")
+    if check.drift:
+        print(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
+        for d in check.drift:
+            print(f"  {d.line()}")
+    print("the same with mqadmin:")
+    rows = [w.row for w in check.writes]
+    for line in mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10):
+        print(f"  {line}")
+
+
+def _confirmed(groups: Sequence[str], given: Sequence[str] | None) -> bool:
+    """The operator typed every group name of the plan, on the command line or when asked."""
+    if given is not None:
+        missing = sorted(set(groups) - set(given))
+        extra = sorted(set(given) - set(groups))
+        if missing or extra:
+            wrong = ", ".join(extra) if extra else "nothing"
+            _refused([f"--confirm names {wrong}; the plan's group(s): {', '.join(groups)}"])
+            return False
+        return True
+    if not sys.stdin.isatty():
+        _refused([f"confirm with --confirm {' --confirm '.join(groups)} (no terminal to ask on)"])
+        return False
+    for group in groups:
+        try:
+            typed = input(f"type the group name to apply ({group}): ").strip()
+        except EOFError:
+            typed = ""
+        if typed != group:
+            _refused([f"typed {typed!r}, not {group!r}: nothing was written"])
+            return False
+    return True
+
+
+def _progress(p: ApplyProgress) -> None:
+    if sys.stderr.isatty():
+        done = f"{p.settled}/{p.total} answered, {p.verified} verified"
+        sys.stderr.write(f"\r\033[K{p.stage}: {done}")
+        if p.stage == "done":
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _print_journal(j: Journal, path: Path) -> None:
+    counts = {s: j.count(s) for s in QueueState if j.count(s)}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    print(f"apply {j.apply_id}: {j.status} - {summary} (of {len(j.queues)})")
+    if j.stopped_because:
+        print(f"stopped: {j.stopped_because}")
+    bad = [q for q in j.queues if q.state is not QueueState.VERIFIED]
+    for q in bad[:20]:
+        held = "-" if q.stored is None else q.stored
+        print(
+            f"  {q.state}: {q.group} {q.topic}/{q.broker}/{q.queue_id} target {q.target}, "
+            f"holds {held}{': ' + q.detail if q.detail else ''}"
+        )
+    if len(bad) > 20:
+        print(f"  ... and {len(bad) - 20} more (see the journal)")
+    print(f"journal {path}")
+
+
+def _refused(reasons: Sequence[str]) -> int:
+    for reason in reasons:
+        print(redact_text(f"rmq-console: refused: {reason}"), file=sys.stderr)
+    print("rmq-console: nothing was written", file=sys.stderr)
+    return REFUSED
+
+
+# ---- history ------------------------------------------------------------------------------
+
+
+def _history(args: argparse.Namespace) -> int:
+    target = resolve_target(args)
+    root = Workspace(target.config.workspace_path).local_root
+    if root is None:
+        print("rmq-console: the workspace is not on this machine: no journals", file=sys.stderr)
+        return REFUSED
+    entries = JournalStore(root).all()
+    rows: list[dict[str, Any]] = []
+    for e in entries:
+        if isinstance(e, Unreadable):
+            rows.append({"apply_id": e.apply_id, "error": e.error})
+            continue
+        rows.append(
+            {
+                "apply_id": e.apply_id,
+                "kind": e.kind,
+                "started_at": timestamp(e.started_at_ms),
+                "who": e.who,
+                "cluster": e.cluster,
+                "groups": list(e.groups),
+                "status": str(e.status),
+                "queues": len(e.queues),
+                "verified": e.count(QueueState.VERIFIED),
+                "undo_of": e.undo_of,
+            }
+        )
+    if args.json:
+        dump_json({"applies": rows, "audit_lines": sum(1 for _ in AuditLog(root).read())})
+    else:
+        table(
+            ["APPLY", "KIND", "STARTED", "WHO", "GROUPS", "STATUS", "VERIFIED"],
+            [
+                [
+                    r["apply_id"],
+                    r.get("kind", "?"),
+                    r.get("started_at"),
+                    r.get("who"),
+                    ", ".join(r.get("groups", [])),
+                    r.get("status", f"unreadable: {r.get('error')}"),
+                    f"{r['verified']}/{r['queues']}" if "queues" in r else None,
+                ]
+                for r in rows
+            ],
+        )
+    return 1 if any("error" in r for r in rows) else 0

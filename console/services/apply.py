@@ -1,0 +1,388 @@
+"""Moves a checked plan's offsets on the cluster, keeps the evidence, and reads every queue back.
+
+Order of events for one apply:
+
+1. the check (console/services/apply_check.py) read the cluster again; its refusals stop
+   everything before a journal exists;
+2. the journal is written (every queue's before-image and target, status "running") and
+   fsync'd: from here on a crash leaves a record of what was attempted;
+3. per group, by the reset path the check chose: the broker's own reset per queue (server-side),
+   direct commits (offline update, re-checked for online consumers right before), or a client
+   push per broker and topic (a broker answering "consumer not online" falls back to the
+   direct commit for its queues);
+4. as answers arrive, queue states go to the journal (rewritten whole, at most a few times a
+   second) and one audit line per queue written is appended;
+5. queues not yet verified are read back until they converge or `verify_timeout_s` passes.
+
+A stop request (ctrl-c) stops issuing writes; what was sent is still read back and recorded,
+and the journal says where it stopped. `resume` and `undo` work from the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from console.domain.drift import key_text, reached
+from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.plan import ResetPathKind
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RocketMQError
+from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite, _consumers_online
+from console.services.cluster import ClusterReader
+from console.services.journal_store import (
+    AuditEntry,
+    AuditLog,
+    JournalStore,
+    new_apply_id,
+    operator,
+)
+from console.services.offset_writer import (
+    IN_FLIGHT,
+    OffsetWrite,
+    OffsetWriter,
+    WriteMethod,
+    WriteOutcome,
+    WriteResult,
+)
+from console.services.plan_load import PlanRefused
+
+#: How long queues are read back for before they are left "not yet" (the client push path
+#: alone needs some 10 s of client suspend plus a commit interval).
+VERIFY_TIMEOUT_S = 45.0
+VERIFY_POLL_S = 1.0
+#: The journal is rewritten at most this often while answers arrive (and always at the end).
+FLUSH_EVERY_S = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyProgress:
+    total: int
+    settled: int  # queues with an answer (written, failed, verified ...)
+    verified: int
+    stage: str  # "writing", "verifying", "done"
+
+
+ProgressHook = Callable[[ApplyProgress], None]
+
+
+class Applier:
+    """Applies checks through one reader whose admin client was opened for writing."""
+
+    def __init__(
+        self,
+        reader: ClusterReader,
+        root: Path,
+        *,
+        cluster: str,
+        who: str | None = None,
+        in_flight: int = IN_FLIGHT,
+        verify_timeout_s: float = VERIFY_TIMEOUT_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.reader = reader
+        self.store = JournalStore(root)
+        self.audit = AuditLog(root)
+        self.cluster = cluster
+        self.who = who or operator()
+        self.in_flight = in_flight
+        self.verify_timeout_s = verify_timeout_s
+        self.clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    async def apply(
+        self,
+        check: ApplyCheck,
+        *,
+        accept_drift: bool = False,
+        kind: str = "apply",
+        undo_of: str | None = None,
+        on_progress: ProgressHook | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Journal:
+        refusals = check.refusals(accept_drift=accept_drift)
+        if refusals:
+            raise PlanRefused(refusals)
+        if not check.writes:
+            raise PlanRefused(["the plan changes no queue: nothing to apply"])
+        header = check.plan.header
+        started = self._now_ms()
+        first_group = check.groups[0].group
+        journal = Journal(
+            apply_id=new_apply_id(started, first_group, kind, secrets.token_hex(4)),
+            kind=kind,
+            plan_id=header.plan_id,
+            plan_hash=header.content_hash,
+            cluster=self.cluster,
+            paths={g.group: str(g.path.kind) for g in check.groups},
+            who=self.who,
+            started_at_ms=started,
+            queues=tuple(_entry(w) for w in check.writes),
+            drift_accepted=tuple(key_text(d.key) for d in check.drift) if accept_drift else (),
+            undo_of=undo_of,
+        )
+        self.store.write(journal)
+        run = _Run(self, journal, check, on_progress, stop or asyncio.Event())
+        return await run.go()
+
+
+def _entry(w: QueueWrite) -> JournalQueue:
+    r = w.row
+    return JournalQueue(r.group, r.topic, r.broker, w.broker_addr, r.queue_id, w.before, w.target)
+
+
+class _Run:
+    """One apply under way: the journal as it stands, and what is left to flush."""
+
+    def __init__(
+        self,
+        applier: Applier,
+        journal: Journal,
+        check: ApplyCheck,
+        on_progress: ProgressHook | None,
+        stop: asyncio.Event,
+    ) -> None:
+        self.applier = applier
+        self.admin = applier.reader.admin
+        self.journal = journal
+        self.check = check
+        self.on_progress = on_progress
+        self.stop = stop
+        self.entries = {q.key: q for q in journal.queues}
+        #: Queues that have (or are about to get, at the next flush) their audit line.
+        self.audited: set[tuple[str, str, str, int]] = set()
+        self.unaudited: list[tuple[str, str, str, int]] = []
+        self.flushed_at = 0.0
+        self.stage = "writing"
+
+    async def go(self) -> Journal:
+        stopped_because: str | None = None
+        try:
+            for group in self.check.groups:
+                if self.stop.is_set():
+                    stopped_because = "stopped on request before every group was written"
+                    break
+                reason = await self._write_group(group)
+                if reason is not None:
+                    stopped_because = reason
+                    break
+            self.stage = "verifying"
+            await self._verify()
+        finally:
+            # Whatever was answered gets its audit line, final or not.
+            late = [
+                k
+                for k, q in self.entries.items()
+                if q.state is not QueueState.PENDING and k not in self.audited
+            ]
+            self.audited.update(late)
+            self.unaudited.extend(late)
+            self._flush(force=True)
+        status = ApplyStatus.STOPPED if stopped_because else ApplyStatus.FINISHED
+        if self.stop.is_set() and stopped_because is None:
+            stopped_because = "stopped on request"
+            status = ApplyStatus.STOPPED
+        self.journal = replace(
+            self._journal(),
+            status=status,
+            finished_at_ms=self.applier._now_ms(),
+            stopped_because=stopped_because,
+        )
+        self.applier.store.write(self.journal)
+        self.stage = "done"
+        self._progress()
+        return self.journal
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    async def _write_group(self, g: GroupWrites) -> str | None:
+        online = g.consumers_online > 0
+        if g.path.kind is ResetPathKind.SERVER_SIDE:
+            await self._write(g.writes, WriteMethod.BROKER_RESET, online=online)
+            return None
+        if g.path.kind is ResetPathKind.OFFLINE_UPDATE:
+            return await self._write_offline(g.group, g.writes)
+        if g.path.kind is ResetPathKind.CLIENT_PUSH:
+            return await self._push(g)
+        return f"group {g.group}: {g.path.kind}: {g.path.blocker or g.path.reason}"
+
+    async def _write_offline(self, group: str, writes: Iterable[QueueWrite]) -> str | None:
+        # Consumers may have started since the check: their next commit would undo ours.
+        brokers = await self.applier.reader.brokers()
+        online, error = await _consumers_online(self.applier.reader, group, brokers)
+        if error is not None:
+            return f"group {group}: could not tell who is online right before writing: {error}"
+        if online:
+            return (
+                f"group {group}: {online} consumer(s) came online since the check; a direct "
+                "write would be overwritten by their next commit: stop them, or plan again"
+            )
+        await self._write(writes, WriteMethod.COMMIT, online=False)
+        return None
+
+    async def _write(
+        self, writes: Iterable[QueueWrite], method: WriteMethod, *, online: bool
+    ) -> None:
+        by_write = {_offset_write(w): w for w in writes}
+
+        def accept(ow: OffsetWrite, stored: int | None) -> bool:
+            return reached(by_write[ow].before, ow.offset, stored, online=online)
+
+        writer = OffsetWriter(
+            self.admin, in_flight=self.applier.in_flight, method=method, accept=accept
+        )
+        results = writer.results(by_write)
+        try:
+            async for result in results:
+                self._settle(by_write[result.write], result, online=online)
+                if self.stop.is_set():
+                    break  # unsent writes are cancelled; the sent ones are read back below
+        finally:
+            await results.aclose()
+
+    async def _push(self, g: GroupWrites) -> str | None:
+        """The legacy client push: one request per broker and topic carrying the timestamp;
+        the clients suspend, drop their queues, and commit the new offsets themselves."""
+        assert g.push_timestamp is not None
+        tables: dict[tuple[str, str], list[QueueWrite]] = {}
+        for w in g.writes:
+            tables.setdefault((w.broker_addr, w.row.topic), []).append(w)
+        fallback: list[QueueWrite] = []
+        for (addr, topic), writes in sorted(tables.items()):
+            if self.stop.is_set():
+                return "stopped on request during the client push"
+            try:
+                await self.admin.reset_offset(addr, g.group, topic, timestamp_ms=g.push_timestamp)
+            except BrokerError as exc:
+                if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
+                    fallback.extend(writes)  # nobody to push to: write them directly
+                    continue
+                self._fail(writes, exc)
+                continue
+            except RocketMQError as exc:
+                self._fail(writes, exc)
+                continue
+            for w in writes:
+                self._record(_entry(w), QueueState.WRITTEN, None, "pushed to the online clients")
+        if fallback:
+            return await self._write_offline(g.group, fallback)
+        return None
+
+    # ---- verifying -------------------------------------------------------------------------
+
+    async def _verify(self) -> None:
+        """Read back every queue written but not verified, until each is or time is up."""
+        online = {g.group: g.consumers_online > 0 for g in self.check.groups}
+        deadline = time.monotonic() + self.applier.verify_timeout_s
+        gate = asyncio.Semaphore(self.applier.in_flight)
+
+        async def read(q: JournalQueue) -> int | None | RocketMQError:
+            try:
+                async with gate:
+                    return await self.admin.query_consumer_offset(
+                        q.broker_addr, q.group, q.topic, q.queue_id
+                    )
+            except RocketMQError as exc:
+                return exc
+
+        while True:
+            waiting = [
+                q
+                for q in self.entries.values()
+                if q.state in (QueueState.WRITTEN, QueueState.NOT_YET)
+            ]
+            if not waiting:
+                return
+            answers = await asyncio.gather(*(read(q) for q in waiting))
+            last = time.monotonic() >= deadline
+            for q, stored in zip(waiting, answers, strict=True):
+                if isinstance(stored, RocketMQError):
+                    if last:
+                        self._record(q, QueueState.FAILED, q.stored, f"read-back: {stored}")
+                    continue
+                if reached(q.before, q.target, stored, online=online.get(q.group, False)):
+                    self._record(q, QueueState.VERIFIED, stored, q.detail)
+                elif last:
+                    state = QueueState.NOT_YET if online.get(q.group) else QueueState.KEPT_OTHER
+                    self._record(q, state, stored, q.detail)
+            self._flush(force=True)
+            if last:
+                return
+            await asyncio.sleep(VERIFY_POLL_S)
+
+    # ---- recording -------------------------------------------------------------------------
+
+    def _settle(self, w: QueueWrite, result: WriteResult, *, online: bool) -> None:
+        entry = _entry(w)
+        if result.outcome is WriteOutcome.VERIFIED:
+            self._record(entry, QueueState.VERIFIED, result.stored, result.remark)
+        elif result.outcome is WriteOutcome.KEPT_OTHER:
+            # Online, the consumers may not have picked it up yet: read back again later.
+            state = QueueState.NOT_YET if online else QueueState.KEPT_OTHER
+            self._record(entry, state, result.stored, result.remark)
+        elif not result.sent:
+            self._record(entry, QueueState.PENDING, None, f"not sent: {result.error}")
+        else:
+            self._record(entry, QueueState.FAILED, result.stored, str(result.error))
+
+    def _fail(self, writes: Iterable[QueueWrite], error: RocketMQError) -> None:
+        for w in writes:
+            self._record(_entry(w), QueueState.FAILED, None, str(error))
+
+    def _record(
+        self, q: JournalQueue, state: QueueState, stored: int | None, detail: str | None
+    ) -> None:
+        self.entries[q.key] = replace(q, state=state, stored=stored, detail=detail)
+        if state in _FINAL and q.key not in self.audited:
+            self.audited.add(q.key)
+            self.unaudited.append(q.key)
+        self._flush()
+
+    def _journal(self) -> Journal:
+        return replace(self.journal, queues=tuple(self.entries.values()))
+
+    def _flush(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.flushed_at < FLUSH_EVERY_S:
+            return
+        self.flushed_at = now
+        self.journal = self._journal()
+        # The journal first: an audit line never names a write the journal does not hold.
+        self.applier.store.write(self.journal)
+        if self.unaudited:
+            j = self.journal
+            at = self.applier._now_ms()
+            keys, self.unaudited = self.unaudited, []
+            self.applier.audit.append(
+                AuditEntry(at, j.who, j.cluster, j.apply_id, j.plan_hash, j.paths[k[0]], q)
+                for k in keys
+                if (q := self.entries[k])
+            )
+        self._progress()
+
+    def _progress(self) -> None:
+        if self.on_progress is None:
+            return
+        queues = self.entries.values()
+        self.on_progress(
+            ApplyProgress(
+                total=len(self.entries),
+                settled=sum(1 for q in queues if q.state is not QueueState.PENDING),
+                verified=sum(1 for q in queues if q.state is QueueState.VERIFIED),
+                stage=self.stage,
+            )
+        )
+
+
+#: States a queue does not leave during this run (NOT_YET and WRITTEN may still verify).
+_FINAL = frozenset({QueueState.VERIFIED, QueueState.FAILED, QueueState.KEPT_OTHER})
+
+
+def _offset_write(w: QueueWrite) -> OffsetWrite:
+    return OffsetWrite(w.broker_addr, w.row.group, w.row.topic, w.row.queue_id, w.target)

@@ -1,0 +1,234 @@
+"""What an apply would write, read again from the cluster right before writing.
+
+The plan was made minutes ago: consumers may have come or gone, offsets moved, the commit log
+been cleaned. `check_apply` reads every queue the plan changes (its committed offset now and the
+min offset of its topic on its broker), who is online per group, and each broker's reset
+ability, and says how each group would be moved now and what stands in the way. It writes
+nothing. Every queue must be read: a read that fails is a blocker, never "unchanged".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
+from console.domain.plan import (
+    BrokerFacts,
+    PlanRow,
+    ResetPath,
+    ResetPathKind,
+    choose_reset_path,
+)
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RocketMQError
+from console.services.cluster import ClusterReader
+from console.services.offset_writer import IN_FLIGHT
+from console.services.plan_load import LoadedPlan
+
+T = TypeVar("T")
+
+# Strategies whose targets a legacy broker can push to online clients as one timestamp.
+_TIMESTAMP_OF = {"earliest": 0, "latest": -1}
+
+
+@dataclass(frozen=True, slots=True)
+class QueueWrite:
+    row: PlanRow  # target re-clamped to the min offset of now when it had to be
+    broker_addr: str  # the master's: writes never go to a slave
+    before: int | None  # committed offset read right before writing; None: nothing committed
+
+    @property
+    def key(self) -> RowKey:
+        return row_key(self.row)
+
+    @property
+    def target(self) -> int:
+        assert self.row.target is not None  # only changed rows are written
+        return self.row.target
+
+
+@dataclass(frozen=True, slots=True)
+class GroupWrites:
+    group: str
+    path: ResetPath  # how it would be moved now
+    planned_path: ResetPath | None  # what the plan said
+    consumers_online: int
+    #: For the client-push path: the one timestamp every queue of a topic goes to.
+    push_timestamp: int | None
+    writes: tuple[QueueWrite, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyCheck:
+    plan: LoadedPlan
+    groups: tuple[GroupWrites, ...]
+    drift: tuple[Drift, ...]
+    reclamped: tuple[Reclamped, ...]
+    #: Anything but drift that forbids writing (unreadable queues, consumers online on the
+    #: offline path, a broadcasting group, an unregistered broker), one line each.
+    blockers: tuple[str, ...]
+
+    @property
+    def writes(self) -> tuple[QueueWrite, ...]:
+        return tuple(w for g in self.groups for w in g.writes)
+
+    def refusals(self, *, accept_drift: bool) -> tuple[str, ...]:
+        drift = () if accept_drift else tuple(d.line() for d in self.drift)
+        if drift:
+            drift = (
+                f"{len(self.drift)} queue(s) moved since the plan was made (re-plan, or accept "
+                "the drift):",
+                *drift,
+            )
+        return self.blockers + drift
+
+
+async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
+    admin = reader.admin
+    changed = plan.changed
+    brokers = await reader.brokers()
+    blockers: list[str] = []
+    missing = sorted({r.broker for r in changed} - set(brokers))
+    for name in missing:
+        blockers.append(f"broker {name} is not registered with the name server (down?)")
+    rows = [r for r in changed if r.broker in brokers]
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def committed(r: PlanRow) -> int | None:
+        async with gate:
+            addr = brokers[r.broker]
+            return await admin.query_consumer_offset(addr, r.group, r.topic, r.queue_id)
+
+    now = await _each(rows, row_key, committed)
+    mins = await _each(
+        sorted({(r.broker, r.topic) for r in rows}),
+        lambda bt: bt,
+        lambda bt: _limited(gate, admin.topic_stats(brokers[bt[0]], bt[1])),
+    )
+    read_now: dict[RowKey, int | None] = {}
+    for key, value in now.items():
+        if isinstance(value, RocketMQError):
+            blockers.append(f"{key_text(key)}: could not read the committed offset: {value}")
+        else:
+            read_now[key] = value
+    min_now: dict[tuple[str, str, int], int] = {}
+    for (broker, topic), stats in mins.items():
+        if isinstance(stats, RocketMQError):
+            blockers.append(f"{topic} on {broker}: could not read the min offsets: {stats}")
+            continue
+        for mq, s in stats.items():
+            min_now[(topic, broker, mq.queue_id)] = s.min_offset
+    facts = await _broker_facts(reader, {r.broker: brokers[r.broker] for r in rows})
+    readable = [r for r in rows if row_key(r) in read_now]
+    rows_now, raised = reclamp(readable, min_now)
+
+    groups: list[GroupWrites] = []
+    drift: list[Drift] = []
+    for group in sorted({r.group for r in rows_now}):
+        mine = [r for r in rows_now if r.group == group]
+        online, online_error = await _consumers_online(reader, group, brokers)
+        if online_error is not None:
+            blockers.append(f"group {group}: could not tell who is online: {online_error}")
+        push_ts = _push_timestamp(plan)
+        models = {r.broker for r in mine}
+        path = choose_reset_path(
+            [facts[b] for b in sorted(models)],
+            consumers_online=online,
+            broadcasting=_broadcasting(plan, group),
+            per_queue=push_ts is None,
+        )
+        if path.blocker:
+            blockers.append(f"group {group}: {path.kind}: {path.blocker}")
+        drift.extend(find_drift(mine, read_now, online=online > 0))
+        writes = tuple(QueueWrite(r, brokers[r.broker], read_now[row_key(r)]) for r in mine)
+        groups.append(
+            GroupWrites(
+                group,
+                path,
+                plan.header.reset_paths.get(group),
+                online,
+                push_ts if path.kind is ResetPathKind.CLIENT_PUSH else None,
+                writes,
+            )
+        )
+    return ApplyCheck(plan, tuple(groups), tuple(drift), raised, tuple(blockers))
+
+
+def _push_timestamp(plan: LoadedPlan) -> int | None:
+    """The timestamp a client push would carry: set only when every queue of each topic goes
+    to one time (a time strategy, earliest or latest) over whole topics."""
+    spec: Mapping[str, Any] = plan.header.spec
+    if (spec.get("scope") or {}).get("queue_ids"):
+        return None
+    strategy = spec.get("strategy") or {}
+    kind = next(iter(strategy), None) if isinstance(strategy, dict) else None
+    if kind in _TIMESTAMP_OF:
+        return _TIMESTAMP_OF[kind]
+    if kind in ("to-timestamp", "by-duration"):
+        return plan.header.timestamp_ms
+    return None
+
+
+def _broadcasting(plan: LoadedPlan, group: str) -> bool:
+    path = plan.header.reset_paths.get(group)
+    return path is not None and path.kind is ResetPathKind.NONE and "broadcasting" in path.reason
+
+
+async def _consumers_online(
+    reader: ClusterReader, group: str, brokers: Mapping[str, str]
+) -> tuple[int, str | None]:
+    """How many consumers of `group` are online, as the first broker that answers says (they
+    heartbeat every broker); the error when none could say."""
+    error: str | None = "no broker to ask"
+    for addr in brokers.values():
+        try:
+            connection = await reader.admin.consumer_connections(addr, group)
+        except BrokerError as exc:
+            if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
+                return 0, None
+            error = str(exc)
+            continue
+        except RocketMQError as exc:
+            error = str(exc)
+            continue
+        return len(connection.clients), None
+    return 0, error
+
+
+async def _broker_facts(reader: ClusterReader, addrs: Mapping[str, str]) -> dict[str, BrokerFacts]:
+    admin = reader.admin
+
+    async def one(name: str, addr: str) -> BrokerFacts:
+        try:
+            config = await admin.broker_config(addr)
+        except RocketMQError:
+            return BrokerFacts(name, admin.server_versions.get(addr), None)
+        flag = config.get("useServerSideResetOffset")
+        server_side = None if flag is None else flag.strip().lower() == "true"
+        return BrokerFacts(name, admin.server_versions.get(addr), server_side)
+
+    names = sorted(addrs)
+    facts = await asyncio.gather(*(one(n, addrs[n]) for n in names))
+    return dict(zip(names, facts, strict=True))
+
+
+async def _limited(gate: asyncio.Semaphore, request: Awaitable[T]) -> T:
+    async with gate:
+        return await request
+
+
+async def _each(
+    items: Iterable[Any], key: Callable[[Any], Any], fn: Callable[[Any], Awaitable[T]]
+) -> dict[Any, T | RocketMQError]:
+    """fn(item) for every item concurrently, by key; wire errors come back as values."""
+    listed: Sequence[Any] = list(items)
+    answers = await asyncio.gather(*(fn(i) for i in listed), return_exceptions=True)
+    out: dict[Any, T | RocketMQError] = {}
+    for item, answer in zip(listed, answers, strict=True):
+        if isinstance(answer, BaseException) and not isinstance(answer, RocketMQError):
+            raise answer
+        out[key(item)] = answer
+    return out

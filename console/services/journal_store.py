@@ -1,0 +1,192 @@
+"""Journals and the audit log on disk, in the workspace:
+
+    journal/<apply-id>.json     one per apply or undo, rewritten whole as queues settle
+    audit.log                   JSON lines, append-only, one per queue written
+
+A journal is replaced atomically (a temporary file, fsync, rename, fsync of the directory), so a
+console killed at any instant leaves either the previous version or the new one, never half of
+either. Audit lines are appended with O_APPEND and fsync'd before the apply goes on. Both need
+the workspace on this machine: an apply refuses to start on a remote workspace rather than keep
+no evidence.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import re
+import socket
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue
+from console.domain.plan import stamp
+
+JOURNAL_DIR = "journal"
+AUDIT_LOG = "audit.log"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def operator() -> str:
+    """Who runs this console, as the journal and the audit log name them: user@host."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER: a bare container
+        user = f"uid{os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
+
+
+def new_apply_id(started_at_ms: int, group: str, kind: str, salt: str) -> str:
+    """`<stamp>-<kind>-<group>-<6 hex>`: sorts by time, reads in a listing, unique by salt."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", group).strip("-")[:40] or "group"
+    digest = hashlib.sha256(f"{started_at_ms}:{salt}".encode()).hexdigest()[:6]
+    return f"{stamp(started_at_ms)}-{kind}-{name}-{digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A journal file the store could not read, kept in listings with the reason."""
+
+    apply_id: str
+    path: Path
+    error: str
+
+
+class JournalStore:
+    def __init__(self, root: Path) -> None:
+        self.dir = root / JOURNAL_DIR
+
+    def path(self, apply_id: str) -> Path:
+        if not _ID.fullmatch(apply_id):
+            raise JournalError(f"{apply_id!r} is not an apply id")
+        return self.dir / f"{apply_id}.json"
+
+    def write(self, journal: Journal) -> Path:
+        """Replace the journal's file with this version, durably."""
+        path = self.path(journal.apply_id)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _write_durably(path, journal.dumps() + "\n")
+        return path
+
+    def load(self, apply_id: str) -> Journal:
+        path = self.path(apply_id)
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise JournalError(f"no apply {apply_id!r} in {self.dir}") from None
+        journal = Journal.loads(text, str(path))
+        if journal.apply_id != apply_id:
+            raise JournalError(f"{path}: holds apply {journal.apply_id!r}, not {apply_id!r}")
+        return journal
+
+    def all(self) -> list[Journal | Unreadable]:
+        """Every journal, oldest first; unreadable ones are listed with why, never skipped."""
+        if not self.dir.is_dir():
+            return []
+        out: list[Journal | Unreadable] = []
+        for path in sorted(self.dir.glob("*.json")):
+            apply_id = path.name.removesuffix(".json")
+            try:
+                out.append(self.load(apply_id))
+            except (JournalError, OSError) as exc:
+                out.append(Unreadable(apply_id, path, str(exc)))
+        return out
+
+    def unfinished(self) -> list[Journal]:
+        """Applies a console left part-way (killed, stopped, or a broker lost): resume or undo."""
+        return [
+            j for j in self.all() if isinstance(j, Journal) and j.status is not ApplyStatus.FINISHED
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One queue written: the line audit.log gets."""
+
+    at_ms: int
+    who: str
+    cluster: str
+    apply_id: str
+    plan_hash: str
+    path: str
+    queue: JournalQueue
+
+    def to_json(self) -> dict[str, Any]:
+        q = self.queue
+        return {
+            "at": datetime.fromtimestamp(self.at_ms / 1000, UTC).isoformat(timespec="milliseconds"),
+            "who": self.who,
+            "cluster": self.cluster,
+            "group": q.group,
+            "topic": q.topic,
+            "broker": q.broker,
+            "queue": q.queue_id,
+            "before": q.before,
+            "after": q.target,
+            "path": self.path,
+            "plan_hash": self.plan_hash,
+            "apply_id": self.apply_id,
+            "result": q.state.value,
+            "stored": q.stored,
+            "detail": q.detail,
+        }
+
+
+class AuditLog:
+    def __init__(self, root: Path) -> None:
+        self.path = root / AUDIT_LOG
+
+    def append(self, entries: Iterable[AuditEntry]) -> int:
+        """Append one line per entry, in one write, and fsync; returns the lines written."""
+        lines = [json.dumps(e.to_json(), separators=(",", ":")) + "\n" for e in entries]
+        if not lines:
+            return 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        try:
+            data = "".join(lines).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return len(lines)
+
+    def read(self) -> Iterator[dict[str, Any]]:
+        """The lines as written; a line that is not whole JSON (a crash mid-append on a file
+        system that tore the write) is reported, not skipped."""
+        if not self.path.exists():
+            return
+        with self.path.open() as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError:
+                    raise JournalError(f"{self.path}:{number}: not a whole audit line") from None
+                if not isinstance(value, dict):
+                    raise JournalError(f"{self.path}:{number}: not an audit line")
+                yield value
+
+
+def _write_durably(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        data = memoryview(text.encode())
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

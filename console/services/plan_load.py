@@ -1,0 +1,105 @@
+"""A plan as an apply takes it: found by id or directory, its rows checked against the content
+hash in its header, made for this cluster, and recent enough to still describe the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+
+from console.domain.plan import (
+    PLAN_COLUMNS,
+    PLAN_MAX_AGE_MIN,
+    PlanHeader,
+    PlanRow,
+    content_hash,
+)
+from console.services import files
+from console.services.workspace import PLAN_JSON, ROWS, Workspace
+
+DEFAULT_MAX_AGE_S = PLAN_MAX_AGE_MIN * 60
+
+
+class PlanRefused(Exception):
+    """The plan cannot be applied as it is; nothing was written. `reasons` are one line each."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        self.reasons = tuple(reasons)
+        super().__init__("; ".join(self.reasons))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPlan:
+    uri: str
+    header: PlanHeader
+    rows: tuple[PlanRow, ...]
+
+    @property
+    def changed(self) -> tuple[PlanRow, ...]:
+        """The rows an apply writes: a target that differs from the current offset."""
+        return tuple(r for r in self.rows if r.changed)
+
+
+def find_plan(workspace: Workspace, ref: str) -> str:
+    """The URI of the plan `ref` names: a plan id of the workspace, or a plan directory."""
+    candidates = []
+    if "/" in ref or ref.startswith("."):
+        candidates.append(files.to_uri(ref))
+    else:
+        try:
+            candidates.append(workspace.plan_uri(ref))
+        except ValueError:
+            pass
+    for uri in candidates:
+        if files.exists(files.join(uri, PLAN_JSON)):
+            return uri
+    raise PlanRefused([f"no plan {ref!r} (a plan id in {workspace.uri}/plans, or a directory)"])
+
+
+def load_plan(
+    workspace: Workspace,
+    ref: str,
+    *,
+    cluster: str,
+    now_ms: int,
+    max_age_s: float = DEFAULT_MAX_AGE_S,
+) -> LoadedPlan:
+    """The plan `ref`, refused (PlanRefused) when its rows do not match its hash, it was made for
+    another cluster, or it is older than `max_age_s`."""
+    uri = find_plan(workspace, ref)
+    try:
+        header = workspace.read_header(uri)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanRefused([f"{uri}: the plan header cannot be read: {exc}"]) from None
+    try:
+        fs, path = files.filesystem(files.join(uri, ROWS))
+        table = pq.read_table(path, filesystem=fs)
+    except (OSError, ValueError) as exc:
+        raise PlanRefused([f"{uri}: the plan rows cannot be read: {exc}"]) from None
+    missing = [name for name, _ in PLAN_COLUMNS if name not in table.column_names]
+    if missing:
+        raise PlanRefused([f"{uri}: the plan rows lack {', '.join(missing)}"])
+    rows = tuple(PlanRow.from_dict(d) for d in table.to_pylist())
+    reasons = []
+    made_for = header.snapshot.cluster
+    if made_for != cluster:
+        reasons.append(f"the plan was made for cluster {made_for!r}, not {cluster!r}")
+    actual = content_hash(made_for, rows)
+    if actual != header.content_hash or len(rows) != header.rows:
+        reasons.append(
+            "the plan's rows do not match its content hash (changed after it was made): re-plan"
+        )
+    age_s = (now_ms - header.created_at_ms) / 1000
+    if age_s > max_age_s:
+        reasons.append(
+            f"the plan is {_minutes(age_s)} old (limit {_minutes(max_age_s)}): the cluster has "
+            "moved on since; plan again"
+        )
+    if reasons:
+        raise PlanRefused(reasons)
+    return LoadedPlan(uri, header, rows)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"

@@ -1,0 +1,230 @@
+"""Applying plans to the sandbox's two 5.3.3 brokers, on a group of the test's own (so the other
+tests' groups keep their offsets): the plan's targets land and are read back, the journal and the
+audit log hold every queue, and a commit made between planning and applying is drift that stops
+the apply before anything is written — unless accepted, which the journal records."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from console.cli import main
+from console.domain.journal import ApplyStatus, QueueState
+from console.domain.plan import ResetPathKind
+from console.domain.spec import ResetSpec, Scope, ShiftBy
+from console.rocketmq.admin import AdminClient
+from console.sandbox.runner import Sandbox
+from console.sandbox.scenario import TOPIC_ORDERS
+from console.services.apply import Applier
+from console.services.apply_check import check_apply
+from console.services.cluster import ClusterReader
+from console.services.journal_store import AuditLog, JournalStore
+from console.services.offset_writer import OffsetWrite, OffsetWriter
+from console.services.plan_load import LoadedPlan, PlanRefused, load_plan
+from console.services.planning import Planner
+from console.services.spark_runner import SparkRunner
+from console.services.workspace import Workspace
+
+Queue = tuple[str, int]  # broker name, queue id
+BEHIND = 5  # the group's commits stay this far behind each queue's max offset
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
+    log = tmp_path_factory.mktemp("apply-spark") / "spark.log"
+    with SparkRunner("local[2]", log_path=log) as r:
+        yield r
+
+
+@pytest.fixture
+async def admin(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
+    async with AdminClient([sandbox.namesrv_addr], timeout=10) as client:
+        yield client
+
+
+async def new_group(sandbox: Sandbox, admin: AdminClient) -> tuple[str, dict[Queue, int]]:
+    """A group of its own on the orders topic, committed BEHIND messages short of the end of
+    every queue; returns it with those commits."""
+    group = f"it-apply-{uuid.uuid4().hex[:8]}"
+    commits: dict[Queue, int] = {}
+    writes = []
+    for broker, addr in sorted(sandbox.broker_addrs.items()):
+        await admin.create_group(addr, group)
+        for mq, stats in (await admin.topic_stats(addr, TOPIC_ORDERS)).items():
+            assert stats.max_offset > BEHIND + 3, "the scenario seeds every orders queue"
+            commits[(broker, mq.queue_id)] = stats.max_offset - BEHIND
+            writes.append(
+                OffsetWrite(addr, group, TOPIC_ORDERS, mq.queue_id, stats.max_offset - BEHIND)
+            )
+    report = await OffsetWriter(admin).write(writes)
+    assert report.ok, report.summary()
+    return group, commits
+
+
+async def committed(sandbox: Sandbox, admin: AdminClient, group: str) -> dict[Queue, int | None]:
+    out: dict[Queue, int | None] = {}
+    for broker, addr in sorted(sandbox.broker_addrs.items()):
+        for mq in await admin.topic_stats(addr, TOPIC_ORDERS):
+            out[(broker, mq.queue_id)] = await admin.query_consumer_offset(
+                addr, group, TOPIC_ORDERS, mq.queue_id
+            )
+    return out
+
+
+async def shift_plan(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, ws: Workspace, group: str
+) -> LoadedPlan:
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    planner = Planner(ws, runner, reader=reader, cluster="sandbox")
+    spec = ResetSpec(Scope("sandbox", (group,), topics=(TOPIC_ORDERS,)), ShiftBy(-3))
+    result = await planner.plan(spec)
+    return load_plan(ws, result.uri, cluster="sandbox", now_ms=int(time.time() * 1000))
+
+
+async def test_a_plan_is_applied_verified_journaled_and_audited(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
+) -> None:
+    group, before = await new_group(sandbox, admin)
+    ws = Workspace(tmp_path / "ws")
+    plan = await shift_plan(sandbox, admin, runner, ws, group)
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    check = await check_apply(reader, plan)
+    assert check.drift == ()
+    assert check.blockers == ()
+    (g,) = check.groups
+    # 5.3.3 brokers with useServerSideResetOffset=true: the broker moves the offsets itself.
+    assert g.path.kind is ResetPathKind.SERVER_SIDE
+    assert g.consumers_online == 0
+
+    journal = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+
+    assert journal.status is ApplyStatus.FINISHED
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    assert {(q.broker, q.queue_id): (q.before, q.target) for q in journal.queues} == {
+        k: (v, v - 3) for k, v in before.items()
+    }
+    assert await committed(sandbox, admin, group) == {k: v - 3 for k, v in before.items()}
+    assert JournalStore(tmp_path / "ws").load(journal.apply_id) == journal
+    lines = list(AuditLog(tmp_path / "ws").read())
+    assert len(lines) == len(before)
+    assert {(x["broker"], x["queue"]): (x["before"], x["after"]) for x in lines} == {
+        k: (v, v - 3) for k, v in before.items()
+    }
+    assert {x["result"] for x in lines} == {"verified"}
+    assert {x["path"] for x in lines} == {"server-side reset"}
+
+
+async def test_drift_stops_the_apply_before_any_write_unless_accepted(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
+) -> None:
+    group, before = await new_group(sandbox, admin)
+    ws = Workspace(tmp_path / "ws")
+    plan = await shift_plan(sandbox, admin, runner, ws, group)
+    # Another client commits one queue after the plan was made.
+    (broker, queue_id) = moved = sorted(before)[0]
+    addr = sandbox.broker_addrs[broker]
+    await admin.update_consumer_offset(addr, group, TOPIC_ORDERS, queue_id, before[moved] + 1)
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+
+    check = await check_apply(reader, plan)
+    assert [(d.key[2], d.key[3], d.planned, d.now) for d in check.drift] == [
+        (broker, queue_id, before[moved], before[moved] + 1)
+    ]
+    with pytest.raises(PlanRefused, match="moved since the plan was made") as refused:
+        await applier.apply(check)
+    assert f"orders/{broker}/{queue_id}: planned from {before[moved]}, now" in str(refused.value)
+    assert await committed(sandbox, admin, group) == {**before, moved: before[moved] + 1}
+    assert JournalStore(tmp_path / "ws").all() == []  # refused before a journal was begun
+
+    journal = await applier.apply(check, accept_drift=True)
+    assert journal.drift_accepted == (f"{group} orders/{broker}/{queue_id}",)
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    assert await committed(sandbox, admin, group) == {k: v - 3 for k, v in before.items()}
+
+
+async def test_an_edited_or_foreign_plan_is_refused(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
+) -> None:
+    group, _ = await new_group(sandbox, admin)
+    ws = Workspace(tmp_path / "ws")
+    plan = await shift_plan(sandbox, admin, runner, ws, group)
+    now = int(time.time() * 1000)
+    with pytest.raises(PlanRefused, match="made for cluster 'sandbox', not 'prod'"):
+        load_plan(ws, plan.header.plan_id, cluster="prod", now_ms=now)
+    with pytest.raises(PlanRefused, match=r"is 16 min old \(limit 15 min\)"):
+        load_plan(ws, plan.header.plan_id, cluster="sandbox", now_ms=now + 16 * 60_000)
+    with pytest.raises(PlanRefused, match="no plan 'nope'"):
+        load_plan(ws, "nope", cluster="sandbox", now_ms=now)
+    # Rows edited by hand: one target changed, the header left as it was.
+    rows_dir = Path(plan.uri.removeprefix("file://")) / "rows.parquet"
+    part = next(p for p in sorted(rows_dir.glob("*.parquet")) if pq.read_table(p).num_rows)
+    table = pq.read_table(part)
+    targets = table.column("target").to_pylist()
+    targets[0] = (targets[0] or 0) + 1
+    column = pa.array(targets, type=table.schema.field("target").type)
+    pq.write_table(table.set_column(table.column_names.index("target"), "target", column), part)
+    with pytest.raises(PlanRefused, match="do not match its content hash"):
+        load_plan(ws, plan.header.plan_id, cluster="sandbox", now_ms=now)
+
+
+def test_the_apply_command_confirms_writes_and_lists(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    async def setup() -> tuple[str, dict[Queue, int]]:
+        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+            return await new_group(sandbox, admin)
+
+    group, before = asyncio.run(setup())
+    config = tmp_path / "config.yaml"
+    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    settings = {"workspace": str(tmp_path / "ws"), "spark_master": "local[2]"}
+    config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    spec = tmp_path / "spec.yaml"
+    scope = {"cluster": "sandbox", "groups": [group], "topics": [TOPIC_ORDERS]}
+    spec.write_text(yaml.safe_dump({"scope": scope, "strategy": {"shift-by": -2}}))
+    assert main(["plan", "--cluster", "sandbox", "--spec", str(spec), "--json"]) == 0
+    plan_id = json.loads(capfd.readouterr().out)["plan"]["id"]
+
+    async def offsets() -> dict[Queue, int | None]:
+        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+            return await committed(sandbox, admin, group)
+
+    # Not confirmed, or confirmed with another name: refused, nothing written.
+    assert main(["apply", plan_id, "--cluster", "sandbox"]) == 2
+    assert "confirm with --confirm" in capfd.readouterr().err
+    assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", "billing-service"]) == 2
+    assert "--confirm names billing-service" in capfd.readouterr().err
+    assert asyncio.run(offsets()) == before
+
+    assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 0
+    out = capfd.readouterr().out
+    assert "server-side reset" in out
+    assert "mqadmin resetOffsetByTime" in out  # the equivalent commands, for a ticket
+    assert f"{len(before)} verified" in out
+    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+
+    assert main(["history", "--cluster", "sandbox", "--json"]) == 0
+    listed = json.loads(capfd.readouterr().out)
+    (entry,) = listed["applies"]
+    assert (entry["groups"], entry["status"], entry["verified"]) == ([group], "finished", 8)
+    assert listed["audit_lines"] == len(before)
+
+    # The same plan on a read-only cluster: refused before anything is read or written.
+    cluster["read_only"] = True
+    config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
+    assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 2
+    assert "read-only" in capfd.readouterr().err

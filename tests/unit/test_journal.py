@@ -1,0 +1,169 @@
+"""Journals and the audit log on disk: a journal round-trips, is replaced whole, and every way a
+file can be wrong (unknown id, truncated, corrupt, another format) is a clear error naming the
+file; audit lines are appended one per queue and a torn line is reported, not skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue, QueueState
+from console.services.journal_store import (
+    AuditEntry,
+    AuditLog,
+    JournalStore,
+    Unreadable,
+    new_apply_id,
+    operator,
+)
+
+T0 = 1_795_400_000_000
+
+
+def journal(apply_id: str = "20261123T000000000Z-apply-billing-abc123") -> Journal:
+    queues = tuple(
+        JournalQueue("billing", "orders", "broker-a", "127.0.0.1:10911", q, 100 + q, 90 + q)
+        for q in range(4)
+    ) + (JournalQueue("billing", "orders", "broker-b", "127.0.0.1:10921", 0, None, 5),)
+    return Journal(
+        apply_id=apply_id,
+        kind="apply",
+        plan_id="20261123T000000000Z-billing-shift-by-000001",
+        plan_hash="sha256:" + "0" * 64,
+        cluster="sandbox",
+        paths={"billing": "offline update"},
+        who=operator(),
+        started_at_ms=T0,
+        queues=queues,
+    )
+
+
+def test_round_trip_and_progress(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path)
+    j = journal()
+    store.write(j)
+    assert store.load(j.apply_id) == j
+    first = j.queues[0]
+    moved = j.with_queues([replace_state(first, QueueState.VERIFIED, stored=first.target)])
+    store.write(moved)
+    loaded = store.load(j.apply_id)
+    assert loaded.count(QueueState.VERIFIED) == 1
+    assert [q.key for q in loaded.unfinished] == [q.key for q in j.queues[1:]]
+    assert loaded.queues[4].before is None  # nothing committed stays unknown, not 0
+    assert store.unfinished() == [loaded]
+    finished = Journal(**{**_fields(loaded), "status": ApplyStatus.FINISHED})
+    store.write(finished)
+    assert store.unfinished() == []
+    assert [p.name for p in store.dir.iterdir()] == [f"{j.apply_id}.json"]  # no temp files left
+
+
+def replace_state(q: JournalQueue, state: QueueState, stored: int | None) -> JournalQueue:
+    return JournalQueue(**{**_fields(q), "state": state, "stored": stored})
+
+
+def _fields(value: object) -> dict[str, object]:
+    return {name: getattr(value, name) for name in value.__slots__}  # type: ignore[attr-defined]
+
+
+def test_a_queue_not_in_the_journal_is_refused() -> None:
+    stranger = JournalQueue("billing", "payments", "broker-a", "a:1", 0, 1, 2)
+    with pytest.raises(ValueError, match="not in journal"):
+        journal().with_queues([stranger])
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"format": 1, "apply_id": "x", "queues": [', "not a whole journal"),
+        ("[]", "a JSON object is expected"),
+        ('{"format": 9}', "journal format 9, this console reads 1"),
+        ("CORRUPT", "not a whole journal"),
+    ],
+)
+def test_bad_files_are_named(tmp_path: Path, text: str, says: str) -> None:
+    store = JournalStore(tmp_path)
+    j = journal()
+    store.dir.mkdir()
+    store.path(j.apply_id).write_text(text)
+    with pytest.raises(JournalError, match=says) as err:
+        store.load(j.apply_id)
+    assert str(store.path(j.apply_id)) in str(err.value)
+    listed = store.all()
+    assert isinstance(listed[0], Unreadable)
+    assert says in listed[0].error
+
+
+def test_a_field_of_the_wrong_kind_is_named(tmp_path: Path) -> None:
+    raw = journal().to_json()
+    raw["queues"][2]["target"] = "ninety"
+    raw["status"] = "paused"
+    with pytest.raises(JournalError, match="'target' must be an integer"):
+        Journal.loads(json.dumps(raw), "j.json")
+    raw["queues"][2]["target"] = 92
+    with pytest.raises(JournalError, match="'status' must be one of 'running'"):
+        Journal.loads(json.dumps(raw), "j.json")
+
+
+def test_unknown_and_unsafe_ids(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path)
+    with pytest.raises(JournalError, match="no apply 'nope'"):
+        store.load("nope")
+    with pytest.raises(JournalError, match="is not an apply id"):
+        store.load("../plans/x")
+
+
+def test_a_killed_writer_leaves_the_previous_version(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path)
+    j = journal()
+    store.write(j)
+    # A writer killed between writing the temporary file and renaming it: the journal is whole.
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "os.replace = lambda *a: os.kill(os.getpid(), 9)\n"
+        "from console.services.journal_store import JournalStore\n"
+        "from tests.unit.test_journal import journal\n"
+        f"JournalStore(Path({str(tmp_path)!r})).write(journal())\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2])
+    assert killed.returncode == -9
+    assert store.load(j.apply_id) == j
+
+
+def test_audit_lines_append(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    j = journal()
+    entries = [
+        AuditEntry(T0 + i, j.who, j.cluster, j.apply_id, j.plan_hash, "offline update", q)
+        for i, q in enumerate(j.queues[:3])
+    ]
+    assert log.append(entries[:2]) == 2
+    assert log.append(entries[2:]) == 1
+    assert log.append([]) == 0
+    lines = list(log.read())
+    assert [(x["queue"], x["before"], x["after"]) for x in lines] == [
+        (0, 100, 90),
+        (1, 101, 91),
+        (2, 102, 92),
+    ]
+    assert lines[0]["at"] == "2026-11-23T02:13:20.000+00:00"
+    assert set(lines[0]) >= {"who", "cluster", "group", "topic", "broker", "path", "result"}
+    with log.path.open("a") as f:
+        f.write('{"at": "torn')
+    with pytest.raises(JournalError, match=r"audit.log:4: not a whole audit line"):
+        list(log.read())
+
+
+def test_ids_sort_by_time_and_name_the_group() -> None:
+    a = new_apply_id(T0, "billing service/x", "apply", "1")
+    b = new_apply_id(T0 + 1, "billing service/x", "undo", "1")
+    assert a < b
+    assert "-apply-billing-service-x-" in a
+    assert JournalStore(Path("/tmp")).path(a).name == f"{a}.json"
+    assert "@" in operator()
+    assert os.sep not in operator()
