@@ -75,6 +75,9 @@ class Backend:
         masters = await self.reader.fresh_brokers()
         return tuple(await self.reader.broker_health(masters))
 
+    async def name_server_notices(self) -> tuple[str, ...]:
+        return tuple(u.line() for u in self.admin.name_servers.unanswered() if u.instead)
+
     async def topics(self) -> list[str]:
         return await self.reader.topics()
 

@@ -33,6 +33,11 @@ class ClusterOperations(Protocol):
         """Brokers the name server lists now, each asked whether it is alive."""
         ...
 
+    async def name_server_notices(self) -> tuple[str, ...]:
+        """Name servers of the cluster that do not answer now (skipped for a while), one line
+        each naming the one used instead."""
+        ...
+
     async def topics(self) -> list[str]: ...
 
     async def topic_queues(self, topic: str) -> list[QueueStats]:

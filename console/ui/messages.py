@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 class BrokersChecked(Message):
     brokers: tuple[BrokerState, ...]
     at_ms: int
+    #: Name servers that do not answer, one line each.
+    notices: tuple[str, ...] = ()
 
 
 @dataclass

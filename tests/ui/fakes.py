@@ -115,6 +115,8 @@ class FakeCluster:
         ]
     )
     groups: dict[str, GroupOffsets] = field(default_factory=sample_groups)
+    #: What the name-server notices say (a name server that does not answer).
+    notices: list[str] = field(default_factory=list)
     topics: dict[str, list[QueueStats]] = field(
         default_factory=lambda: {
             "orders": [
@@ -216,6 +218,10 @@ class FakeSource:
     async def brokers(self) -> tuple[BrokerState, ...]:
         await self._enter("brokers")
         return tuple(self.cluster.brokers)
+
+    async def name_server_notices(self) -> tuple[str, ...]:
+        await self._enter("name_server_notices")
+        return tuple(self.cluster.notices)
 
     async def topics(self) -> list[str]:
         await self._enter("topics")

@@ -239,13 +239,17 @@ async def test_st_sorts_worst_first() -> None:
         assert shown(app)[0]["status"] == "STOP"
 
 
-async def test_session_notices_show_on_the_status_line() -> None:
-    app, _ = fake_app()
+async def test_name_server_notices_show_on_the_status_line_while_they_last() -> None:
+    app, fake = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, DataScreen)
-        screen.cluster_session.notices = ("name server 10.0.0.9:9876 does not answer",)
+        assert isinstance(app.screen, DataScreen)
+        line = "name server 10.0.0.9:9876 did not answer (timed out); using 10.0.0.1:9876"
+        fake.notices = [line]
         await pilot.press("r")
         await settle(pilot)
-        assert status(app).endswith("name server 10.0.0.9:9876 does not answer")
+        assert status(app).endswith("using 10.0.0.1:9876")
+        fake.notices = []
+        await pilot.press("r")
+        await settle(pilot)
+        assert "10.0.0.9:9876" not in status(app)

@@ -216,8 +216,10 @@ class DataScreen(ConsoleScreen):
 
     @work(exclusive=True, group=REFRESH_GROUP, exit_on_error=False)
     async def load(self) -> None:
-        brokers = await self.cluster_session.source.brokers()
-        self.post_message(BrokersChecked(brokers, self.console.clock_ms()))
+        source = self.cluster_session.source
+        brokers = await source.brokers()
+        notices = await source.name_server_notices()
+        self.post_message(BrokersChecked(brokers, self.console.clock_ms(), notices))
         await self.fetch()
         self.post_message(RefreshFinished(self.console.clock_ms()))
 
@@ -227,6 +229,7 @@ class DataScreen(ConsoleScreen):
 
     def on_brokers_checked(self, message: BrokersChecked) -> None:
         self.cluster_session.observe_brokers(message.brokers, message.at_ms)
+        self.cluster_session.notices = message.notices
         self.show_brokers()
         self.brokers_changed()
 
