@@ -201,11 +201,11 @@ def finish(df: DataFrame, spec: ResetSpec, *, timestamp_ms: int | None = None) -
     Written as SQL expressions: each is one call into the JVM, where building the same
     expressions from Column objects costs a round trip per operator (a third of a small plan's
     time on a warm session)."""
-    below, above = "requested < min_offset", "requested > max_offset"
+    # An unknown min (a partial snapshot) still bounds targets at 0: no offset is negative.
+    low = "coalesce(min_offset, 0)"
+    below, above = f"requested < {low}", "requested > max_offset"
     if spec.clamp:
-        target = (
-            f"CASE WHEN {below} THEN min_offset WHEN {above} THEN max_offset ELSE requested END"
-        )
+        target = f"CASE WHEN {below} THEN {low} WHEN {above} THEN max_offset ELSE requested END"
         clamp = (
             f"CASE WHEN {below} THEN '{Clamp.BELOW_MIN}' WHEN {above} THEN '{Clamp.ABOVE_MAX}' END"
         )
@@ -221,6 +221,8 @@ def finish(df: DataFrame, spec: ResetSpec, *, timestamp_ms: int | None = None) -
         # Whatever the target, the messages below the min are gone: say so even when the
         # strategy (earliest, a time before min) clamps without asking for anything below it.
         ("committed < min_offset", PlanWarning.CURRENT_BELOW_MIN),
+        # A partial snapshot: the broker did not say, so nothing was clamped to it.
+        ("min_offset IS NULL", PlanWarning.MIN_UNKNOWN),
     ]
     if timestamp_ms is not None:
         # The snapshot's instant bounds the newest store time when the queue's is unknown.

@@ -67,6 +67,7 @@ class PlanWarning(StrEnum):
     BROADCASTING = "broadcasting"
     CURRENT_BELOW_MIN = "current_below_min"
     AFTER_NEWEST = "after_newest"
+    MIN_UNKNOWN = "min_unknown"
 
     @property
     def text(self) -> str:
@@ -84,6 +85,8 @@ WARNING_TEXT = {
     "between them are already deleted",
     PlanWarning.AFTER_NEWEST: "the time is after the newest message of the queue: the target is "
     "its max offset, every message not yet consumed is skipped",
+    PlanWarning.MIN_UNKNOWN: "the min offset of the queue could not be read: the target is not "
+    "checked against it (it may point at messages already deleted)",
 }
 
 

@@ -130,6 +130,17 @@ def test_a_current_offset_below_min_is_warned_whatever_the_strategy(
     assert "current_below_min" not in rows[1]["warnings"]
 
 
+def test_an_unknown_min_offset_is_warned_and_clamps_nothing(spark: SparkSession) -> None:
+    unknown = {"min_offset": None, "max_offset": 300, "committed": 120}
+    out = plan_rows(frames.snapshot(spark, [unknown]), spec(ShiftBy(-20))).first()
+    assert out["warnings"] == ["min_unknown"]
+    assert (out["requested"], out["target"], out["clamp"]) == (100, 100, None)
+    # Still never below 0.
+    out = plan_rows(frames.snapshot(spark, [unknown]), spec(ShiftBy(-200))).first()
+    assert out["warnings"] == ["below_min", "min_unknown"]
+    assert (out["requested"], out["target"], out["clamp"]) == (-80, 0, "below_min")
+
+
 def test_a_time_after_the_newest_message_is_warned(spark: SparkSession) -> None:
     # q0's newest message was stored at T0 + 990; an empty queue has nothing to skip.
     empty = {"queue_id": 1, "min_offset": 10, "max_offset": 10, "committed": 10}
