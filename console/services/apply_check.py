@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
 from console.domain.plan import (
-    BrokerFacts,
     PlanRow,
     ResetPath,
     ResetPathKind,
@@ -24,6 +23,7 @@ from console.domain.plan import (
 )
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
+from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
 from console.services.offset_writer import IN_FLIGHT
 from console.services.plan_load import LoadedPlan
@@ -121,7 +121,7 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
             continue
         for mq, s in stats.items():
             min_now[(topic, broker, mq.queue_id)] = s.min_offset
-    facts = await _broker_facts(reader, {r.broker: brokers[r.broker] for r in rows})
+    facts = await broker_facts(admin, {r.broker: brokers[r.broker] for r in rows})
     readable = [r for r in rows if row_key(r) in read_now]
     rows_now, raised = reclamp(readable, min_now)
 
@@ -196,23 +196,6 @@ async def _consumers_online(
             continue
         return len(connection.clients), None
     return 0, error
-
-
-async def _broker_facts(reader: ClusterReader, addrs: Mapping[str, str]) -> dict[str, BrokerFacts]:
-    admin = reader.admin
-
-    async def one(name: str, addr: str) -> BrokerFacts:
-        try:
-            config = await admin.broker_config(addr)
-        except RocketMQError:
-            return BrokerFacts(name, admin.server_versions.get(addr), None)
-        flag = config.get("useServerSideResetOffset")
-        server_side = None if flag is None else flag.strip().lower() == "true"
-        return BrokerFacts(name, admin.server_versions.get(addr), server_side)
-
-    names = sorted(addrs)
-    facts = await asyncio.gather(*(one(n, addrs[n]) for n in names))
-    return dict(zip(names, facts, strict=True))
 
 
 async def _limited(gate: asyncio.Semaphore, request: Awaitable[T]) -> T:

@@ -32,7 +32,6 @@ from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import (
     PLAN_COLUMNS,
-    BrokerFacts,
     Impact,
     PlanHeader,
     PlanRow,
@@ -53,9 +52,9 @@ from console.domain.spec import (
     parse_offsets_csv,
     spec_to_dict,
 )
-from console.rocketmq.errors import RocketMQError
 from console.services import files
 from console.services.access import cluster_of
+from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
@@ -284,18 +283,7 @@ class Planner:
         mine = table.filter(pc.is_in(table["group"], pa.array(list(spec.scope.groups))))
         addrs = dict(zip(mine["broker"].to_pylist(), mine["broker_addr"].to_pylist(), strict=True))
 
-        async def facts(name: str, addr: str | None) -> BrokerFacts:
-            if not addr:
-                return BrokerFacts(name, None, None)
-            try:
-                config = await admin.broker_config(addr)
-            except RocketMQError:
-                return BrokerFacts(name, admin.server_versions.get(addr), None)
-            flag = config.get("useServerSideResetOffset")
-            server_side = None if flag is None else flag.strip().lower() == "true"
-            return BrokerFacts(name, admin.server_versions.get(addr), server_side)
-
-        brokers = await asyncio.gather(*(facts(n, a) for n, a in sorted(addrs.items())))
+        brokers = list((await broker_facts(admin, addrs)).values())
         per_queue = bool(spec.scope.queue_ids) or not (
             isinstance(spec.strategy, _WHOLE_TOPIC) or spec.strategy.kind in TIME_STRATEGIES
         )

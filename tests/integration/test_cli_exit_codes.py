@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
+from tests.integration.faults import broker_answers
 
 DOWN = "broker-b"
 COMMANDS = {
@@ -115,18 +114,6 @@ def test_an_unreachable_name_server_is_2(config: Path, command: str, mode: str) 
     assert f"cannot connect to {addr}" in one_line(result.stderr)
 
 
-async def _answers(namesrv: str, name: str, addr: str) -> bool:
-    async with AdminClient(namesrv, timeout=2.0) as admin:
-        try:
-            info = await admin.cluster_info()
-            if info.brokers.get(name) is None or info.brokers[name].master_addr != addr:
-                return False
-            await admin.broker_runtime(addr)
-        except RocketMQError:
-            return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def broker_paused(sandbox: Sandbox) -> Iterator[str]:
     """broker-b's JVM paused (still registered, answering nothing) for the module's down tests;
@@ -140,7 +127,7 @@ def broker_paused(sandbox: Sandbox) -> Iterator[str]:
     finally:
         os.kill(pid, signal.SIGCONT)
         deadline = time.monotonic() + 120
-        while not asyncio.run(_answers(sandbox.namesrv_addr, DOWN, addr)):
+        while not asyncio.run(broker_answers(sandbox.namesrv_addr, DOWN, addr)):
             assert time.monotonic() < deadline, f"{DOWN} did not answer again within 120 s"
             time.sleep(0.5)
 

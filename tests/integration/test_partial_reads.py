@@ -30,7 +30,6 @@ import yaml
 from console.cli.browse import _group_row
 from console.domain.gaps import Part, Why
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
 from console.sandbox import scenario
 from console.sandbox.acl import ACL_BROKER, ACL_GROUP, AclSandbox
 from console.sandbox.runner import Sandbox
@@ -39,6 +38,7 @@ from console.services.fanout import gather_bounded
 from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.snapshots import MISSING_KEY
 from console.services.workspace import Workspace
+from tests.integration.faults import broker_answers
 
 DOWN = "broker-b"
 GROUP = scenario.GROUP_OFFLINE
@@ -82,23 +82,11 @@ def config(tmp_path_factory: pytest.TempPathFactory, workspace: Path) -> Path:
     return path
 
 
-async def _answers(namesrv: str, name: str, addr: str) -> bool:
-    async with AdminClient(namesrv, timeout=2.0) as admin:
-        try:
-            info = await admin.cluster_info()
-            if info.brokers.get(name) is None or info.brokers[name].master_addr != addr:
-                return False
-            await admin.broker_runtime(addr)
-        except RocketMQError:
-            return False
-    return True
-
-
 def _resume(sandbox: Sandbox, name: str) -> None:
     """SIGCONT, and wait until the broker answers again so later tests see the whole cluster."""
     os.kill(sandbox.pids()[name], signal.SIGCONT)
     deadline = time.monotonic() + 120
-    while not asyncio.run(_answers(sandbox.namesrv_addr, name, sandbox.broker_addrs[name])):
+    while not asyncio.run(broker_answers(sandbox.namesrv_addr, name, sandbox.broker_addrs[name])):
         assert time.monotonic() < deadline, f"{name} did not answer again within 120 s"
         time.sleep(0.5)
 

@@ -18,10 +18,10 @@ from textual.widgets import Sparkline
 
 from console.config import ClusterConfig, Config
 from console.remote.proxy import remote_sources
-from console.rocketmq.errors import RocketMQError
 from console.sandbox import scenario
 from console.ui.app import ConsoleApp, make_app
 from console.ui.themes import PROJECT_THEMES
+from tests.integration.faults import broker_answers
 from tests.ui.helpers import screen_lines, settle, shown, status, text_of, values
 
 DOWN = "broker-b"
@@ -137,23 +137,14 @@ def lag_of(summary: str) -> str:
     return found.group(1)
 
 
-async def broker_answers(sandbox: Any, name: str) -> bool:
-    addr = sandbox.broker_addrs[name]
-    async with sandbox.admin() as admin:
-        try:
-            info = await admin.cluster_info()
-            if info.brokers.get(name) is None or info.brokers[name].master_addr != addr:
-                return False
-            await admin.broker_runtime(addr)
-        except RocketMQError:
-            return False
-    return True
+async def answers_again(sandbox: Any, name: str) -> bool:
+    return await broker_answers(sandbox.namesrv_addr, name, sandbox.broker_addrs[name])
 
 
 async def whole_cluster(sandbox: Any) -> None:
     """Until broker-b is registered and answers (polling the broker, not waiting for the UI)."""
     deadline = time.monotonic() + RESTART_S
-    while not await broker_answers(sandbox, DOWN):
+    while not await answers_again(sandbox, DOWN):
         assert time.monotonic() < deadline, f"{DOWN} did not answer within {RESTART_S:.0f}s"
         await asyncio.sleep(0.5)
 
