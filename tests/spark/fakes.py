@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue, SubscriptionGroup
+from console.services.cluster import BrokerRoute
 
 
 @dataclass
@@ -47,8 +49,12 @@ class FakeReader:
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         return {g: SubscriptionGroup(g, True, True, False, 1, 16) for g in self.offsets}
 
-    async def batch(self) -> object:
-        return object()  # nothing to share among fixed answers
+    async def routes(self) -> dict[str, BrokerRoute]:
+        return {n: BrokerRoute(n, a, {}) for n, a in self.brokers_.items()}
+
+    async def batch(self) -> SimpleNamespace:
+        # Fixed answers share nothing; a snapshot takes the masters' addresses from the routes.
+        return SimpleNamespace(routes=await self.routes())
 
     async def group_offsets(
         self, group: str, *, topics: Sequence[str] | None = None, batch: object = None

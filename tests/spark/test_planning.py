@@ -75,7 +75,7 @@ def test_plan_in_the_workspace(spark: SparkSession, tmp_path: Path) -> None:
     path = result.header.reset_paths["g"]
     assert path.kind is ResetPathKind.OFFLINE_UPDATE
     assert path.blocker is not None
-    assert "broker-b runs 4.9.8" in path.reason
+    assert "broker-b runs V4_9_8" in path.reason
     assert [s.step for s in seen if s.step][:2] == ["reading the snapshot", "computing the plan"]
     snap = p.store.history("c1")
     assert [s.snapshot_id for s in snap] == [result.snapshot.snapshot_id]
