@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 import time
@@ -66,6 +67,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_apply)
 
     p = sub.add_parser(
+        "undo",
+        help="put back what an apply wrote: plan, confirm, write, verify (journaled too)",
+        description="Plan every queue an apply wrote back to its before-image (from the "
+        "apply's journal), show the plan, and apply it as an apply of its own, drift-checked, "
+        "confirmed, verified and journaled.",
+        parents=[parent],
+    )
+    p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to undo (see `history`)")
+    p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name(s), typed")
+    p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
+    p.add_argument("--master", help="Spark master or sc:// URL for the plan")
+    p.add_argument(
+        "--local-fallback",
+        action="store_true",
+        help="when the Spark Connect server does not answer, plan on a local session",
+    )
+    p.add_argument("--json", action="store_true", help="print the undo's journal as JSON")
+    p.set_defaults(handler=_undo)
+
+    p = sub.add_parser(
+        "resume",
+        help="finish an apply that stopped part-way (killed, ctrl-c, a broker lost)",
+        description="Read every queue the apply did not verify again: one already at its "
+        "target is verified without a write, one still at its before-image is written, one "
+        "moved by someone else is drift. Written in the apply's own journal.",
+        parents=[parent],
+    )
+    p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to finish (see `history`)")
+    p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
+    p.add_argument("--json", action="store_true", help="print the journal as JSON")
+    p.set_defaults(handler=_resume)
+
+    p = sub.add_parser(
         "history",
         help="applies and undos of the workspace, newest last",
         description="Journals of the workspace: what was applied, by whom, and how it ended.",
@@ -79,6 +113,89 @@ def _apply(args: argparse.Namespace) -> int:
     from console.services.plan_load import PlanRefused, load_plan
 
     target = resolve_target(args)
+    root = _writable(target)
+    if isinstance(root, int):
+        return root
+    workspace = Workspace(target.config.workspace_path)
+    offer_unfinished(root, target.cluster.name)
+    try:
+        plan = load_plan(
+            workspace,
+            args.plan,
+            cluster=target.cluster.name,
+            now_ms=int(time.time() * 1000),
+            max_age_s=args.max_age * 60,
+        )
+    except PlanRefused as exc:
+        return _refused(exc.reasons)
+    return asyncio.run(_apply_plan(args, target, plan, root))
+
+
+async def _apply_plan(
+    args: argparse.Namespace,
+    target: Target,
+    plan: LoadedPlan,
+    root: Path,
+    *,
+    undo_of: str | None = None,
+) -> int:
+    from console.services.apply import Applier
+    from console.services.apply_check import check_apply
+    from console.services.cluster import ClusterReader
+    from console.services.plan_load import PlanRefused
+
+    with _narration(args):
+        async with target.admin(write=True) as admin:
+            reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
+            check = await check_apply(reader, plan)
+            brokers = {w.row.broker: w.broker_addr for w in check.writes}
+            _print_check(check, target, brokers)
+            refusals = check.refusals(accept_drift=args.accept_drift)
+            if refusals:
+                return _refused(refusals)
+            if not check.writes:
+                return _refused(["the plan changes no queue: nothing to apply"])
+            groups = sorted({g.group for g in check.groups})
+            if not _confirmed(groups, args.confirm):
+                return REFUSED
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGINT, stop.set)
+            try:
+                journal = await Applier(reader, root, cluster=target.cluster.name).apply(
+                    check,
+                    accept_drift=args.accept_drift,
+                    kind="apply" if undo_of is None else "undo",
+                    undo_of=undo_of,
+                    on_progress=_progress,
+                    stop=stop,
+                )
+            except PlanRefused as exc:
+                return _refused(exc.reasons)
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+    return _report(args, journal, root)
+
+
+def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """With --json, what the command says on the way goes to stderr: stdout holds the JSON."""
+    if args.json:
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
+
+
+def _report(args: argparse.Namespace, journal: Journal, root: Path) -> int:
+    if args.json:
+        dump_json(journal.to_json())
+    else:
+        _print_journal(journal, JournalStore(root).path(journal.apply_id))
+    verified = journal.count(QueueState.VERIFIED) == len(journal.queues)
+    return 0 if verified and journal.status is ApplyStatus.FINISHED else NOT_VERIFIED
+
+
+def _writable(target: Target) -> Path | int:
+    """The local workspace root an apply keeps its evidence in, or the exit code of a refusal
+    (a read-only cluster, a workspace on another machine)."""
     if target.cluster.read_only:
         print(
             f"rmq-console: cluster {target.cluster.name} is read-only (read_only: true in the "
@@ -95,57 +212,135 @@ def _apply(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return REFUSED
+    return root
+
+
+def _journal(root: Path, apply_id: str, target: Target) -> Journal | int:
+    """The apply's journal, or the exit code of a refusal (unknown, unreadable, another
+    cluster's)."""
+    from console.domain.journal import JournalError
+
     try:
-        plan = load_plan(
-            workspace,
-            args.plan,
-            cluster=target.cluster.name,
-            now_ms=int(time.time() * 1000),
-            max_age_s=args.max_age * 60,
-        )
-    except PlanRefused as exc:
-        return _refused(exc.reasons)
-    return asyncio.run(_apply_plan(args, target, plan, root))
+        journal = JournalStore(root).load(apply_id)
+    except (JournalError, OSError) as exc:
+        return _refused([str(exc)])
+    if journal.cluster != target.cluster.name:
+        made_on, here = journal.cluster, target.cluster.name
+        return _refused([f"apply {apply_id} was made on cluster {made_on!r}, not {here!r}"])
+    return journal
 
 
-async def _apply_plan(
-    args: argparse.Namespace, target: Target, plan: LoadedPlan, root: Path
-) -> int:
-    from console.services.apply import Applier
-    from console.services.apply_check import check_apply
-    from console.services.cluster import ClusterReader
-    from console.services.plan_load import PlanRefused
+# ---- undo ---------------------------------------------------------------------------------
 
-    async with target.admin(write=True) as admin:
-        reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
-        check = await check_apply(reader, plan)
-        brokers = {w.row.broker: w.broker_addr for w in check.writes}
-        _print_check(check, target, brokers)
-        refusals = check.refusals(accept_drift=args.accept_drift)
-        if refusals:
-            return _refused(refusals)
-        if not check.writes:
-            return _refused(["the plan changes no queue: nothing to apply"])
-        groups = sorted({g.group for g in check.groups})
-        if not _confirmed(groups, args.confirm):
-            return REFUSED
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, stop.set)
+
+def _undo(args: argparse.Namespace) -> int:
+    from console.cli.plan import finish_plan, run_plan
+    from console.domain.undo import undo_spec
+    from console.services.plan_load import PlanRefused, load_plan
+    from console.services.snapshots import NothingRead
+    from console.services.spark_engine import EngineUnavailable, choose_engine
+
+    target = resolve_target(args)
+    root = _writable(target)
+    if isinstance(root, int):
+        return root
+    journal = _journal(root, args.apply_id, target)
+    if isinstance(journal, int):
+        return journal
+    with _narration(args):
+        undo = undo_spec(journal, str(JournalStore(root).path(journal.apply_id)))
+        for q in undo.unrestorable:
+            print(
+                f"warning: {q.group} {q.topic}/{q.broker}/{q.queue_id} had no committed offset "
+                "before the apply: RocketMQ cannot forget one queue's offset, it stays at "
+                f"{q.target}",
+                file=sys.stderr,
+            )
+        if undo.never_sent:
+            print(f"{len(undo.never_sent)} queue(s) were never written by the apply: left alone")
+        if undo.spec is None:
+            return _refused([f"apply {journal.apply_id} wrote no queue that can be put back"])
         try:
-            journal = await Applier(reader, root, cluster=target.cluster.name).apply(
-                check, accept_drift=args.accept_drift, on_progress=_progress, stop=stop
+            engine = choose_engine(
+                args.master, target.config.spark_master, local_fallback=args.local_fallback
+            )
+        except EngineUnavailable as exc:
+            print(f"rmq-console: {exc}", file=sys.stderr)
+            return 1
+        workspace = Workspace(target.config.workspace_path)
+        back = len(journal.queues) - len(undo.unrestorable) - len(undo.never_sent)
+        print(f"undo of {journal.apply_id}: {back} queue(s) back to their before-image")
+        try:
+            flow, failure = run_plan(target, workspace, engine, target.cluster.name, undo.spec)
+        except NothingRead as exc:
+            return _refused([f"the cluster could not be read for the undo's plan: {exc}"])
+        code, result = finish_plan(flow, failure, workspace, as_json=False)
+        if result is None or code != 0:
+            return _refused(["the undo's plan is not whole: nothing was written"])
+        try:
+            plan = load_plan(
+                workspace, result.uri, cluster=target.cluster.name, now_ms=int(time.time() * 1000)
             )
         except PlanRefused as exc:
             return _refused(exc.reasons)
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
-    if args.json:
-        dump_json(journal.to_json())
-    else:
-        _print_journal(journal, JournalStore(root).path(journal.apply_id))
-    verified = journal.count(QueueState.VERIFIED) == len(journal.queues)
-    return 0 if verified and journal.status is ApplyStatus.FINISHED else NOT_VERIFIED
+    return asyncio.run(_apply_plan(args, target, plan, root, undo_of=journal.apply_id))
+
+
+# ---- resume -------------------------------------------------------------------------------
+
+
+def _resume(args: argparse.Namespace) -> int:
+    target = resolve_target(args)
+    root = _writable(target)
+    if isinstance(root, int):
+        return root
+    journal = _journal(root, args.apply_id, target)
+    if isinstance(journal, int):
+        return journal
+    if not journal.unfinished:
+        print(f"apply {journal.apply_id}: every queue is verified; nothing to resume")
+        return 0
+    return asyncio.run(_resume_journal(args, target, journal, root))
+
+
+async def _resume_journal(
+    args: argparse.Namespace, target: Target, journal: Journal, root: Path
+) -> int:
+    from console.domain.journal import JournalError
+    from console.services.apply import Applier
+    from console.services.cluster import ClusterReader
+    from console.services.plan_load import PlanRefused
+    from console.services.resume_check import check_resume
+
+    with _narration(args):
+        async with target.admin(write=True) as admin:
+            reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
+            check = await check_resume(reader, journal)
+            left = len(journal.unfinished)
+            print(
+                f"resume {journal.apply_id} ({journal.status}): {left} queue(s) not verified; "
+                f"{len(check.arrived)} found at their target, {len(check.writes)} to write"
+            )
+            for g in check.groups:
+                print(f"reset path for {g.group}: {g.path.kind} - {g.path.reason}")
+            for r in check.reclamped:
+                print(f"warning: {r.line}")
+            refusals = check.refusals(accept_drift=args.accept_drift)
+            if refusals:
+                return _refused(refusals)
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGINT, stop.set)
+            try:
+                done = await Applier(reader, root, cluster=target.cluster.name).resume(
+                    check, accept_drift=args.accept_drift, on_progress=_progress, stop=stop
+                )
+            except (PlanRefused, JournalError) as exc:
+                reasons = exc.reasons if isinstance(exc, PlanRefused) else (str(exc),)
+                return _refused(reasons)
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+    return _report(args, done, root)
 
 
 def _print_check(check: ApplyCheck, target: Target, brokers: dict[str, str]) -> None:
@@ -210,7 +405,8 @@ def _progress(p: ApplyProgress) -> None:
 def _print_journal(j: Journal, path: Path) -> None:
     counts = {s: j.count(s) for s in QueueState if j.count(s)}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
-    print(f"apply {j.apply_id}: {j.status} - {summary} (of {len(j.queues)})")
+    what = "apply" if j.undo_of is None else f"undo of {j.undo_of},"
+    print(f"{what} {j.apply_id}: {j.status} - {summary} (of {len(j.queues)})")
     if j.stopped_because:
         print(f"stopped: {j.stopped_because}")
     bad = [q for q in j.queues if q.state is not QueueState.VERIFIED]
@@ -223,6 +419,11 @@ def _print_journal(j: Journal, path: Path) -> None:
     if len(bad) > 20:
         print(f"  ... and {len(bad) - 20} more (see the journal)")
     print(f"journal {path}")
+    if j.unfinished:
+        print(
+            f"to finish it: rmq-console resume {j.apply_id}; to put back what it wrote: "
+            f"rmq-console undo {j.apply_id}"
+        )
 
 
 def _refused(reasons: Sequence[str]) -> int:
@@ -235,13 +436,30 @@ def _refused(reasons: Sequence[str]) -> int:
 # ---- history ------------------------------------------------------------------------------
 
 
+def _status(store: JournalStore, j: Journal) -> str:
+    """The journal's status, with "running" told apart: a console writing it now, or one that
+    died mid-apply ("interrupted": resume or undo it)."""
+    if j.status is ApplyStatus.RUNNING and not store.running(j.apply_id):
+        return "interrupted"
+    return str(j.status)
+
+
+def offer_unfinished(root: Path, cluster: str) -> None:
+    """Name the applies on `cluster` a console left part-way, and what to do about each."""
+    from console.services.journal_store import unfinished_lines
+
+    for line in unfinished_lines(root, cluster):
+        print(f"rmq-console: {line}", file=sys.stderr)
+
+
 def _history(args: argparse.Namespace) -> int:
     target = resolve_target(args)
     root = Workspace(target.config.workspace_path).local_root
     if root is None:
         print("rmq-console: the workspace is not on this machine: no journals", file=sys.stderr)
         return REFUSED
-    entries = JournalStore(root).all()
+    store = JournalStore(root)
+    entries = store.all()
     rows: list[dict[str, Any]] = []
     for e in entries:
         if isinstance(e, Unreadable):
@@ -255,7 +473,7 @@ def _history(args: argparse.Namespace) -> int:
                 "who": e.who,
                 "cluster": e.cluster,
                 "groups": list(e.groups),
-                "status": str(e.status),
+                "status": _status(store, e),
                 "queues": len(e.queues),
                 "verified": e.count(QueueState.VERIFIED),
                 "undo_of": e.undo_of,

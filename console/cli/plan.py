@@ -152,14 +152,11 @@ async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[st
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from console.domain.plan import warning_text
     from console.domain.spec import SpecError, load_spec
     from console.services import files
-    from console.services.planning import Planner, csv_cluster, warning_counts
-    from console.services.reset_flow import ResetFlow, Stage, drive_plan
-    from console.services.snapshots import NothingRead, SnapshotNotFound, SnapshotStore
+    from console.services.planning import csv_cluster
+    from console.services.snapshots import NothingRead, SnapshotNotFound
     from console.services.spark_engine import EngineUnavailable, choose_engine
-    from console.services.spark_runner import JobError
     from console.services.workspace import Workspace
 
     target = resolve_target(args)
@@ -190,43 +187,19 @@ def _plan(args: argparse.Namespace) -> int:
     if engine.note:
         print(f"rmq-console: {engine.note}", file=sys.stderr)
     out_uri = files.to_uri(args.out) if args.out else None
-
-    async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
-        # Started first, so Spark warms up while the snapshot is being taken.
-        with _runner(engine, workspace) as runner:
-            planner = Planner(workspace, runner, reader=reader, cluster=name)
-            snapshot = planner.store.find(name, args.snapshot) if args.snapshot else None
-            if args.import_csv is not None:
-                wanted = await planner.import_spec(args.import_csv)
-                imported_from: str | None = str(args.import_csv)
-            else:
-                assert spec is not None  # argparse asks for --spec or --import
-                wanted, imported_from = spec, None
-            flow = ResetFlow.for_spec(wanted)
-            flow.begin(wanted)
-            try:
-                result = await drive_plan(
-                    planner,
-                    wanted,
-                    _Terminal(flow),
-                    flow.switch,
-                    with_rows=False,
-                    with_impact=args.impact,
-                    snapshot=snapshot,
-                    out_uri=out_uri,
-                    imported_from=imported_from,
-                )
-            except JobError as exc:
-                # The plan job, or the impact job after a plan was written: either way the
-                # command did not do all it was asked.
-                flow.failed(str(exc))
-                return flow, str(exc)
-            if result is not None and args.csv:
-                planner.export_csv(result.uri, args.csv)
-        return flow, None
-
+    wanted: ResetSpec | Path = spec if spec is not None else args.import_csv
     try:
-        flow, failure = asyncio.run(_reading(target, go))
+        flow, failure = run_plan(
+            target,
+            workspace,
+            engine,
+            name,
+            wanted,
+            snapshot_id=args.snapshot,
+            impact=args.impact,
+            out_uri=out_uri,
+            csv=args.csv,
+        )
     except SnapshotNotFound as exc:
         print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
         return 2
@@ -235,16 +208,29 @@ def _plan(args: argparse.Namespace) -> int:
         print("rmq-console: no plan: the snapshot could not be taken", file=sys.stderr)
         report_missing(exc.gaps, what="groups")
         return EXIT_NOTHING_READ
+    return finish_plan(flow, failure, workspace, as_json=args.json)[0]
+
+
+def finish_plan(
+    flow: ResetFlow, failure: str | None, workspace: Workspace, *, as_json: bool
+) -> tuple[int, PlanResult | None]:
+    """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
+    plan when there is one."""
+    from console.domain.plan import warning_text
+    from console.services.planning import warning_counts
+    from console.services.reset_flow import Stage
+    from console.services.snapshots import SnapshotStore
+
     if flow.stage is Stage.REJECTED:
         print(redact_text(f"rmq-console: error: {flow.error}"), file=sys.stderr)
-        return 2
+        return 2, None
     result = flow.result
     if failure is not None or flow.stage is not Stage.PREVIEWED or result is None:
         print(redact_text(f"rmq-console: plan failed: {failure or flow.stage}"), file=sys.stderr)
-        return 1
+        return 1, None
     lacking = SnapshotStore(workspace).missing(result.snapshot)
     warned = warning_counts(result.uri)
-    if args.json:
+    if as_json:
         dump_json(
             {
                 "plan": _json(result.header.to_json()),
@@ -260,7 +246,62 @@ def _plan(args: argparse.Namespace) -> int:
         )
     else:
         _print_plan(result.header, result.uri, flow.impact, warned)
-    return _warn_partial(result.snapshot.snapshot_id, lacking)
+    return _warn_partial(result.snapshot.snapshot_id, lacking), result
+
+
+def run_plan(
+    target: Target,
+    workspace: Workspace,
+    engine: Engine,
+    name: str,
+    wanted: ResetSpec | Path,
+    *,
+    snapshot_id: str | None = None,
+    impact: bool = False,
+    out_uri: str | None = None,
+    csv: Path | None = None,
+) -> tuple[ResetFlow, str | None]:
+    """Plan `wanted` (a spec, or a plan CSV to import) on a fresh snapshot or `snapshot_id`,
+    with the job's progress on stderr; the flow holds the result, the second value why the job
+    failed. Raises SnapshotNotFound and NothingRead."""
+    from console.services.planning import Planner
+    from console.services.reset_flow import ResetFlow, drive_plan
+    from console.services.spark_runner import JobError
+
+    async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
+        # Started first, so Spark warms up while the snapshot is being taken.
+        with _runner(engine, workspace) as runner:
+            planner = Planner(workspace, runner, reader=reader, cluster=name)
+            snapshot = planner.store.find(name, snapshot_id) if snapshot_id else None
+            if isinstance(wanted, Path):
+                spec = await planner.import_spec(wanted)
+                imported_from: str | None = str(wanted)
+            else:
+                spec, imported_from = wanted, None
+            flow = ResetFlow.for_spec(spec)
+            flow.begin(spec)
+            try:
+                result = await drive_plan(
+                    planner,
+                    spec,
+                    _Terminal(flow),
+                    flow.switch,
+                    with_rows=False,
+                    with_impact=impact,
+                    snapshot=snapshot,
+                    out_uri=out_uri,
+                    imported_from=imported_from,
+                )
+            except JobError as exc:
+                # The plan job, or the impact job after a plan was written: either way the
+                # command did not do all it was asked.
+                flow.failed(str(exc))
+                return flow, str(exc)
+            if result is not None and csv:
+                planner.export_csv(result.uri, csv)
+        return flow, None
+
+    return asyncio.run(_reading(target, go))
 
 
 def _warn_partial(snapshot_id: str, lacking: Sequence[Gap]) -> int:

@@ -50,6 +50,7 @@ from console.services.offset_writer import (
     WriteResult,
 )
 from console.services.plan_load import PlanRefused
+from console.services.resume_check import ResumeCheck
 
 #: How long queues are read back for before they are left "not yet" (the client push path
 #: alone needs some 10 s of client suspend plus a commit interval).
@@ -127,9 +128,51 @@ class Applier:
             drift_accepted=tuple(key_text(d.key) for d in check.drift) if accept_drift else (),
             undo_of=undo_of,
         )
-        self.store.write(journal)
-        run = _Run(self, journal, check, on_progress, stop or asyncio.Event())
-        return await run.go()
+        with self.store.hold(journal.apply_id):
+            self.store.write(journal)
+            run = _Run(self, journal, check.groups, on_progress, stop or asyncio.Event())
+            return await run.go()
+
+    async def resume(
+        self,
+        check: ResumeCheck,
+        *,
+        accept_drift: bool = False,
+        on_progress: ProgressHook | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Journal:
+        """Finish an apply that stopped part-way, in its own journal: queues found at their
+        target are verified without a write, the rest are written and read back."""
+        refusals = check.refusals(accept_drift=accept_drift)
+        if refusals:
+            raise PlanRefused(refusals)
+        before = check.journal
+        with self.store.hold(before.apply_id):
+            # Read again under the lock: another console may have finished it meanwhile.
+            if self.store.load(before.apply_id) != before:
+                raise PlanRefused(
+                    [f"apply {before.apply_id} changed since it was read: look again"]
+                )
+            found = (
+                replace(q, state=QueueState.VERIFIED, detail="found at the target on resume")
+                for q in check.arrived
+            )
+            drifted = tuple(d.split(":", 1)[0] for d in check.drift) if accept_drift else ()
+            journal = replace(
+                before.with_queues(found),
+                status=ApplyStatus.RUNNING,
+                finished_at_ms=None,
+                stopped_because=None,
+                drift_accepted=before.drift_accepted + drifted,
+            )
+            self.store.write(journal)
+            # Queues verified by the earlier run have their audit line; every other one gets
+            # the line of how it ends now.
+            audited = {q.key for q in before.queues if q.state is QueueState.VERIFIED}
+            run = _Run(
+                self, journal, check.groups, on_progress, stop or asyncio.Event(), audited=audited
+            )
+            return await run.go()
 
 
 def _entry(w: QueueWrite) -> JournalQueue:
@@ -144,19 +187,21 @@ class _Run:
         self,
         applier: Applier,
         journal: Journal,
-        check: ApplyCheck,
+        groups: tuple[GroupWrites, ...],
         on_progress: ProgressHook | None,
         stop: asyncio.Event,
+        *,
+        audited: set[tuple[str, str, str, int]] | None = None,
     ) -> None:
         self.applier = applier
         self.admin = applier.reader.admin
         self.journal = journal
-        self.check = check
+        self.groups = groups
         self.on_progress = on_progress
         self.stop = stop
         self.entries = {q.key: q for q in journal.queues}
         #: Queues that have (or are about to get, at the next flush) their audit line.
-        self.audited: set[tuple[str, str, str, int]] = set()
+        self.audited: set[tuple[str, str, str, int]] = set(audited or ())
         self.unaudited: list[tuple[str, str, str, int]] = []
         self.flushed_at = 0.0
         self.stage = "writing"
@@ -164,7 +209,7 @@ class _Run:
     async def go(self) -> Journal:
         stopped_because: str | None = None
         try:
-            for group in self.check.groups:
+            for group in self.groups:
                 if self.stop.is_set():
                     stopped_because = "stopped on request before every group was written"
                     break
@@ -278,7 +323,7 @@ class _Run:
 
     async def _verify(self) -> None:
         """Read back every queue written but not verified, until each is or time is up."""
-        online = {g.group: g.consumers_online > 0 for g in self.check.groups}
+        online = {g.group: g.consumers_online > 0 for g in self.groups}
         deadline = time.monotonic() + self.applier.verify_timeout_s
         gate = asyncio.Semaphore(self.applier.in_flight)
 

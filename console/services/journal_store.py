@@ -12,6 +12,8 @@ no evidence.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import getpass
 import hashlib
 import json
@@ -29,6 +31,7 @@ from console.domain.plan import stamp
 
 JOURNAL_DIR = "journal"
 AUDIT_LOG = "audit.log"
+LOCK_DIR = ".locks"  # one lock per apply being written, held by the console writing it
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -48,6 +51,10 @@ def new_apply_id(started_at_ms: int, group: str, kind: str, salt: str) -> str:
     return f"{stamp(started_at_ms)}-{kind}-{name}-{digest}"
 
 
+class JournalBusy(JournalError):
+    """Another console is writing for this apply right now."""
+
+
 @dataclass(frozen=True, slots=True)
 class Unreadable:
     """A journal file the store could not read, kept in listings with the reason."""
@@ -60,6 +67,7 @@ class Unreadable:
 class JournalStore:
     def __init__(self, root: Path) -> None:
         self.dir = root / JOURNAL_DIR
+        self.locks = root / LOCK_DIR
 
     def path(self, apply_id: str) -> Path:
         if not _ID.fullmatch(apply_id):
@@ -97,11 +105,54 @@ class JournalStore:
                 out.append(Unreadable(apply_id, path, str(exc)))
         return out
 
+    @contextlib.contextmanager
+    def hold(self, apply_id: str) -> Iterator[None]:
+        """Hold the apply's lock while writing for it: a second console resuming or undoing the
+        same apply at once is refused (JournalBusy) instead of writing beside it. The lock goes
+        with the process, so an apply killed with -9 leaves it free."""
+        self.path(apply_id)  # refuses what is not an apply id
+        self.locks.mkdir(parents=True, exist_ok=True)
+        lock = self.locks / f"{apply_id}.lock"
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o640)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise JournalBusy(
+                    f"apply {apply_id} is being written by another console on this machine"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
+
+    def running(self, apply_id: str) -> bool:
+        """Whether a console on this machine holds the apply's lock now."""
+        try:
+            with self.hold(apply_id):
+                return False
+        except JournalBusy:
+            return True
+
     def unfinished(self) -> list[Journal]:
         """Applies a console left part-way (killed, stopped, or a broker lost): resume or undo."""
         return [
-            j for j in self.all() if isinstance(j, Journal) and j.status is not ApplyStatus.FINISHED
+            j
+            for j in self.all()
+            if isinstance(j, Journal)
+            and j.status is not ApplyStatus.FINISHED
+            and not self.running(j.apply_id)
         ]
+
+
+def unfinished_lines(root: Path, cluster: str | None = None) -> list[str]:
+    """One line per apply (on `cluster`, or any) a console left part-way, naming what to do:
+    what the CLI prints before an apply and the console shows when it starts."""
+    return [
+        f"apply {j.apply_id} on {j.cluster} stopped part-way ({len(j.unfinished)} queue(s) not "
+        f"verified): rmq-console resume {j.apply_id}, or rmq-console undo {j.apply_id}"
+        for j in JournalStore(root).unfinished()
+        if cluster is None or j.cluster == cluster
+    ]
 
 
 @dataclass(frozen=True, slots=True)

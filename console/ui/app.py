@@ -109,6 +109,7 @@ class ConsoleApp(App[int]):
         self.set_interval(self.config.refresh_interval, self.refresh_tick, name="refresh")
         self._collector.install()
         self.set_interval(GC_TICK_S, self._collector.tick, name="gc")
+        self.run_worker(self._offer_unfinished, thread=True, name="journals", exit_on_error=False)
         if self._problems:
             # Reported once, at start-up; the console works on with the fallbacks.
             self.notify(
@@ -116,6 +117,24 @@ class ConsoleApp(App[int]):
                 title="Config",
                 severity="warning",
                 timeout=15,
+                markup=False,
+            )
+
+    def _offer_unfinished(self) -> None:
+        """Applies a console left part-way (killed mid-apply): named at start, with the commands
+        that resume or undo them."""
+        from console.services.journal_store import unfinished_lines
+        from console.services.workspace import Workspace
+
+        root = Workspace(self.config.workspace_path).local_root
+        lines = unfinished_lines(root) if root is not None else []
+        if lines:
+            self.call_from_thread(
+                self.notify,
+                "\n".join(lines),
+                title="Unfinished apply",
+                severity="warning",
+                timeout=30,
                 markup=False,
             )
 

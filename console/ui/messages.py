@@ -18,6 +18,9 @@ from console.ui.widgets.tablemodel import Row
 
 if TYPE_CHECKING:
     # Types only: the planning code loads when the first preview opens, not at start-up.
+    from console.domain.journal import Journal
+    from console.services.apply import ApplyProgress
+    from console.services.apply_check import ApplyCheck
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobProgress
 
@@ -129,3 +132,35 @@ class PlanCancelled(Message):
 class ImpactEstimated(Message):
     plan_id: str  # the plan estimated: an estimate for an older plan is dropped
     impact: tuple[Impact, ...]
+
+
+@dataclass
+class ApplyChecked(Message):
+    """The plan read against the cluster: what the confirm dialog shows."""
+
+    check: ApplyCheck
+
+
+@dataclass
+class ApplyRefused(Message):
+    """The apply cannot go on (bad plan, read-only, drift found while confirming ...); nothing
+    was written unless `journal` says otherwise."""
+
+    reasons: tuple[str, ...]
+
+
+class ApplyProgressed(Message):
+    """The apply's latest progress; a newer one replaces an unread older one."""
+
+    def __init__(self, progress: ApplyProgress) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ApplyProgressed)
+
+
+@dataclass
+class ApplyFinished(Message):
+    journal: Journal
+    journal_path: str

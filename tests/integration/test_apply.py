@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -31,8 +33,10 @@ from console.services.journal_store import AuditLog, JournalStore
 from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.plan_load import LoadedPlan, PlanRefused, load_plan
 from console.services.planning import Planner
+from console.services.resume_check import check_resume
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.integration.faults import broker_answers
 
 Queue = tuple[str, int]  # broker name, queue id
 BEHIND = 5  # the group's commits stay this far behind each queue's max offset
@@ -152,6 +156,56 @@ async def test_drift_stops_the_apply_before_any_write_unless_accepted(
     assert await committed(sandbox, admin, group) == {k: v - 3 for k, v in before.items()}
 
 
+async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
+) -> None:
+    group, before = await new_group(sandbox, admin)
+    ws = Workspace(tmp_path / "ws")
+    plan = await shift_plan(sandbox, admin, runner, ws, group)
+    hung = "broker-b"
+    pid, addr = sandbox.pids()[hung], sandbox.broker_addrs[hung]
+    async with AdminClient([sandbox.namesrv_addr], timeout=2) as quick:
+        reader = ClusterReader(quick, sandbox.cluster_name)
+        check = await check_apply(reader, plan)
+        assert check.refusals(accept_drift=False) == ()
+        # broker-b stops answering between the check and the writes (a GC pause, a partition).
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            cut = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+    states = {(q.broker, q.queue_id): q.state for q in cut.queues}
+    assert {s for (b, _), s in states.items() if b != hung} == {QueueState.VERIFIED}
+    assert QueueState.VERIFIED not in {s for (b, _), s in states.items() if b == hung}
+    assert {(q.broker, q.queue_id) for q in cut.unfinished} == {k for k in before if k[0] == hung}
+    deadline = time.monotonic() + 120
+    while not await broker_answers(sandbox.namesrv_addr, hung, addr):
+        assert time.monotonic() < deadline, f"{hung} did not answer again within 120 s"
+        await asyncio.sleep(0.5)
+
+    store = JournalStore(tmp_path / "ws")
+    assert store.unfinished() == ([cut] if cut.status is not ApplyStatus.FINISHED else [])
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    again = await check_resume(reader, store.load(cut.apply_id))
+    assert (again.drift, again.blockers) == ((), ())
+    # Writes the paused broker took in before it froze land when it runs again: those are
+    # found at their target and not written a second time.
+    arrived = {(q.broker, q.queue_id) for q in again.arrived}
+    written = {(w.row.broker, w.row.queue_id) for w in again.writes}
+    assert arrived | written == {k for k in before if k[0] == hung}
+    assert not arrived & written
+    done = await Applier(reader, tmp_path / "ws", cluster="sandbox").resume(again)
+
+    assert done.apply_id == cut.apply_id
+    assert done.status is ApplyStatus.FINISHED
+    assert {q.state for q in done.queues} == {QueueState.VERIFIED}
+    assert await committed(sandbox, admin, group) == {k: v - 3 for k, v in before.items()}
+    lines = list(AuditLog(tmp_path / "ws").read())
+    verified = [(x["broker"], x["queue"]) for x in lines if x["result"] == "verified"]
+    assert sorted(verified) == sorted(before)  # each queue verified once, none twice
+    assert store.unfinished() == []
+
+
 async def test_an_edited_or_foreign_plan_is_refused(
     sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
 ) -> None:
@@ -222,9 +276,40 @@ def test_the_apply_command_confirms_writes_and_lists(
     (entry,) = listed["applies"]
     assert (entry["groups"], entry["status"], entry["verified"]) == ([group], "finished", 8)
     assert listed["audit_lines"] == len(before)
+    apply_id = entry["apply_id"]
+
+    # Undo: planned from the journal's before-images, confirmed like an apply.
+    assert main(["undo", "20991231T000000000Z-apply-x-000000", "--cluster", "sandbox"]) == 2
+    assert "no apply '20991231T000000000Z-apply-x-000000'" in capfd.readouterr().err
+    assert main(["undo", apply_id, "--cluster", "sandbox"]) == 2
+    assert "confirm with --confirm" in capfd.readouterr().err
+    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    assert main(["undo", apply_id, "--cluster", "sandbox", "--confirm", group]) == 0
+    out = capfd.readouterr().out
+    assert f"undo of {apply_id}: {len(before)} queue(s) back to their before-image" in out
+    assert f"{len(before)} verified" in out
+    assert asyncio.run(offsets()) == before  # exactly the before-image
+    assert main(["history", "--cluster", "sandbox", "--json"]) == 0
+    listed = json.loads(capfd.readouterr().out)
+    first, undo = listed["applies"]
+    assert first["apply_id"] == apply_id
+    assert (undo["kind"], undo["undo_of"], undo["status"], undo["verified"]) == (
+        "undo",
+        apply_id,
+        "finished",
+        len(before),
+    )
+    assert listed["audit_lines"] == 2 * len(before)
+    assert main(["resume", apply_id, "--cluster", "sandbox"]) == 0
+    assert "nothing to resume" in capfd.readouterr().out
 
     # The same plan on a read-only cluster: refused before anything is read or written.
     cluster["read_only"] = True
     config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 2
     assert "read-only" in capfd.readouterr().err
+    assert main(["undo", apply_id, "--cluster", "sandbox", "--confirm", group]) == 2
+    assert "read-only" in capfd.readouterr().err
+    assert main(["resume", apply_id, "--cluster", "sandbox"]) == 2
+    assert "read-only" in capfd.readouterr().err
+    assert asyncio.run(offsets()) == before

@@ -23,6 +23,7 @@ from console.services.source import OPERATIONS, ClusterOperations, ClusterSource
 #: then checked to be served by the network process like the others.
 SAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
     "brokers": (),
+    "name_server_notices": (),
     "topics": (),
     "topic_queues": ("orders",),
     "groups": (),
@@ -57,7 +58,7 @@ def silent() -> Iterator[str]:
 
 def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
     assert set(SAMPLE_ARGS) == set(OPERATIONS)
-    assert len(OPERATIONS) == 10
+    assert len(OPERATIONS) == 11
     for name, op in OPERATIONS.items():
         served = inspect.signature(getattr(Backend, name))
         assert list(served.parameters) == list(op.signature.parameters), name
@@ -84,6 +85,10 @@ async def test_every_operation_round_trips_through_the_network_process(
         source.close()
     # The batch reads answer per group, each group's error as a value.
     per_group = {"read_groups": {"g1", "g2"}, "read_delays": {"g1"}}
+    # Name servers that do not answer are told as lines, not raised.
+    notices = answers.pop("name_server_notices")
+    assert isinstance(notices, tuple), notices
+    assert all(isinstance(n, str) for n in notices)
     for name, answer in answers.items():
         if name in per_group:
             assert isinstance(answer, dict), name

@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,12 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(600)", server.SERVER_CLASS]
     )
+    # Until the child has exec'd, its command line is still this test's own.
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    deadline = time.monotonic() + 30
+    while server.SERVER_CLASS.encode() not in cmdline.read_bytes():
+        assert time.monotonic() < deadline, "the sleeper did not start"
+        time.sleep(0.01)
     yield proc
     proc.kill()
     proc.wait()

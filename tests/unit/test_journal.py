@@ -16,10 +16,12 @@ from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQu
 from console.services.journal_store import (
     AuditEntry,
     AuditLog,
+    JournalBusy,
     JournalStore,
     Unreadable,
     new_apply_id,
     operator,
+    unfinished_lines,
 )
 
 T0 = 1_795_400_000_000
@@ -167,3 +169,42 @@ def test_ids_sort_by_time_and_name_the_group() -> None:
     assert JournalStore(Path("/tmp")).path(a).name == f"{a}.json"
     assert "@" in operator()
     assert os.sep not in operator()
+
+
+def test_an_apply_killed_mid_write_is_offered_for_resume(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path)
+    j = journal()
+    store.write(j)  # status "running", as an apply under way leaves it
+    # A console writing for the apply holds its lock: the journal is not offered to anyone else.
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from console.services.journal_store import JournalStore\n"
+        f"with JournalStore(Path({str(tmp_path)!r})).hold({j.apply_id!r}):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parents[2],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "held\n"
+        assert store.running(j.apply_id)
+        assert store.unfinished() == []
+        with pytest.raises(JournalBusy, match="another console"):
+            with store.hold(j.apply_id):
+                pass
+    finally:
+        writer.kill()  # -9: the lock goes with the process
+        writer.wait()
+    assert not store.running(j.apply_id)
+    assert store.unfinished() == [j]
+    (line,) = unfinished_lines(tmp_path)
+    assert f"rmq-console resume {j.apply_id}" in line
+    assert f"rmq-console undo {j.apply_id}" in line
+    assert "5 queue(s) not verified" in line
+    assert unfinished_lines(tmp_path, "prod") == []

@@ -4,7 +4,12 @@ Opened from the group screen (`R`). The walkthrough's state is a `ResetFlow`
 (console.services.reset_flow), the same value `rmq-console plan` drives; this screen edits its
 form, starts it, and shows it. The plan runs in a thread worker on the warm Spark session, so the
 console keeps refreshing and answering keys; what the job did comes back as messages whose
-handlers change the flow on the UI thread. Nothing here writes to the cluster.
+handlers change the flow on the UI thread.
+
+`a` applies the plan shown: it is read against the cluster again (console.services.appliers),
+the operator confirms in a dialog by typing the group name, and a worker writes it through the
+journal and reads every queue back; the result lists each queue. A read-only cluster offers no
+apply.
 
 The module loads no planning code (pyarrow, Spark's host): the console imports it at start-up to
 check the keymap, and the planner loads when a preview first runs.
@@ -25,25 +30,35 @@ from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
+from console.services.appliers import ApplierSource, ClusterAppliers
 from console.services.planners import ClusterPlanners, PlannerSource
 from console.services.reset_flow import CancelSwitch, ResetFlow, Stage, drive_plan
 from console.services.session import ClusterSession
 from console.ui.messages import (
+    ApplyChecked,
+    ApplyFinished,
+    ApplyProgressed,
+    ApplyRefused,
     ImpactEstimated,
     PlanCancelled,
     PlanComputed,
     PlanProgressed,
     PlanRejected,
 )
+from console.ui.screens.apply import ApplyConfirmed, ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.base import ConsoleScreen
+from console.ui.screens.dialogs import ErrorDialog
 from console.ui.tones import toned
 from console.ui.widgets.plandiff import PlanDiff
 
 if TYPE_CHECKING:
+    from console.services.apply import ApplyProgress
+    from console.services.apply_check import ApplyCheck
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobProgress
 
 PLAN_GROUP = "plan"
+APPLY_GROUP = "apply"
 # Which form field each input edits.
 _TEXT_FIELDS = {"value": "value", "topics": "topics", "brokers": "brokers", "queues": "queue_ids"}
 _CHECK_FIELDS = {"retry": "include_retry", "clamp": "clamp"}
@@ -54,16 +69,25 @@ class PreviewScreen(ConsoleScreen):
         Binding("r", "preview", "Preview", id="preview_run"),
         Binding("x", "cancel_plan", "Cancel job", id="preview_cancel"),
         Binding("w", "warnings_only", "Warnings only", id="preview_warnings"),
+        Binding("a", "apply", "Apply", id="preview_apply"),
     ]
 
     def __init__(
-        self, session: ClusterSession, group: str, planners: PlannerSource | None = None
+        self,
+        session: ClusterSession,
+        group: str,
+        planners: PlannerSource | None = None,
+        appliers: ApplierSource | None = None,
     ) -> None:
         super().__init__(session)
         self.cluster_session = session
         self.crumb = f"reset {group}"
         self.flow = ResetFlow.for_group(session.cluster.name, group)
         self.planners: PlannerSource = planners or ClusterPlanners()
+        self.appliers: ApplierSource = appliers or ClusterAppliers()
+        #: Set from checking the plan until the apply's result is shown.
+        self.applying = False
+        self.apply_progress: ApplyProgress | None = None
 
     @property
     def group(self) -> str:
@@ -143,11 +167,23 @@ class PreviewScreen(ConsoleScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_plan":
             return True if self.flow.busy else None
-        if action == "preview":
-            return True if self.flow.can_begin else None
         if action == "warnings_only":
             return True if self.flow.rows else None
+        if action == "apply":
+            return True if self._can_apply else None
+        if action == "preview":
+            return True if self.flow.can_begin and not self.applying else None
         return True
+
+    @property
+    def _can_apply(self) -> bool:
+        flow = self.flow
+        return (
+            flow.stage is Stage.PREVIEWED
+            and flow.result is not None
+            and not self.applying
+            and not self.cluster_session.cluster.read_only
+        )
 
     def action_preview(self) -> None:
         if not self.flow.can_begin:
@@ -168,6 +204,88 @@ class PreviewScreen(ConsoleScreen):
 
     def action_warnings_only(self) -> None:
         self.query_one(PlanDiff).toggle_warnings()
+
+    # ---- applying ----------------------------------------------------------------------------
+
+    def action_apply(self) -> None:
+        result = self.flow.result
+        if not self._can_apply or result is None:
+            return
+        self.applying = True
+        self.apply_progress = None
+        self._show_stage()
+        self.check_plan(result.uri)
+
+    @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
+    def check_plan(self, plan_uri: str) -> None:
+        asyncio.run(self._check_plan(plan_uri))
+
+    async def _check_plan(self, plan_uri: str) -> None:
+        from console.services.plan_load import PlanRefused
+
+        try:
+            async with self.appliers.open(self.cluster_session, self.console.config) as applier:
+                check = await applier.check(plan_uri)
+        except PlanRefused as exc:
+            self.post_message(ApplyRefused(exc.reasons))
+            return
+        self.post_message(ApplyChecked(check))
+
+    def on_apply_checked(self, message: ApplyChecked) -> None:
+        check = message.check
+
+        def answered(answer: ApplyConfirmed | None) -> None:
+            if answer is None:
+                self._apply_ended()
+                self.notify("apply cancelled: nothing was written", markup=False)
+                return
+            self.write_plan(check, answer.accept_drift)
+
+        dialog = ConfirmApplyDialog(check, self.cluster_session.cluster)
+        self.app.push_screen(dialog, answered)
+
+    @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
+    def write_plan(self, check: ApplyCheck, accept_drift: bool) -> None:
+        asyncio.run(self._write_plan(check, accept_drift))
+
+    async def _write_plan(self, check: ApplyCheck, accept_drift: bool) -> None:
+        from console.services.journal_store import JournalStore
+        from console.services.plan_load import PlanRefused
+        from console.services.workspace import Workspace
+
+        def progressed(p: ApplyProgress) -> None:
+            self.post_message(ApplyProgressed(p))
+
+        try:
+            async with self.appliers.open(self.cluster_session, self.console.config) as applier:
+                journal = await applier.apply(
+                    check, accept_drift=accept_drift, on_progress=progressed, stop=asyncio.Event()
+                )
+        except PlanRefused as exc:
+            self.post_message(ApplyRefused(exc.reasons))
+            return
+        root = Workspace(self.console.config.workspace_path).local_root
+        where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
+        self.post_message(ApplyFinished(journal, where))
+
+    def on_apply_progressed(self, message: ApplyProgressed) -> None:
+        if self.applying:
+            self.apply_progress = message.progress
+            self._show_stage()
+
+    def on_apply_refused(self, message: ApplyRefused) -> None:
+        self._apply_ended()
+        reasons = "\n".join(message.reasons)
+        self.app.push_screen(ErrorDialog("Apply refused", f"{reasons}\nnothing was written"))
+
+    def on_apply_finished(self, message: ApplyFinished) -> None:
+        self._apply_ended()
+        self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
+
+    def _apply_ended(self) -> None:
+        self.applying = False
+        self.apply_progress = None
+        self._show_stage()
 
     def _read_form(self) -> None:
         """The widgets' values into the flow's form: a value set in code, whose Changed message
@@ -198,6 +316,8 @@ class PreviewScreen(ConsoleScreen):
         if group == PLAN_GROUP and self.flow.failed(str(error) or type(error).__name__):
             self._show_stage()
             self._show_plan()
+        if group == APPLY_GROUP:
+            self._apply_ended()
         super().worker_failed(group, error)
 
     # ---- what the job did --------------------------------------------------------------------
@@ -235,15 +355,19 @@ class PreviewScreen(ConsoleScreen):
         """The progress row, the Preview button, the status line and the keys."""
         flow = self.flow
         bar = self.query_one("#progress", ProgressBar)
-        bar.display = flow.busy
+        bar.display = flow.busy or self.applying
         progress = flow.progress
-        if progress is not None and progress.total:
+        written = self.apply_progress
+        if self.applying:
+            total = written.total if written is not None else None
+            bar.update(total=total, progress=written.settled if written is not None else 0)
+        elif progress is not None and progress.total:
             bar.update(total=progress.total, progress=progress.done)
         elif progress is None:
             bar.update(total=None, progress=0)
         self.query_one("#step", Label).update(Text(self._step_text()))
-        self.query_one("#run", Button).disabled = flow.busy
-        self.status.update_state(busy=flow.busy)
+        self.query_one("#run", Button).disabled = flow.busy or self.applying
+        self.status.update_state(busy=flow.busy or self.applying)
         if flow.stage in (Stage.REJECTED, Stage.FAILED):
             self.status.update_state(error=flow.error)
         elif flow.busy:
@@ -252,6 +376,11 @@ class PreviewScreen(ConsoleScreen):
 
     def _step_text(self) -> str:
         flow = self.flow
+        if self.applying:
+            w = self.apply_progress
+            if w is None:
+                return "reading the cluster again before writing…"
+            return f"{w.stage}: {w.settled}/{w.total} answered · {w.verified} verified"
         if flow.cancelling:
             return "cancelling…"
         if flow.busy:

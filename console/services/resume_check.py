@@ -1,0 +1,164 @@
+"""What `resume` would write for an apply that stopped part-way, read again from the cluster.
+
+The journal says which queues were verified; every other one (never sent, failed, not yet,
+kept another value, or written when the console died) is read again now:
+
+- at its target already (the write landed before the stop, only its answer was lost): it is
+  verified now and written again never, so nothing is applied twice;
+- still at its before-image: it is written;
+- anywhere else: drift (someone else moved it), refused unless accepted.
+
+The reset path is chosen again for what is left (explicit per-queue targets: the broker's own
+reset, or a direct write with no consumer online). Targets below the min offset now are clamped
+again. It writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+
+from console.domain.drift import Reclamped, key_text, reached, reclamp, row_key
+from console.domain.journal import Journal, JournalQueue
+from console.domain.plan import PlanRow, choose_reset_path
+from console.rocketmq.errors import RocketMQError
+from console.services.apply_check import (
+    GroupWrites,
+    QueueWrite,
+    _consumers_online,
+    _each,
+    _limited,
+)
+from console.services.broker_facts import broker_facts
+from console.services.cluster import ClusterReader
+from console.services.offset_writer import IN_FLIGHT
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeCheck:
+    journal: Journal
+    groups: tuple[GroupWrites, ...]  # the writes left, by group
+    #: Found at their target: verified now, not written again.
+    arrived: tuple[JournalQueue, ...]
+    drift: tuple[str, ...]  # one line per queue moved by someone else since the apply
+    reclamped: tuple[Reclamped, ...]  # targets raised to a min offset that moved past them
+    blockers: tuple[str, ...]
+
+    @property
+    def writes(self) -> tuple[QueueWrite, ...]:
+        return tuple(w for g in self.groups for w in g.writes)
+
+    def refusals(self, *, accept_drift: bool) -> tuple[str, ...]:
+        if accept_drift or not self.drift:
+            return self.blockers
+        head = f"{len(self.drift)} queue(s) moved since the apply (resume with --accept-drift):"
+        return (*self.blockers, head, *self.drift)
+
+
+async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
+    admin = reader.admin
+    left = journal.unfinished
+    brokers = await reader.brokers()
+    blockers = [
+        f"broker {name} is not registered with the name server (down?)"
+        for name in sorted({q.broker for q in left} - set(brokers))
+    ]
+    queues = [q for q in left if q.broker in brokers]
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def committed(q: JournalQueue) -> int | None:
+        async with gate:
+            return await admin.query_consumer_offset(
+                brokers[q.broker], q.group, q.topic, q.queue_id
+            )
+
+    now = await _each(queues, lambda q: q.key, committed)
+    stats = await _each(
+        sorted({(q.broker, q.topic) for q in queues}),
+        lambda bt: bt,
+        lambda bt: _limited(gate, admin.topic_stats(brokers[bt[0]], bt[1])),
+    )
+    bounds: dict[tuple[str, str, int], tuple[int, int]] = {}
+    for (broker, topic), answer in stats.items():
+        if isinstance(answer, RocketMQError):
+            blockers.append(f"{topic} on {broker}: could not read the min offsets: {answer}")
+            continue
+        for mq, s in answer.items():
+            bounds[(topic, broker, mq.queue_id)] = (s.min_offset, s.max_offset)
+    readable: list[tuple[JournalQueue, int | None]] = []
+    for q in queues:
+        value = now[q.key]
+        if isinstance(value, RocketMQError):
+            blockers.append(f"{key_text(q.key)}: could not read the committed offset: {value}")
+        elif (q.topic, q.broker, q.queue_id) not in bounds:
+            continue  # its topic's min offsets are missing: named above
+        else:
+            readable.append((q, value))
+
+    facts = await broker_facts(admin, {q.broker: brokers[q.broker] for q, _ in readable})
+    groups: list[GroupWrites] = []
+    arrived: list[JournalQueue] = []
+    drift: list[str] = []
+    reclamped: list[Reclamped] = []
+    for group in sorted({q.group for q, _ in readable}):
+        mine = [(q, v) for q, v in readable if q.group == group]
+        online, online_error = await _consumers_online(reader, group, brokers)
+        if online_error is not None:
+            blockers.append(f"group {group}: could not tell who is online: {online_error}")
+        path = choose_reset_path(
+            [facts[b] for b in sorted({q.broker for q, _ in mine})],
+            consumers_online=online,
+            broadcasting=False,
+            per_queue=True,  # what is left is a set of queues, each with its own target
+        )
+        if path.blocker:
+            blockers.append(f"group {group}: {path.kind}: {path.blocker}")
+        to_write: list[tuple[JournalQueue, PlanRow]] = []
+        for q, value in mine:
+            if reached(q.before, q.target, value, online=online > 0):
+                arrived.append(replace(q, stored=value))
+                continue
+            before = q.before
+            # Consumers online move their queues forward: that is not someone else's doing.
+            forward = online > 0 and value is not None and before is not None and value >= before
+            if value != q.before and not forward:
+                held = "nothing committed" if value is None else str(value)
+                drift.append(
+                    f"{key_text(q.key)}: before the apply {q.before}, target {q.target}, now {held}"
+                )
+            to_write.append((q, _row(journal.cluster, q, value, bounds)))
+        rows, raised = reclamp([r for _, r in to_write], {k: lo for k, (lo, _) in bounds.items()})
+        reclamped.extend(raised)
+        by_key = {row_key(r): r for r in rows}
+        writes = tuple(
+            QueueWrite(by_key[row_key(r)], brokers[q.broker], q.before) for q, r in to_write
+        )
+        if writes:
+            groups.append(GroupWrites(group, path, None, online, None, writes))
+    return ResumeCheck(
+        journal, tuple(groups), tuple(arrived), tuple(drift), tuple(reclamped), tuple(blockers)
+    )
+
+
+def _row(
+    cluster: str,
+    q: JournalQueue,
+    now: int | None,
+    bounds: dict[tuple[str, str, int], tuple[int, int]],
+) -> PlanRow:
+    low, high = bounds[(q.topic, q.broker, q.queue_id)]
+    return PlanRow(
+        cluster=cluster,
+        group=q.group,
+        topic=q.topic,
+        broker=q.broker,
+        queue_id=q.queue_id,
+        min_offset=low,
+        max_offset=high,
+        current=now,
+        requested=q.target,
+        target=q.target,
+        delta=None if now is None else q.target - now,
+        clamp=None,
+        warnings=(),
+    )

@@ -1,0 +1,170 @@
+"""Applying the preview's plan: the confirm dialog, then the result per queue.
+
+The confirm dialog says what will happen before anything is written: the cluster (in its
+colour), the groups, how many queues change and how many messages are replayed or skipped, the
+reset path and what it means for consumers online, the drift found and what blocks. The operator
+types the group name; focus starts on Cancel, so a stray Enter writes nothing. The result view
+lists every queue as the read-back found it (verified / not yet / failed), worst first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
+
+from console.domain.journal import QueueState
+
+if TYPE_CHECKING:
+    from console.config import ClusterConfig
+    from console.domain.journal import Journal
+    from console.services.apply_check import ApplyCheck
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyConfirmed:
+    accept_drift: bool
+
+
+def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
+    """The dialog's summary, one fact a line."""
+    h = check.plan.header
+    groups = sorted({g.group for g in check.groups})
+    lines = [
+        f"cluster {cluster.name} ({cluster.colour}) · plan {h.plan_id}",
+        f"{len(check.writes)} queue(s) of {', '.join(groups)} change",
+    ]
+    for t in h.totals:
+        if t.topic is None:
+            lines.append(
+                f"{t.group}: replay {t.re_consume} · skip {t.skip} · lag after {t.lag_after}"
+            )
+    for g in check.groups:
+        online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
+        lines.append(f"{g.group} ({online}): {g.path.kind}: {g.path.reason}")
+    lines.extend(f"warning: {r.line}" for r in check.reclamped)
+    if check.drift:
+        lines.append(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
+        lines.extend(f"  {d.line()}" for d in check.drift[:5])
+        if len(check.drift) > 5:
+            lines.append(f"  … and {len(check.drift) - 5} more")
+    lines.extend(f"blocked: {b}" for b in check.blockers)
+    return lines
+
+
+class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
+    """Typed confirmation of an apply; answers None when cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+
+    def __init__(self, check: ApplyCheck, cluster: ClusterConfig) -> None:
+        super().__init__(classes="dialog -write")
+        self.check = check
+        self.cluster = cluster
+        self.groups = sorted({g.group for g in check.groups})
+
+    def compose(self) -> ComposeResult:
+        name = " ".join(self.groups)
+        with Vertical(id="dialog"):
+            yield Label(Text(f"Apply to {self.cluster.name}?"), classes="dialog-title")
+            with VerticalScroll(id="apply-summary"):
+                yield Static(Text("\n".join(confirm_lines(self.check, self.cluster))))
+            if self.check.drift:
+                yield Checkbox("write anyway (accept the drift)", id="accept-drift", compact=True)
+            yield Input(placeholder=f"type {name} to apply", id="confirm-group", compact=True)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel", id="cancel", compact=True)
+                yield Button("Apply", id="apply", variant="error", compact=True, disabled=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    @property
+    def ready(self) -> bool:
+        typed = self.query_one("#confirm-group", Input).value.split()
+        if self.check.blockers or sorted(typed) != self.groups:
+            return False
+        if self.check.drift:
+            return self.query_one("#accept-drift", Checkbox).value
+        return True
+
+    @on(Input.Changed, "#confirm-group")
+    @on(Checkbox.Changed, "#accept-drift")
+    def _typed(self) -> None:
+        self.query_one("#apply", Button).disabled = not self.ready
+
+    @on(Input.Submitted, "#confirm-group")
+    @on(Button.Pressed, "#apply")
+    def _apply(self) -> None:
+        if self.ready:
+            self.dismiss(ApplyConfirmed(accept_drift=bool(self.check.drift)))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+#: How the result view orders queues: the ones needing a look first.
+_ORDER = {
+    QueueState.FAILED: 0,
+    QueueState.KEPT_OTHER: 1,
+    QueueState.PENDING: 2,
+    QueueState.WRITTEN: 3,
+    QueueState.NOT_YET: 4,
+    QueueState.VERIFIED: 5,
+}
+
+
+def result_line(journal: Journal) -> str:
+    counts = ", ".join(f"{journal.count(s)} {s}" for s in QueueState if journal.count(s))
+    what = "apply" if journal.undo_of is None else "undo"
+    line = f"{what} {journal.apply_id}: {journal.status} · {counts}"
+    if journal.stopped_because:
+        line += f" · stopped: {journal.stopped_because}"
+    return line
+
+
+class ApplyResultDialog(ModalScreen[None]):
+    """Every queue of an apply as read back, worst first; the journal's path to quote."""
+
+    BINDINGS = [Binding("escape,enter", "close", "Close", id="dialog_close")]
+
+    def __init__(self, journal: Journal, journal_path: str) -> None:
+        super().__init__(classes="dialog")
+        self.journal = journal
+        self.journal_path = journal_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(result_line(self.journal)), classes="dialog-title", id="apply-result")
+            yield DataTable(id="apply-queues", cursor_type="row", zebra_stripes=True)
+            hint = f"journal {self.journal_path}"
+            if self.journal.unfinished:
+                hint += f" · rmq-console resume {self.journal.apply_id} finishes it"
+            yield Label(Text(hint), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("STATE", "GROUP", "QUEUE", "BEFORE", "TARGET", "HOLDS")
+        queues = sorted(self.journal.queues, key=lambda q: (_ORDER[q.state], q.key))
+        for q in queues:
+            table.add_row(
+                str(q.state),
+                q.group,
+                f"{q.topic}/{q.broker}/{q.queue_id}",
+                "-" if q.before is None else str(q.before),
+                str(q.target),
+                "-" if q.stored is None else str(q.stored),
+                key="|".join(map(str, q.key)),
+            )
+        table.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

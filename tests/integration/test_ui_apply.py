@@ -1,0 +1,145 @@
+"""Applying from the console against the real sandbox, as an operator does it at 80x24: a group
+of the test's own, `R`, a shift-by preview, `a`; the confirm dialog starts on Cancel and opens
+Apply only to the typed group name; the write goes through the journal and is read back, and the
+result lists every queue verified, which is what the broker then holds. A read-only cluster
+offers no apply at all."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, DataTable
+
+from console.config import ClusterConfig, Config
+from console.domain.journal import Journal
+from console.remote.proxy import remote_sources
+from console.rocketmq.admin import AdminClient
+from console.sandbox.runner import Sandbox
+from console.services.journal_store import AuditLog, JournalStore
+from console.services.reset_flow import Stage
+from console.services.spark_runner import close_shared_runner
+from console.ui.app import ConsoleApp, make_app
+from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
+from console.ui.screens.group import GroupScreen
+from console.ui.screens.preview import PreviewScreen
+from console.ui.themes import PROJECT_THEMES
+from tests.integration.test_apply import committed, new_group
+from tests.ui.helpers import screen_lines, settle, status
+
+PLAN_TIMEOUT_S = 900.0
+
+
+@pytest.fixture
+async def admin(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
+    async with AdminClient([sandbox.namesrv_addr], timeout=10) as client:
+        yield client
+
+
+def console(sandbox: Sandbox, workspace: Path, *, read_only: bool = False) -> ConsoleApp:
+    cluster = ClusterConfig(
+        name="sandbox", namesrv=(sandbox.namesrv_addr,), read_only=read_only, colour="red"
+    )
+    config = Config(
+        clusters=(cluster,),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        spark_master="local[2]",
+        workspace=str(workspace),
+    )
+    return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+
+
+async def settled(pilot: Pilot[int]) -> None:
+    await asyncio.wait_for(settle(pilot), PLAN_TIMEOUT_S)
+
+
+async def previewed(pilot: Pilot[int], app: ConsoleApp, group: str) -> PreviewScreen:
+    """The group opened from the groups list, `R`, shift-by -2, previewed."""
+    await settled(pilot)
+    await pilot.press("g")
+    await settled(pilot)
+    await pilot.press("slash", *group, "enter", "enter")
+    await settled(pilot)
+    assert isinstance(app.screen, GroupScreen), status(app)
+    await pilot.press("R")
+    await settled(pilot)
+    screen = app.screen
+    assert isinstance(screen, PreviewScreen)
+    await pilot.press("shift+tab", "enter", "up", "enter")  # the strategy list: shift-by
+    await pilot.press("tab", *"-2", "enter")
+    await settled(pilot)
+    assert screen.flow.stage is Stage.PREVIEWED, (screen.flow.error, status(app))
+    return screen
+
+
+async def test_apply_from_the_preview_confirms_writes_and_verifies(
+    sandbox: Sandbox, admin: AdminClient, tmp_path: Path
+) -> None:
+    group, before = await new_group(sandbox, admin)
+    workspace = tmp_path / "ws"
+    app = console(sandbox, workspace)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await previewed(pilot, app, group)
+            await pilot.press("a")
+            await settled(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmApplyDialog), status(app)
+            assert app.focused is not None
+            assert app.focused.id == "cancel"
+            shown = "\n".join(screen_lines(app))
+            assert "Apply to sandbox?" in shown
+            assert f"{len(before)} queue(s) of {group} change" in shown
+            assert "server-side reset" in shown
+            apply_button = dialog.query_one("#apply", Button)
+            assert apply_button.disabled
+            await pilot.click("#confirm-group")
+            await pilot.press(*"billing-service")  # another group's name opens nothing
+            await pilot.pause()
+            assert apply_button.disabled
+            await pilot.press("ctrl+u", *group)
+            await pilot.pause()
+            assert not apply_button.disabled
+            assert await committed(sandbox, admin, group) == before  # nothing written yet
+            await pilot.press("enter")
+            await settled(pilot)
+
+            result = app.screen
+            assert isinstance(result, ApplyResultDialog), status(app)
+            table = result.query_one("#apply-queues", DataTable)
+            states = {table.get_row_at(i)[0] for i in range(table.row_count)}
+            assert (table.row_count, states) == (len(before), {"verified"})
+            assert f"{len(before)} verified" in "\n".join(screen_lines(app))
+    finally:
+        close_shared_runner()
+
+    assert await committed(sandbox, admin, group) == {k: v - 2 for k, v in before.items()}
+    (journal,) = JournalStore(workspace).all()
+    assert isinstance(journal, Journal)
+    assert journal.apply_id == result.journal.apply_id
+    lines = list(AuditLog(workspace).read())
+    assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
+
+
+async def test_a_read_only_cluster_offers_no_apply(
+    sandbox: Sandbox, admin: AdminClient, tmp_path: Path
+) -> None:
+    group, before = await new_group(sandbox, admin)
+    workspace = tmp_path / "ws"
+    app = console(sandbox, workspace, read_only=True)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await previewed(pilot, app, group)
+            assert "read-only" in screen_lines(app)[0]
+            assert screen.check_action("apply", ()) is None
+            await pilot.press("a")
+            await settled(pilot)
+            assert app.screen is screen
+    finally:
+        close_shared_runner()
+    assert await committed(sandbox, admin, group) == before
+    assert JournalStore(workspace).all() == []
