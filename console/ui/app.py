@@ -42,6 +42,7 @@ class ConsoleApp(App[int]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("p", "toggle_pause", "Pause", id="pause"),
+        Binding("H", "history", "History", id="history"),
     ]
 
     def __init__(
@@ -177,6 +178,12 @@ class ConsoleApp(App[int]):
 
     # ---- help ----------------------------------------------------------------------------------
 
+    def action_history(self) -> None:
+        from console.ui.screens.history import HistoryScreen
+
+        if not isinstance(self.screen, HistoryScreen):
+            self.push_screen(HistoryScreen())
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -210,10 +217,12 @@ class ConsoleApp(App[int]):
 
 def binding_ids() -> set[str]:
     """Every binding id the console declares, for checking the config's keymap."""
+    from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
     from console.ui.screens.clusters import ClustersScreen
     from console.ui.screens.dialogs import CommandsDialog, ErrorDialog, SaveDialog
     from console.ui.screens.group import GroupScreen
     from console.ui.screens.groups import GroupsScreen
+    from console.ui.screens.history import HistoryScreen
     from console.ui.screens.overview import OverviewScreen
     from console.ui.screens.preview import PreviewScreen
     from console.ui.screens.topics import TopicScreen, TopicsScreen
@@ -229,7 +238,10 @@ def binding_ids() -> set[str]:
         GroupsScreen,
         GroupScreen,
         PreviewScreen,
+        HistoryScreen,
         HelpScreen,
+        ConfirmApplyDialog,
+        ApplyResultDialog,
         ErrorDialog,
         CommandsDialog,
         SaveDialog,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.services.apply import ApplyProgress
     from console.services.apply_check import ApplyCheck
+    from console.services.history import History
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobProgress
 
@@ -164,3 +165,8 @@ class ApplyProgressed(Message):
 class ApplyFinished(Message):
     journal: Journal
     journal_path: str
+
+
+@dataclass
+class HistoryRead(Message):
+    history: History

@@ -22,18 +22,25 @@ MODULES = (
     "tests.benchmarks.tui",
     "tests.benchmarks.plan",
     "tests.benchmarks.connect",
+    "tests.benchmarks.apply",
     # Last: its 2,000 groups stay in the sandbox, which ends with the run.
     "tests.benchmarks.fleet",
 )
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    # `python -m tests.benchmarks apply fleet`: only those modules (all by default).
+    wanted = [f"tests.benchmarks.{name}" for name in argv] or list(MODULES)
+    unknown = sorted(set(wanted) - set(MODULES))
+    if unknown:
+        print(f"no such benchmark: {', '.join(unknown)}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="rmq-bench-") as tmp:
         options = SandboxOptions(run_dir=Path(tmp) / "sandbox", ports=free_ports(BROKER_NAMES))
         with BackgroundSandbox(options) as sandbox:
             os.environ["RMQ_BENCH_NAMESRV"] = sandbox.namesrv_addr
             os.environ["RMQ_BENCH_RUN_DIR"] = str(sandbox.run_dir)
-            for name in MODULES:
+            for name in wanted:
                 results = importlib.import_module(name).run()
                 for key, value in results.items():
                     print(f"{key}: {value:.4g}", flush=True)
@@ -41,4 +48,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
