@@ -42,7 +42,7 @@ class ConsoleApp(App[int]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("p", "toggle_pause", "Pause", id="pause"),
-        Binding("H", "history", "History", id="history"),
+        Binding("H", "history", "History", id="history", show=False),
     ]
 
     def __init__(

@@ -54,6 +54,7 @@ async def test_every_operation_answers_as_the_backend_does(
     assert live.clients, "the sandbox's live consumers are online"
     args: dict[str, tuple[Any, ...]] = {
         "brokers": (),
+        "name_server_notices": (),
         "topics": (),
         "topic_queues": (scenario.TOPIC_AUDIT,),
         "groups": (),

@@ -28,7 +28,7 @@ from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.test_apply import committed, new_group
-from tests.ui.helpers import screen_lines, settle, status
+from tests.ui.helpers import screen_lines, settle, status, text_of
 
 PLAN_TIMEOUT_S = 900.0
 
@@ -113,7 +113,7 @@ async def test_apply_from_the_preview_confirms_writes_and_verifies(
             table = result.query_one("#apply-queues", DataTable)
             states = {table.get_row_at(i)[0] for i in range(table.row_count)}
             assert (table.row_count, states) == (len(before), {"verified"})
-            assert f"{len(before)} verified" in "\n".join(screen_lines(app))
+            assert f"finished · {len(before)} verified" in text_of(app, "#apply-result")
     finally:
         close_shared_runner()
 
@@ -134,7 +134,7 @@ async def test_a_read_only_cluster_offers_no_apply(
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             screen = await previewed(pilot, app, group)
-            assert "read-only" in screen_lines(app)[0]
+            assert "READ-ONLY" in screen_lines(app)[0]
             assert screen.check_action("apply", ()) is None
             await pilot.press("a")
             await settled(pilot)

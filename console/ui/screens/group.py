@@ -150,6 +150,10 @@ def client_rows(offsets: GroupOffsets) -> list[Row]:
     ]
 
 
+#: The most lines the clients table takes (its title and header included).
+CLIENT_LINES = 7
+
+
 class GroupScreen(DataScreen):
     BINDINGS = [Binding("R", "reset", "Reset offsets", id="reset")]
 
@@ -224,7 +228,11 @@ class GroupScreen(DataScreen):
         self.query_one("#spark-range", Label).update(Text(spark_range(s)))
         rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
         self.query_one("#queues", DataView).set_rows(rows)
-        self.query_one("#clients", DataView).set_rows(client_rows(o))
+        clients = self.query_one("#clients", DataView)
+        clients.set_rows(client_rows(o))
+        # As tall as its rows (its title and header, at least one line), up to CLIENT_LINES:
+        # the queues take the rest, so an offline group's queues are not cut for empty space.
+        clients.styles.height = min(CLIENT_LINES, 2 + max(1, len(o.clients)))
 
     def _summary_text(self, s: GroupSummary) -> Text:
         o = s.offsets
