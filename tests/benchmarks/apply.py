@@ -43,7 +43,7 @@ from tests.benchmarks.stats import RUNS, median_of
 TOPICS = 40
 QUEUES_PER_BROKER = 128
 MESSAGES_PER_QUEUE = 3
-GROUP = "bench-apply-10k"
+GROUP = "bench-apply-10k"  # a new group per timed run: bench-apply-10k-0, -1, ...
 SHIFT = -2
 IN_FLIGHT = 256
 UPDATE_BROKER_CONFIG = 25
@@ -56,24 +56,24 @@ def run() -> dict[str, float]:
         root = Path(tmp)
         topics = [f"bench-apply-{i:02d}" for i in range(TOPICS)]
         asyncio.run(_seed(namesrv, topics))
+        groups = (f"{GROUP}-{n}" for n in range(2 * RUNS))
+
+        def timed(offline: bool) -> float:
+            return asyncio.run(_timed(namesrv, runner, root, topics, next(groups), offline=offline))
+
         with SparkRunner("local[2]", log_path=root / "spark.log") as runner:
             out = {
-                "apply_10k_s": median_of(
-                    RUNS, lambda: asyncio.run(_timed(namesrv, runner, root, topics, offline=True))
-                ),
-                "apply_10k_server_side_s": median_of(
-                    RUNS, lambda: asyncio.run(_timed(namesrv, runner, root, topics, offline=False))
-                ),
+                "apply_10k_s": median_of(RUNS, lambda: timed(True)),
+                "apply_10k_server_side_s": median_of(RUNS, lambda: timed(False)),
             }
-    one = median_of(RUNS, lambda: _mqadmin_one_queue(namesrv, work, topics[0]))
+    one = median_of(RUNS, lambda: _mqadmin_one_queue(namesrv, work, topics[0], f"{GROUP}-0"))
     out["mqadmin_reset_one_queue_s"] = one
     out["mqadmin_reset_1k_s"] = one * 1000
     return out
 
 
 async def _seed(namesrv: str, topics: list[str]) -> None:
-    """The topics on both brokers with MESSAGES_PER_QUEUE messages in every queue, and the
-    group committed at the end of each."""
+    """The topics on both brokers with MESSAGES_PER_QUEUE messages in every queue."""
     async with AdminClient(namesrv, timeout=60) as admin:
         brokers = await admin.master_addrs()
         gate = asyncio.Semaphore(IN_FLIGHT)
@@ -83,7 +83,6 @@ async def _seed(namesrv: str, topics: list[str]) -> None:
                 await admin.send_message(addr, topic, queue_id, b"apply")
 
         for addr in brokers.values():
-            await admin.create_group(addr, GROUP)
             for topic in topics:
                 await admin.create_topic(
                     addr, topic, read_queues=QUEUES_PER_BROKER, write_queues=QUEUES_PER_BROKER
@@ -97,14 +96,21 @@ async def _seed(namesrv: str, topics: list[str]) -> None:
                 for _ in range(MESSAGES_PER_QUEUE)
             )
         )
-        report = await OffsetWriter(admin, in_flight=IN_FLIGHT).write(
-            OffsetWrite(addr, GROUP, t, q, MESSAGES_PER_QUEUE)
-            for addr in brokers.values()
-            for t in topics
-            for q in range(QUEUES_PER_BROKER)
-        )
-        if not report.ok:
-            raise RuntimeError(f"committing {GROUP}: {report.summary()}")
+
+
+async def _commit(admin: AdminClient, group: str, topics: list[str]) -> None:
+    """A new group committed at the end of every queue."""
+    brokers = await admin.master_addrs()
+    for addr in brokers.values():
+        await admin.create_group(addr, group)
+    report = await OffsetWriter(admin, in_flight=IN_FLIGHT).write(
+        OffsetWrite(addr, group, t, q, MESSAGES_PER_QUEUE)
+        for addr in brokers.values()
+        for t in topics
+        for q in range(QUEUES_PER_BROKER)
+    )
+    if not report.ok:
+        raise RuntimeError(f"committing {group}: {report.summary()}")
 
 
 async def _server_side(admin: AdminClient, on: bool) -> None:
@@ -114,17 +120,18 @@ async def _server_side(admin: AdminClient, on: bool) -> None:
 
 
 async def _timed(
-    namesrv: str, runner: SparkRunner, root: Path, topics: list[str], *, offline: bool
+    namesrv: str, runner: SparkRunner, root: Path, topics: list[str], group: str, *, offline: bool
 ) -> float:
-    """Plan shift-by -2 (not timed), then time load + check + apply + verify; the offsets are
-    put back at the end of each queue afterwards (not timed)."""
+    """A new group committed and planned shift-by -2 (not timed), then load + check + apply +
+    verify, timed."""
     ws = Workspace(root / "ws")
     async with AdminClient(namesrv, timeout=30) as admin:
         reader = ClusterReader(admin, None)
+        await _commit(admin, group, topics)
         await _server_side(admin, on=not offline)
         try:
             planner = Planner(ws, runner, reader=reader, cluster="bench")
-            spec = ResetSpec(Scope("bench", (GROUP,), topics=tuple(topics)), ShiftBy(SHIFT))
+            spec = ResetSpec(Scope("bench", (group,), topics=tuple(topics)), ShiftBy(SHIFT))
             made = await planner.plan(spec)
 
             started = time.perf_counter()
@@ -145,22 +152,16 @@ async def _timed(
             )
         if len(journal.queues) != TOPICS * QUEUES_PER_BROKER * 2:
             raise RuntimeError(f"the plan changed {len(journal.queues)} queues")
-        back = await OffsetWriter(admin, in_flight=IN_FLIGHT).write(
-            OffsetWrite(q.broker_addr, GROUP, q.topic, q.queue_id, MESSAGES_PER_QUEUE)
-            for q in journal.queues
-        )
-        if not back.ok:
-            raise RuntimeError(f"putting {GROUP} back: {back.summary()}")
     return elapsed
 
 
-def _mqadmin_one_queue(namesrv: str, work: Path, topic: str) -> float:
+def _mqadmin_one_queue(namesrv: str, work: Path, topic: str, group: str) -> float:
     """One whole mqadmin process moving one queue of the group."""
     tool = Mqadmin(find_tools().java, Distribution.in_cache(cache_root()), namesrv, work)
     (work / "home").mkdir(parents=True, exist_ok=True)
     addr = asyncio.run(_first_master(namesrv))
     argv = tool.argv(
-        "resetOffsetByTime", "-g", GROUP, "-t", topic, "-s", "now", "-b", addr, "-q", "0", "-o", "1"
+        "resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "-b", addr, "-q", "0", "-o", "1"
     )
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=jvm_env(work / "home"))

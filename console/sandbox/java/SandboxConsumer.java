@@ -7,6 +7,8 @@
  *
  * Contract with the Python side (console/sandbox/consumers.py):
  *   - prints the line READY on stdout once the consumer has started;
+ *   - prints "DELIVERED <topic> <broker> <queue id> <queue offset>" for every message handed to
+ *     it (before it is acknowledged), so a reset shows in the log as the offsets re-delivered;
  *   - shuts down cleanly (offsets persisted, client unregistered) when stdin reaches EOF, which
  *     happens when its parent closes the pipe or dies, and on SIGTERM.
  */
@@ -96,6 +98,15 @@ public final class SandboxConsumer {
 
     private static ConsumeConcurrentlyStatus consume(List<MessageExt> msgs,
         ConsumeConcurrentlyContext context, AtomicLong delivered, long sleepMs, long failEvery) {
+        StringBuilder lines = new StringBuilder();
+        for (MessageExt m : msgs) {
+            lines.append("DELIVERED ").append(m.getTopic()).append(' ').append(m.getBrokerName())
+                .append(' ').append(m.getQueueId()).append(' ').append(m.getQueueOffset()).append('\n');
+        }
+        synchronized (System.out) {
+            System.out.print(lines);
+            System.out.flush();
+        }
         for (MessageExt ignored : msgs) {
             long n = delivered.incrementAndGet();
             if (sleepMs > 0) {
