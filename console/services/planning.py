@@ -19,7 +19,7 @@ import shlex
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -52,12 +52,14 @@ from console.domain.spec import (
     parse_offsets_csv,
     spec_to_dict,
 )
+from console.rocketmq.topics import RETRY_PREFIX
 from console.services import files
 from console.services.access import cluster_of
 from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
+    Snapshot,
     SnapshotNotFound,
     SnapshotStore,
     take_snapshot,
@@ -111,19 +113,34 @@ class Planner:
         reader = self._reader()
         self._check_cluster(spec.scope)
         groups = list(spec.scope.groups)
+        copying = isinstance(spec.strategy, ToGroup)
         if isinstance(spec.strategy, ToGroup):
             groups.append(spec.strategy.group)
-        try:
-            snap = await take_snapshot(
-                reader, spec.scope.cluster, groups, with_times=self.with_times
-            )
-        except GroupNotFound as exc:
-            where = (
-                f"scope.groups[{spec.scope.groups.index(exc.group)}]"
-                if exc.group in spec.scope.groups
-                else "strategy.to-group"
-            )
-            raise SpecError(where, f"no consumer group {exc.group!r} in the cluster") from None
+        # To-group onto a group that has never committed (a shadow consumer about to start):
+        # its offsets are created from the source's, so it has no rows to read yet.
+        unborn: list[str] = []
+        snap: Snapshot | None = None
+        while snap is None:
+            try:
+                snap = await take_snapshot(
+                    reader, spec.scope.cluster, groups, with_times=self.with_times
+                )
+            except GroupNotFound as exc:
+                if copying and exc.group in spec.scope.groups and len(groups) > 1:
+                    unborn.append(exc.group)
+                    groups.remove(exc.group)
+                    continue
+                where = (
+                    f"scope.groups[{spec.scope.groups.index(exc.group)}]"
+                    if exc.group in spec.scope.groups
+                    else "strategy.to-group"
+                )
+                raise SpecError(where, f"no consumer group {exc.group!r} in the cluster") from None
+        if isinstance(spec.strategy, ToGroup):
+            present = set(snap.table["group"].to_pylist())
+            unborn += [g for g in groups if g in spec.scope.groups and g not in present]
+            if unborn:
+                snap = replace(snap, table=unborn_rows(snap.table, spec.strategy.group, unborn))
         # Local or remote, writing a file is blocking I/O: keep it off the event loop.
         return await asyncio.to_thread(self.store.save, snap), snap.table
 
@@ -292,12 +309,19 @@ class Planner:
             rows = mine.filter(pc.equal(mine["group"], group))
             clients = max((c or 0 for c in rows["clients"].to_pylist()), default=0)
             models = set(rows["message_model"].to_pylist())
-            out[group] = choose_reset_path(
+            path = choose_reset_path(
                 brokers,
                 consumers_online=clients,
                 broadcasting="BROADCASTING" in models,
                 per_queue=per_queue,
             )
+            if isinstance(spec.strategy, ToGroup) and rows["committed"].null_count == len(rows):
+                path = replace(
+                    path,
+                    reason=f"{group} has no offsets yet: this plan creates them from "
+                    f"{spec.strategy.group}'s (the group is created, not moved); " + path.reason,
+                )
+            out[group] = path
         return out
 
     async def _refuse_client_local(self, spec: ResetSpec, table: pa.Table) -> None:
@@ -497,3 +521,25 @@ def mqadmin_lines(
     if len(changed) > limit:
         lines.append(f"# ... and {len(changed) - limit} more queues (export the plan as CSV)")
     return lines
+
+
+def unborn_rows(table: pa.Table, source: str, groups: Sequence[str]) -> pa.Table:
+    """`table` with rows for `groups`, which have never committed: the source group's queues
+    (not its own retry topic), each with nothing committed, no client and no rate."""
+    theirs = table.filter(
+        pc.and_(
+            pc.equal(table["group"], source),
+            pc.invert(pc.starts_with(table["topic"], RETRY_PREFIX)),
+        )
+    )
+    n = theirs.num_rows
+    added = []
+    for group in groups:
+        columns = {name: theirs[name] for name in table.column_names}
+        columns["group"] = pa.array([group] * n, table.schema.field("group").type)
+        for name in ("committed", "last_timestamp"):
+            columns[name] = pa.nulls(n, table.schema.field(name).type)
+        columns["clients"] = pa.array([0] * n, table.schema.field("clients").type)
+        columns["consume_tps"] = pa.array([0.0] * n, table.schema.field("consume_tps").type)
+        added.append(pa.table(columns, schema=table.schema))
+    return pa.concat_tables([table, *added])
