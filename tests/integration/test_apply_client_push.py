@@ -1,0 +1,106 @@
+"""Brokers that do not reset offsets themselves (useServerSideResetOffset=false, as on brokers
+before 5.1): the live group shipping-service moved back by time through the client push (the
+broker sends the new offsets to the online Java consumer, which commits them), verified, and
+re-delivered from the targets; an offline group on the same brokers takes the direct-write path.
+The flag is switched on the sandbox's brokers for this test only (UPDATE_BROKER_CONFIG) and
+switched back whatever happens."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from console.domain.journal import ApplyStatus, QueueState
+from console.domain.plan import ResetPathKind
+from console.domain.spec import ResetSpec, Scope, ShiftBy, ToTimestamp
+from console.rocketmq.admin import AdminClient
+from console.sandbox.runner import Sandbox
+from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS
+from console.services.apply import Applier
+from console.services.apply_check import ApplyCheck, check_apply
+from console.services.cluster import ClusterReader
+from console.services.plan_load import load_plan
+from console.services.planning import Planner
+from console.services.spark_runner import SparkRunner
+from console.services.workspace import Workspace
+from tests.integration.test_apply import committed, new_group
+from tests.integration.test_apply_online import BACK_MS, redelivered_from
+
+UPDATE_BROKER_CONFIG = 25
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
+    log = tmp_path_factory.mktemp("apply-push-spark") / "spark.log"
+    with SparkRunner("local[2]", log_path=log) as r:
+        yield r
+
+
+async def server_side(admin: AdminClient, sandbox: Sandbox, on: bool) -> None:
+    body = f"useServerSideResetOffset={'true' if on else 'false'}\n".encode()
+    for addr in sandbox.broker_addrs.values():
+        await admin.call(addr, UPDATE_BROKER_CONFIG, body=body)
+        assert (await admin.broker_config(addr))["useServerSideResetOffset"] == str(on).lower()
+
+
+@pytest.fixture
+async def legacy_reset(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
+    async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        await server_side(admin, sandbox, on=False)
+        try:
+            yield admin
+        finally:
+            await server_side(admin, sandbox, on=True)
+
+
+async def plan_for(
+    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, ws: Workspace, spec: ResetSpec
+) -> ApplyCheck:
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    made = await Planner(ws, runner, reader=reader, cluster="sandbox").plan(spec)
+    plan = load_plan(ws, made.uri, cluster="sandbox", now_ms=int(time.time() * 1000))
+    return await check_apply(reader, plan)
+
+
+async def test_the_client_push_and_the_direct_write_on_brokers_without_server_side_reset(
+    sandbox: Sandbox, legacy_reset: AdminClient, runner: SparkRunner, tmp_path: Path
+) -> None:
+    admin = legacy_reset
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+    ws = Workspace(tmp_path / "ws")
+
+    # The online group, back by time: the broker pushes the time to its clients.
+    standing = []
+    for addr in sandbox.broker_addrs.values():
+        spans = await admin.consume_time_span(addr, TOPIC_ORDERS, GROUP_LIVE)
+        standing += [s.consume_timestamp for s in spans.values() if s.consume_timestamp > 0]
+    ts = min(standing) - BACK_MS
+    spec = ResetSpec(Scope("sandbox", (GROUP_LIVE,), topics=(TOPIC_ORDERS,)), ToTimestamp(ts))
+    check = await plan_for(sandbox, admin, runner, ws, spec)
+    (group,) = check.groups
+    assert group.path.kind is ResetPathKind.CLIENT_PUSH, group.path
+    assert group.push_timestamp == ts
+    targets = {(w.row.broker, w.row.queue_id): w.target for w in check.writes}
+    log = sandbox.consumers[GROUP_LIVE].log
+    seen_from = log.stat().st_size
+    journal = await applier.apply(check)
+    assert journal.status is ApplyStatus.FINISHED
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}, [
+        (q.broker, q.queue_id, q.before, q.target, q.stored, q.state, q.detail)
+        for q in journal.queues
+    ]
+    assert await redelivered_from(log, seen_from, targets) == targets
+
+    # An offline group on the same brokers: written directly, nobody to push to.
+    offline, before = await new_group(sandbox, admin)
+    spec = ResetSpec(Scope("sandbox", (offline,), topics=(TOPIC_ORDERS,)), ShiftBy(-3))
+    check = await plan_for(sandbox, admin, runner, ws, spec)
+    (group,) = check.groups
+    assert group.path.kind is ResetPathKind.OFFLINE_UPDATE, group.path
+    journal = await applier.apply(check)
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    assert await committed(sandbox, admin, offline) == {k: v - 3 for k, v in before.items()}
