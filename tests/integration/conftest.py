@@ -24,6 +24,7 @@ from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
 from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions
+from console.services.spark_runner import SparkRunner
 
 _HERE = Path(__file__).parent
 _measured: dict[str, str] = {}
@@ -121,3 +122,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("rocketmq sandbox")
         for key, value in _measured.items():
             terminalreporter.write_line(f"{key}: {value}")
+
+
+@pytest.fixture(scope="session")
+def plan_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
+    """One warm local Spark session for the tests that plan in-process before applying."""
+    log = tmp_path_factory.mktemp("plan-spark") / "spark.log"
+    with SparkRunner("local[2]", log_path=log) as runner:
+        yield runner

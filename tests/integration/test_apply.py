@@ -11,7 +11,7 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +23,7 @@ from console.cli import main
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
+from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
@@ -36,6 +37,7 @@ from console.services.planning import Planner
 from console.services.resume_check import check_resume
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
 
 Queue = tuple[str, int]  # broker name, queue id
@@ -43,10 +45,8 @@ BEHIND = 5  # the group's commits stay this far behind each queue's max offset
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
-    log = tmp_path_factory.mktemp("apply-spark") / "spark.log"
-    with SparkRunner("local[2]", log_path=log) as r:
-        yield r
+def runner(plan_runner: SparkRunner) -> SparkRunner:
+    return plan_runner
 
 
 @pytest.fixture
@@ -233,6 +233,7 @@ async def test_an_edited_or_foreign_plan_is_refused(
 
 def test_the_apply_command_confirms_writes_and_lists(
     sandbox: Sandbox,
+    connect: ConnectServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
@@ -244,9 +245,11 @@ def test_the_apply_command_confirms_writes_and_lists(
     group, before = asyncio.run(setup())
     config = tmp_path / "config.yaml"
     cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
-    settings = {"workspace": str(tmp_path / "ws"), "spark_master": "local[2]"}
+    settings = {"workspace": str(tmp_path / "ws")}
     config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    # `plan` and `undo` plan on the session's warm Spark Connect server, as after `spark up`.
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
     spec = tmp_path / "spec.yaml"
     scope = {"cluster": "sandbox", "groups": [group], "topics": [TOPIC_ORDERS]}
     spec.write_text(yaml.safe_dump({"scope": scope, "strategy": {"shift-by": -2}}))

@@ -8,7 +8,7 @@ switched back whatever happens."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -33,10 +33,8 @@ UPDATE_BROKER_CONFIG = 25
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
-    log = tmp_path_factory.mktemp("apply-push-spark") / "spark.log"
-    with SparkRunner("local[2]", log_path=log) as r:
-        yield r
+def runner(plan_runner: SparkRunner) -> SparkRunner:
+    return plan_runner
 
 
 async def server_side(admin: AdminClient, sandbox: Sandbox, on: bool) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,10 +29,8 @@ QUEUES = 128  # per broker
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
-    log = tmp_path_factory.mktemp("apply-new-group-spark") / "spark.log"
-    with SparkRunner("local[2]", log_path=log) as r:
-        yield r
+def runner(plan_runner: SparkRunner) -> SparkRunner:
+    return plan_runner
 
 
 async def test_a_shadow_group_is_created_with_production_offsets_on_every_queue(

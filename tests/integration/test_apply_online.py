@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,10 +31,8 @@ BACK_MS = 5_000  # the reset time: this long before the oldest message the group
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
-    log = tmp_path_factory.mktemp("apply-online-spark") / "spark.log"
-    with SparkRunner("local[2]", log_path=log) as r:
-        yield r
+def runner(plan_runner: SparkRunner) -> SparkRunner:
+    return plan_runner
 
 
 async def test_an_online_group_replays_from_the_targets_on_the_server_side_path(
