@@ -309,6 +309,7 @@ async def _resume_journal(
     from console.domain.journal import JournalError
     from console.services.apply import Applier
     from console.services.cluster import ClusterReader
+    from console.services.mqadmin_commands import queue_resets
     from console.services.plan_load import PlanRefused
     from console.services.resume_check import check_resume
 
@@ -325,6 +326,14 @@ async def _resume_journal(
                 print(f"reset path for {g.group}: {g.path.kind} - {g.path.reason}")
             for r in check.reclamped:
                 print(f"warning: {r.line}")
+            moves = [
+                (w.row.group, w.row.topic, w.broker_addr, w.row.queue_id, w.target)
+                for w in check.writes
+            ]
+            if moves:
+                print("the same with mqadmin:")
+                for line in queue_resets(target.cluster.namesrv, moves):
+                    print(f"  {line}")
             refusals = check.refusals(accept_drift=args.accept_drift)
             if refusals:
                 return _refused(refusals)

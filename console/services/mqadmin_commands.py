@@ -48,3 +48,32 @@ def group(namesrv: Sequence[str], name: str) -> list[str]:
         _line(namesrv, "consumerConnection", "-g", name),
         _line(namesrv, "topicStatus", "-t", dlq_topic(name)),
     ]
+
+
+def queue_resets(
+    namesrv: Sequence[str], moves: Sequence[tuple[str, str, str, int, int]], limit: int = 10
+) -> list[str]:
+    """One `resetOffsetByTime -b -q -o` per queue (group, topic, broker address, queue id,
+    offset): mqadmin's way to set a single queue's offset."""
+    lines = [
+        _line(
+            namesrv,
+            "resetOffsetByTime",
+            "-g",
+            group,
+            "-t",
+            topic,
+            "-s",
+            "now",
+            "-b",
+            addr,
+            "-q",
+            str(queue_id),
+            "-o",
+            str(offset),
+        )  # fmt: skip
+        for group, topic, addr, queue_id, offset in moves[:limit]
+    ]
+    if len(moves) > limit:
+        lines.append(f"# ... and {len(moves) - limit} more queues (see the journal)")
+    return lines
