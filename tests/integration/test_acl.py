@@ -7,6 +7,8 @@ password and kept out with anything else.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,11 @@ async def test_signed_requests_pass_with_the_right_password(acl_cluster: AclSand
         # A request with a body: the body is part of what is signed.
         sent = await client.send_message(addr, "acl-topic", 1, b"signed body")
         assert sent.queue_offset == 0
-        assert await client.max_offset(addr, "acl-topic", 1) == 1
+        # The broker indexes a stored message a moment after it answers the send.
+        deadline = time.monotonic() + 10
+        while await client.max_offset(addr, "acl-topic", 1) != 1:
+            assert time.monotonic() < deadline, "the message sent was never indexed"
+            await asyncio.sleep(0.05)
 
 
 async def test_the_seed_went_in_signed(acl_cluster: AclSandbox) -> None:

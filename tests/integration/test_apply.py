@@ -25,8 +25,11 @@ from console.domain.plan import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
+from console.rocketmq.topics import retry_topic
+from console.sandbox.mqadmin import parse_consumer_progress
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
+from console.sandbox.seed import wait_for_routes
 from console.services.apply import Applier
 from console.services.apply_check import check_apply
 from console.services.cluster import ClusterReader
@@ -273,6 +276,25 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "mqadmin resetOffsetByTime" in out  # the equivalent commands, for a ticket
     assert f"{len(before)} verified" in out
     assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    # What the operator checks next: `lag` and mqadmin both show the targets.
+    assert main(["lag", "-g", group, "--cluster", "sandbox", "--json"]) == 0
+    shown = json.loads(capfd.readouterr().out)
+    assert {(q["broker"], q["queue_id"]): q["committed"] for q in shown["queues"]} == {
+        k: v - 2 for k, v in before.items()
+    }
+
+    async def progress_text() -> str:
+        # mqadmin finds a group through its retry topic, which a consumer would have made.
+        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+            for addr in sandbox.broker_addrs.values():
+                await admin.create_topic(addr, retry_topic(group), read_queues=1, write_queues=1)
+            await wait_for_routes(admin, [retry_topic(group)], set(sandbox.broker_addrs))
+        return await sandbox.mqadmin.run("consumerProgress", "-g", group)
+
+    progress = parse_consumer_progress(asyncio.run(progress_text()))
+    assert {(r.broker_name, r.queue_id): r.consumer_offset for r in progress.rows} == {
+        k: v - 2 for k, v in before.items()
+    }
 
     assert main(["history", "--cluster", "sandbox", "--json"]) == 0
     listed = json.loads(capfd.readouterr().out)
