@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from console.cli.plan import add_engine_arguments
 from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.journal import ApplyStatus, Journal, QueueState
@@ -77,12 +78,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to undo (see `history`)")
     p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name(s), typed")
     p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
-    p.add_argument("--master", help="Spark master or sc:// URL for the plan")
-    p.add_argument(
-        "--local-fallback",
-        action="store_true",
-        help="when the Spark Connect server does not answer, plan on a local session",
-    )
+    add_engine_arguments(p)
     p.add_argument("--json", action="store_true", help="print the undo's journal as JSON")
     p.set_defaults(handler=_undo)
 
@@ -215,11 +211,17 @@ def _writable(target: Target) -> Path | int:
     return root
 
 
-def _journal(root: Path, apply_id: str, target: Target) -> Journal | int:
-    """The apply's journal, or the exit code of a refusal (unknown, unreadable, another
-    cluster's)."""
+def _applied(args: argparse.Namespace) -> tuple[Target, Path, Journal] | int:
+    """For `undo` and `resume`: the target, the workspace root and the journal of
+    `args.apply_id`, or the exit code of a refusal (read-only, remote workspace, an unknown,
+    unreadable or other cluster's apply)."""
     from console.domain.journal import JournalError
 
+    target = resolve_target(args)
+    root = _writable(target)
+    if isinstance(root, int):
+        return root
+    apply_id = args.apply_id
     try:
         journal = JournalStore(root).load(apply_id)
     except (JournalError, OSError) as exc:
@@ -227,7 +229,7 @@ def _journal(root: Path, apply_id: str, target: Target) -> Journal | int:
     if journal.cluster != target.cluster.name:
         made_on, here = journal.cluster, target.cluster.name
         return _refused([f"apply {apply_id} was made on cluster {made_on!r}, not {here!r}"])
-    return journal
+    return target, root, journal
 
 
 # ---- undo ---------------------------------------------------------------------------------
@@ -240,13 +242,10 @@ def _undo(args: argparse.Namespace) -> int:
     from console.services.snapshots import NothingRead
     from console.services.spark_engine import EngineUnavailable, choose_engine
 
-    target = resolve_target(args)
-    root = _writable(target)
-    if isinstance(root, int):
-        return root
-    journal = _journal(root, args.apply_id, target)
-    if isinstance(journal, int):
-        return journal
+    found = _applied(args)
+    if isinstance(found, int):
+        return found
+    target, root, journal = found
     with _narration(args):
         undo = undo_spec(journal, str(JournalStore(root).path(journal.apply_id)))
         for q in undo.unrestorable:
@@ -290,13 +289,10 @@ def _undo(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    target = resolve_target(args)
-    root = _writable(target)
-    if isinstance(root, int):
-        return root
-    journal = _journal(root, args.apply_id, target)
-    if isinstance(journal, int):
-        return journal
+    found = _applied(args)
+    if isinstance(found, int):
+        return found
+    target, root, journal = found
     if not journal.unfinished:
         print(f"apply {journal.apply_id}: every queue is verified; nothing to resume")
         return 0

@@ -74,6 +74,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--snapshot", metavar="ID", help="plan from this snapshot, not a fresh one")
     p.add_argument("--csv", type=Path, metavar="FILE", help="also export the rows as CSV")
     p.add_argument("--impact", action="store_true", help="estimate the catch-up time too")
+    add_engine_arguments(p)
+    p.add_argument(
+        "--allow-future",
+        action="store_true",
+        help="plan a to-timestamp that lies in the future (every queue then moves to its max)",
+    )
+    p.add_argument("--json", action="store_true", help="print the plan header as JSON")
+    p.set_defaults(handler=_plan)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """--master and --local-fallback: where a command that plans runs its Spark job."""
     p.add_argument(
         "--master",
         help="Spark master or sc:// URL (default: spark_master, or the server of `spark up`)",
@@ -83,13 +95,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="when the Spark Connect server does not answer, plan on a local session",
     )
-    p.add_argument(
-        "--allow-future",
-        action="store_true",
-        help="plan a to-timestamp that lies in the future (every queue then moves to its max)",
-    )
-    p.add_argument("--json", action="store_true", help="print the plan header as JSON")
-    p.set_defaults(handler=_plan)
 
 
 # ---- snapshot ---------------------------------------------------------------------------------
