@@ -17,6 +17,7 @@ and the line.
     keymap: {refresh: f5}
     spark_master: local[*]
     workspace: ~/.local/share/rmq-console
+    client_offset_dirs: [~/.rocketmq_offsets]   # broadcasting consumers' offsets.json on this host
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from console.rocketmq.signing import Credentials
 CONFIG_ENV = "RMQ_CONSOLE_CONFIG"
 DEFAULT_CONFIG = Path("~/.config/rmq-console/config.yaml")
 DEFAULT_WORKSPACE = Path("~/.local/share/rmq-console")
+DEFAULT_CLIENT_OFFSETS = "~/.rocketmq_offsets"
 
 
 class ConfigError(Exception):
@@ -96,6 +98,9 @@ class Config:
     snapshot_retention: int = 500
     #: Take a snapshot of the shown groups on every refresh.
     snapshot_on_refresh: bool = False
+    #: Where BROADCASTING consumers on this host keep their offsets.json (the Java client's
+    #: `rocketmq.client.localOffsetStoreDir`): one directory per client id inside each.
+    client_offset_dirs: tuple[str, ...] = (DEFAULT_CLIENT_OFFSETS,)
     source: str | None = None
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -142,6 +147,9 @@ def _apply_env(config: Config, env: Mapping[str, str]) -> Config:
         changes["workspace"] = env["RMQ_CONSOLE_WORKSPACE"]
     if env.get("RMQ_CONSOLE_SPARK_MASTER"):
         changes["spark_master"] = env["RMQ_CONSOLE_SPARK_MASTER"]
+    if env.get("RMQ_CONSOLE_CLIENT_OFFSETS"):
+        dirs = [d for d in env["RMQ_CONSOLE_CLIENT_OFFSETS"].split(os.pathsep) if d.strip()]
+        changes["client_offset_dirs"] = tuple(dirs)
     if env.get("RMQ_CONSOLE_THEME"):
         changes["theme"] = env["RMQ_CONSOLE_THEME"]
     if env.get("RMQ_CONSOLE_REFRESH"):
@@ -207,6 +215,7 @@ _TOP_LEVEL = {
     "workspace",
     "snapshot_retention",
     "snapshot_on_refresh",
+    "client_offset_dirs",
 }
 _CLUSTER_KEYS = {
     "name",
@@ -245,6 +254,12 @@ def _from_file(path: Path) -> Config:
     if "snapshot_on_refresh" in data:
         values["snapshot_on_refresh"] = _bool(
             doc, ("snapshot_on_refresh",), data["snapshot_on_refresh"]
+        )
+    if "client_offset_dirs" in data:
+        raw = data["client_offset_dirs"]
+        items = raw if isinstance(raw, list) else [raw]
+        values["client_offset_dirs"] = tuple(
+            _string(doc, ("client_offset_dirs", i), d) for i, d in enumerate(items)
         )
     if "keymap" in data:
         keymap = data["keymap"] or {}

@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
+from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
@@ -268,7 +269,10 @@ def _missing_cell(gaps: list[dict[str, str]], shown: int = 2) -> str:
 
 def _lag(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
+        from console.services.client_offsets import with_client_stores
+
         o = await reader.group_offsets(args.group, topics=args.topic)
+        o = await with_client_stores(reader, o, target.config.client_offset_dirs)
         code = exit_code(o.gaps, anything_read=o.answered)
         if args.json:
             dump_json(lag_document(o))
@@ -293,10 +297,24 @@ def _print_lag(o: GroupOffsets) -> None:
         print(f"PARTIAL: missing {what}" + (f" and {more} more" if more > 0 else ""))
     if o.client_local:
         print(CLIENT_LOCAL_NOTE)
+        _print_client_stores(o)
+        if o.client_stores:
+            return
     if o.from_slave:
         print(f"from slave, master down: {', '.join(o.from_slave)}")
+    _queue_table(o.queues)
+    p = o.partial
+    total = "unknown (client-local)" if o.client_local else at_least(o.total_lag, p)
+    print(
+        f"total lag {total}  retry backlog {at_least(o.retry_backlog, p)}  "
+        f"DLQ {at_least(o.dlq_messages, p)}  unknown queues {o.unknown_queues}"
+        + (f"  below min {o.below_min_queues}" if o.below_min_queues else "")
+    )
+
+
+def _queue_table(queues: Sequence[QueueOffsets], *, committed: str = "COMMITTED") -> None:
     table(
-        ["TOPIC", "BROKER", "QID", "MIN", "MAX", "COMMITTED", "LAG", "IN-FLIGHT", "LAST", "NOTE"],
+        ["TOPIC", "BROKER", "QID", "MIN", "MAX", committed, "LAG", "IN-FLIGHT", "LAST", "NOTE"],
         [
             [
                 q.topic,
@@ -310,16 +328,42 @@ def _print_lag(o: GroupOffsets) -> None:
                 timestamp(q.last_timestamp) or "-",
                 _below_min_note(q) or "",
             ]
-            for q in o.queues
+            for q in queues
         ],
     )
-    p = o.partial
-    total = "unknown (client-local)" if o.client_local else at_least(o.total_lag, p)
-    print(
-        f"total lag {total}  retry backlog {at_least(o.retry_backlog, p)}  "
-        f"DLQ {at_least(o.dlq_messages, p)}  unknown queues {o.unknown_queues}"
-        + (f"  below min {o.below_min_queues}" if o.below_min_queues else "")
-    )
+
+
+def _print_client_stores(o: GroupOffsets) -> None:
+    if not o.client_stores:
+        print(
+            f"no offsets.json of {o.group} on this host: on each consumer host it is "
+            f"~/.rocketmq_offsets/<clientId>/{o.group}/offsets.json (or where "
+            "-Drocketmq.client.localOffsetStoreDir points); list more places in "
+            "client_offset_dirs"
+        )
+        return
+    for store in o.client_stores:
+        print()
+        print(f"client {store.client_id}  {_running(store)}  {store.path}")
+        if store.error is not None:
+            print(f"UNREADABLE: {store.error}: this client's lag is unknown")
+            continue
+        written = timestamp(store.modified_ms)
+        print(
+            f"written {written}"
+            + ("  (from the backup: offsets.json unreadable)" if store.from_backup else "")
+        )
+        _queue_table(store.queues, committed="OFFSET")
+        gone = ", ".join("/".join(map(str, k)) for k in store.unknown)
+        print(
+            f"client lag {store.total_lag}" + (f"  not on any broker now: {gone}" if gone else "")
+        )
+
+
+def _running(store: ClientStore) -> str:
+    if store.running is None:
+        return "running: unknown"
+    return "RUNNING (rewrite only once stopped)" if store.running else "stopped"
 
 
 def _queue_gaps(o: GroupOffsets, q: QueueOffsets) -> list[Gap]:
@@ -367,21 +411,37 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "below_min_queues": o.below_min_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "from_slave": list(o.from_slave),
-        "queues": [
+        "queues": [_queue_document(o, q) for q in o.queues],
+        # Only for a BROADCASTING group: what its clients on this host keep in offsets.json.
+        "client_offsets": [
             {
-                "topic": q.topic,
-                "broker": q.broker,
-                "queue_id": q.queue_id,
-                "min_offset": q.min_offset,
-                "max_offset": q.max_offset,
-                "committed": q.committed,
-                "below_min": q.below_min,
-                "lag": q.lag,
-                "in_flight": q.in_flight,
-                "last_consumed_at": timestamp(q.last_timestamp),
-                "partial": bool(gaps := _queue_gaps(o, q)),
-                "missing": missing(gaps),
+                "client_id": s.client_id,
+                "path": s.path,
+                "from_backup": s.from_backup,
+                "written_at": timestamp(s.modified_ms) if s.error is None else None,
+                "running": s.running,
+                "error": s.error,
+                "total_lag": s.total_lag,
+                "not_on_brokers": ["/".join(map(str, k)) for k in s.unknown],
+                "queues": [_queue_document(o, q) for q in s.queues],
             }
-            for q in o.queues
+            for s in o.client_stores
         ],
+    }
+
+
+def _queue_document(o: GroupOffsets, q: QueueOffsets) -> dict[str, Any]:
+    return {
+        "topic": q.topic,
+        "broker": q.broker,
+        "queue_id": q.queue_id,
+        "min_offset": q.min_offset,
+        "max_offset": q.max_offset,
+        "committed": q.committed,
+        "below_min": q.below_min,
+        "lag": q.lag,
+        "in_flight": q.in_flight,
+        "last_consumed_at": timestamp(q.last_timestamp),
+        "partial": bool(gaps := _queue_gaps(o, q)),
+        "missing": missing(gaps),
     }

@@ -110,7 +110,13 @@ def _snapshot(args: argparse.Namespace) -> int:
 
     async def go(reader: ClusterReader) -> int:
         try:
-            snap = await take_snapshot(reader, name, args.group, with_times=not args.no_times)
+            snap = await take_snapshot(
+                reader,
+                name,
+                args.group,
+                with_times=not args.no_times,
+                client_offset_dirs=target.config.client_offset_dirs,
+            )
         except NothingRead as exc:
             # Nothing saved: a file of no offsets would only mislead a plan later.
             print("rmq-console: no snapshot saved: nothing could be read", file=sys.stderr)
@@ -276,7 +282,13 @@ def run_plan(
     async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
         # Started first, so Spark warms up while the snapshot is being taken.
         with _runner(engine, workspace) as runner:
-            planner = Planner(workspace, runner, reader=reader, cluster=name)
+            planner = Planner(
+                workspace,
+                runner,
+                reader=reader,
+                cluster=name,
+                client_offset_dirs=target.config.client_offset_dirs,
+            )
             snapshot = planner.store.find(name, snapshot_id) if snapshot_id else None
             if isinstance(wanted, Path):
                 spec = await planner.import_spec(wanted)

@@ -34,6 +34,8 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from console.cli.target import console_target
     from console.sandbox.background import BackgroundSandbox
     from console.sandbox.cli import print_ready
@@ -48,6 +50,9 @@ def _demo(args: argparse.Namespace) -> int:
         print_ready(sb)
         args.namesrv = sb.namesrv_addr
         args.cluster = None
-        status = open_console(*console_target(args))
+        config, cluster = console_target(args)
+        # The broadcasting consumer's offsets.json is on this host: show it beside the brokers.
+        dirs = config.client_offset_dirs + sb.client_offset_dirs
+        status = open_console(replace(config, client_offset_dirs=dirs), cluster)
     print("sandbox stopped", file=sys.stderr)
     return status

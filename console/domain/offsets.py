@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from console.domain.gaps import Gap, Part
 from console.rocketmq.topics import is_retry_topic
+
+if TYPE_CHECKING:
+    from console.domain.client_offsets import ClientStore
 
 #: One queue of one group's picture: topic, broker, queue id.
 QueueKey = tuple[str, str, int]
@@ -99,6 +103,9 @@ class GroupOffsets:
     gaps: tuple[Gap, ...] = ()
     #: False when no broker answered the read at all: nothing here is the group's.
     answered: bool = True
+    #: A BROADCASTING group's offsets as its clients on this host keep them (offsets.json),
+    #: one per client found; empty when none was found (or the group is not BROADCASTING).
+    client_stores: tuple[ClientStore, ...] = ()
 
     @property
     def online(self) -> bool:

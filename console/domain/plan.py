@@ -214,6 +214,7 @@ class ResetPathKind(StrEnum):
     SERVER_SIDE = "server-side reset"
     CLIENT_PUSH = "client push"
     OFFLINE_UPDATE = "offline update"
+    CLIENT_FILE = "client offsets file"  # a BROADCASTING client's offsets.json, on this host
     NONE = "no broker-side path"
 
 
@@ -229,13 +230,25 @@ class ResetPath:
     kind: ResetPathKind
     reason: str
     blocker: str | None = None  # what the operator must do before an apply can work
+    #: CLIENT_FILE: the offsets.json the apply rewrites, and whose client it is.
+    file: str | None = None
+    client_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": str(self.kind), "reason": self.reason, "blocker": self.blocker}
+        d: dict[str, Any] = {"kind": str(self.kind), "reason": self.reason, "blocker": self.blocker}
+        if self.file is not None:
+            d |= {"file": self.file, "client_id": self.client_id}
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ResetPath:
-        return cls(ResetPathKind(d["kind"]), str(d["reason"]), d.get("blocker"))
+        return cls(
+            ResetPathKind(d["kind"]),
+            str(d["reason"]),
+            d.get("blocker"),
+            d.get("file"),
+            d.get("client_id"),
+        )
 
 
 def choose_reset_path(
@@ -285,6 +298,28 @@ def choose_reset_path(
         ResetPathKind.OFFLINE_UPDATE,
         f"{why}; no consumer is online: the offsets are written directly "
         "(UPDATE_CONSUMER_OFFSET per queue)",
+    )
+
+
+def client_file_path(file: str, client_id: str, *, running: bool | None) -> ResetPath:
+    """A BROADCASTING group whose client keeps its offsets in `file` on this host: the apply
+    rewrites the file, which the client reads when it starts (protocol §5.2)."""
+    blocker = None
+    if running is None:
+        blocker = f"could not tell whether client {client_id} is running: it must be stopped"
+    elif running:
+        blocker = (
+            f"client {client_id} is running: stop it first (a running client writes its own "
+            "offsets over the file every few seconds)"
+        )
+    return ResetPath(
+        ResetPathKind.CLIENT_FILE,
+        f"broadcasting group: client {client_id} keeps its offsets in {file}; the apply "
+        "rewrites that file (the previous one kept as offsets.json.bak) and the client "
+        "starts from it",
+        blocker=blocker,
+        file=file,
+        client_id=client_id,
     )
 
 

@@ -79,6 +79,12 @@ class Sandbox:
         return self.cluster.config.run_dir
 
     @property
+    def client_offset_dirs(self) -> tuple[str, ...]:
+        """Where the sandbox's consumers keep client-local offsets (a BROADCASTING group's
+        offsets.json): the console's `client_offset_dirs` for this cluster."""
+        return tuple(sorted(str(p) for p in (self.run_dir / "consumers").glob("*/offsets")))
+
+    @property
     def namesrv_addr(self) -> str:
         return self.cluster.namesrv_addr
 

@@ -27,12 +27,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from console.domain.client_offsets import ClientOffsetsError
 from console.domain.drift import key_text, reached
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import ResetPathKind
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite, _consumers_online
+from console.services.apply_check import (
+    ApplyCheck,
+    GroupWrites,
+    QueueWrite,
+    consumers_online,
+    online_clients,
+)
+from console.services.client_offsets import rewrite_store_file
 from console.services.cluster import ClusterReader
 from console.services.journal_store import (
     AuditEntry,
@@ -255,12 +263,14 @@ class _Run:
             return await self._write_offline(g.group, g.writes)
         if g.path.kind is ResetPathKind.CLIENT_PUSH:
             return await self._push(g)
+        if g.path.kind is ResetPathKind.CLIENT_FILE:
+            return await self._write_file(g)
         return f"group {g.group}: {g.path.kind}: {g.path.blocker or g.path.reason}"
 
     async def _write_offline(self, group: str, writes: Iterable[QueueWrite]) -> str | None:
         # Consumers may have started since the check: their next commit would undo ours.
         brokers = await self.applier.reader.brokers()
-        online, error = await _consumers_online(self.applier.reader, group, brokers)
+        online, error = await consumers_online(self.applier.reader, group, brokers)
         if error is not None:
             return f"group {group}: could not tell who is online right before writing: {error}"
         if online:
@@ -317,6 +327,30 @@ class _Run:
                 self._record(_entry(w), QueueState.WRITTEN, None, "pushed to the online clients")
         if fallback:
             return await self._write_offline(g.group, fallback)
+        return None
+
+    async def _write_file(self, g: GroupWrites) -> str | None:
+        """A BROADCASTING client's offsets.json, rewritten in one step while it is stopped;
+        what the file holds afterwards, read back from disk, is each queue's verdict."""
+        file, client = Path(g.path.file or ""), g.path.client_id
+        # The client may have started since the check: it would write its offsets over ours.
+        brokers = await self.applier.reader.brokers()
+        running, error = await online_clients(self.applier.reader, g.group, brokers)
+        if error is not None:
+            return f"group {g.group}: could not tell whether client {client} runs: {error}"
+        if client in running:
+            return f"group {g.group}: client {client} started since the check: stop it first"
+        targets = {(w.row.topic, w.row.broker, w.row.queue_id): w.target for w in g.writes}
+        try:
+            stored = await asyncio.to_thread(rewrite_store_file, file, targets)
+        except (OSError, ClientOffsetsError) as exc:
+            for w in g.writes:
+                self._record(_entry(w), QueueState.FAILED, None, f"{file}: {exc}")
+            return None
+        for w in g.writes:
+            got = stored.get((w.row.topic, w.row.broker, w.row.queue_id))
+            state = QueueState.VERIFIED if got == w.target else QueueState.FAILED
+            self._record(_entry(w), state, got, f"{file} rewritten, the previous kept as .bak")
         return None
 
     # ---- verifying -------------------------------------------------------------------------

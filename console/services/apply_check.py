@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
@@ -20,10 +21,12 @@ from console.domain.plan import (
     ResetPath,
     ResetPathKind,
     choose_reset_path,
+    client_file_path,
 )
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
 from console.services.broker_facts import broker_facts
+from console.services.client_offsets import read_store_file
 from console.services.cluster import ClusterReader
 from console.services.offset_writer import IN_FLIGHT
 from console.services.plan_load import LoadedPlan
@@ -96,13 +99,25 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
         blockers.append(f"broker {name} is not registered with the name server (down?)")
     rows = [r for r in changed if r.broker in brokers]
     gate = asyncio.Semaphore(IN_FLIGHT)
+    files = _client_files(plan)
 
     async def committed(r: PlanRow) -> int | None:
         async with gate:
             addr = brokers[r.broker]
             return await admin.query_consumer_offset(addr, r.group, r.topic, r.queue_id)
 
-    now = await _each(rows, row_key, committed)
+    now = await _each([r for r in rows if r.group not in files], row_key, committed)
+    for group, path in files.items():
+        # A broadcasting client's offsets are in its file: read that again, not the broker.
+        found = await asyncio.to_thread(
+            read_store_file, path.client_id or "", Path(path.file or "")
+        )
+        if found.error is not None:
+            blockers.append(f"group {group}: cannot read the client's offsets: {found.error}")
+            continue
+        for r in rows:
+            if r.group == group:
+                now[row_key(r)] = found.offsets.get((r.topic, r.broker, r.queue_id))
     mins = await _each(
         sorted({(r.broker, r.topic) for r in rows}),
         lambda bt: bt,
@@ -129,7 +144,8 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
     drift: list[Drift] = []
     for group in sorted({r.group for r in rows_now}):
         mine = [r for r in rows_now if r.group == group]
-        online, online_error = await _consumers_online(reader, group, brokers)
+        clients, online_error = await online_clients(reader, group, brokers)
+        online = len(clients)
         if online_error is not None:
             blockers.append(f"group {group}: could not tell who is online: {online_error}")
         push_ts = _push_timestamp(plan)
@@ -140,6 +156,11 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
             broadcasting=_broadcasting(plan, group),
             per_queue=push_ts is None,
         )
+        if group in files:
+            planned = files[group]
+            running = None if online_error else planned.client_id in clients
+            path = client_file_path(planned.file or "", planned.client_id or "", running=running)
+            online = 0  # the other clients keep their own offsets: only this one's file moves
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
         drift.extend(find_drift(mine, read_now, online=online > 0))
@@ -172,15 +193,29 @@ def _push_timestamp(plan: LoadedPlan) -> int | None:
     return None
 
 
+def _client_files(plan: LoadedPlan) -> dict[str, ResetPath]:
+    """The groups the plan moves by rewriting a client's offsets.json, with that path."""
+    paths = plan.header.reset_paths.items()
+    return {g: p for g, p in paths if p.kind is ResetPathKind.CLIENT_FILE and p.file}
+
+
 def _broadcasting(plan: LoadedPlan, group: str) -> bool:
     path = plan.header.reset_paths.get(group)
     return path is not None and path.kind is ResetPathKind.NONE and "broadcasting" in path.reason
 
 
-async def _consumers_online(
+async def consumers_online(
     reader: ClusterReader, group: str, brokers: Mapping[str, str]
 ) -> tuple[int, str | None]:
-    """How many consumers of `group` are online, as the first broker that answers says (they
+    """How many consumers of `group` are online; the error when no broker could say."""
+    clients, error = await online_clients(reader, group, brokers)
+    return len(clients), error
+
+
+async def online_clients(
+    reader: ClusterReader, group: str, brokers: Mapping[str, str]
+) -> tuple[frozenset[str], str | None]:
+    """The client ids of `group` online, as the first broker that answers says (they
     heartbeat every broker); the error when none could say."""
     error: str | None = "no broker to ask"
     for addr in brokers.values():
@@ -188,14 +223,14 @@ async def _consumers_online(
             connection = await reader.admin.consumer_connections(addr, group)
         except BrokerError as exc:
             if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
-                return 0, None
+                return frozenset(), None
             error = str(exc)
             continue
         except RocketMQError as exc:
             error = str(exc)
             continue
-        return len(connection.clients), None
-    return 0, error
+        return frozenset(c.client_id for c in connection.clients), None
+    return frozenset(), error
 
 
 async def _limited(gate: asyncio.Semaphore, request: Awaitable[T]) -> T:

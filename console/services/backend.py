@@ -20,6 +20,7 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
 from console.services.access import open_admin
+from console.services.client_offsets import with_client_stores
 from console.services.cluster import BrokerRoute, ClusterReader
 from console.services.delays import NextStoreTimes
 from console.services.fanout import gather_bounded
@@ -64,6 +65,7 @@ class Backend:
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
         self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
+        self.client_offset_dirs = config.client_offset_dirs
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.
         self._last_read: dict[str, GroupOffsets] = {}
@@ -88,7 +90,8 @@ class Backend:
         return list(await self.reader.groups())
 
     async def group_offsets(self, group: str) -> GroupOffsets:
-        return await self.reader.group_offsets(group)
+        offsets = await self.reader.group_offsets(group)
+        return await with_client_stores(self.reader, offsets, self.client_offset_dirs)
 
     async def read_groups(
         self, groups: Sequence[str], progress: Progress | None = None

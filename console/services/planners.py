@@ -78,7 +78,13 @@ class ClusterPlanners:
         async with open_admin(cluster, config) as admin:
             reader = ClusterReader(admin, cluster.rocketmq_cluster)
             workspace = Workspace(config.workspace_path)
-            yield Planner(workspace, runner, reader=reader, cluster=cluster.name)
+            yield Planner(
+                workspace,
+                runner,
+                reader=reader,
+                cluster=cluster.name,
+                client_offset_dirs=config.client_offset_dirs,
+            )
 
 
 def _log_path(config: Config) -> Path:

@@ -36,7 +36,9 @@ from console.domain.plan import (
     PlanHeader,
     PlanRow,
     ResetPath,
+    ResetPathKind,
     choose_reset_path,
+    client_file_path,
     new_plan_id,
 )
 from console.domain.spec import (
@@ -56,6 +58,7 @@ from console.rocketmq.topics import RETRY_PREFIX
 from console.services import files
 from console.services.access import cluster_of
 from console.services.broker_facts import broker_facts
+from console.services.client_offsets import with_client_stores
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
@@ -91,6 +94,7 @@ class Planner:
         credentials: CredentialsRef | None = None,
         clock: Callable[[], float] = time.time,
         with_times: bool = True,
+        client_offset_dirs: Sequence[str] = (),
     ) -> None:
         """`namesrv` and `credentials` are what the plan job uses for its own lookups (the
         timestamp strategies); by default those of the cluster the reader's client was opened
@@ -105,6 +109,8 @@ class Planner:
         self.credentials = credentials or (opened_for.credentials if opened_for else None)
         self.clock = clock
         self.with_times = with_times
+        #: Where BROADCASTING clients on this host keep offsets.json (config client_offset_dirs).
+        self.client_offset_dirs = tuple(client_offset_dirs)
 
     # ---- snapshot ------------------------------------------------------------------------
 
@@ -123,7 +129,11 @@ class Planner:
         while snap is None:
             try:
                 snap = await take_snapshot(
-                    reader, spec.scope.cluster, groups, with_times=self.with_times
+                    reader,
+                    spec.scope.cluster,
+                    groups,
+                    with_times=self.with_times,
+                    client_offset_dirs=self.client_offset_dirs,
                 )
             except GroupNotFound as exc:
                 if copying and exc.group in spec.scope.groups and len(groups) > 1:
@@ -309,6 +319,9 @@ class Planner:
             rows = mine.filter(pc.equal(mine["group"], group))
             clients = max((c or 0 for c in rows["clients"].to_pylist()), default=0)
             models = set(rows["message_model"].to_pylist())
+            if "BROADCASTING" in models and len(rows):
+                out[group] = await self._client_file_path(group)
+                continue
             path = choose_reset_path(
                 brokers,
                 consumers_online=clients,
@@ -324,6 +337,18 @@ class Planner:
             out[group] = path
         return out
 
+    async def _client_file_path(self, group: str) -> ResetPath:
+        """The way to reset a BROADCASTING group whose rows came from its client's file."""
+        assert self.reader is not None
+        offsets = await with_client_stores(
+            self.reader, await self.reader.group_offsets(group), self.client_offset_dirs
+        )
+        readable = [s for s in offsets.client_stores if s.error is None]
+        if len(readable) != 1:
+            return choose_reset_path((), consumers_online=0, broadcasting=True, per_queue=True)
+        store = readable[0]
+        return client_file_path(store.path, store.client_id, running=store.running)
+
     async def _refuse_client_local(self, spec: ResetSpec, table: pa.Table) -> None:
         """A BROADCASTING group has no offsets on the brokers, so no snapshot holds a row of
         it: rather than "no offsets", say where its offsets are and how they are reset."""
@@ -334,18 +359,11 @@ class Planner:
         read = await asyncio.gather(
             *(self.reader.group_offsets(g) for _, g in missing), return_exceptions=True
         )
-        for (i, group), offsets in zip(missing, read, strict=True):
+        for (i, _), offsets in zip(missing, read, strict=True):
             if isinstance(offsets, GroupOffsets) and offsets.client_local:
-                path = choose_reset_path(
-                    (),
-                    consumers_online=len(offsets.clients),
-                    broadcasting=True,
-                    per_queue=False,
-                )
+                found = await with_client_stores(self.reader, offsets, self.client_offset_dirs)
                 raise SpecError(
-                    f"scope.groups[{i}]",
-                    f"{group!r} is a BROADCASTING group, its offsets are client-local; reset "
-                    f"path: {path.kind} - {path.reason}; {path.blocker}",
+                    f"scope.groups[{i}]", client_local_refusal(found, self.client_offset_dirs)
                 )
 
     # ---- helpers -------------------------------------------------------------------------
@@ -462,6 +480,17 @@ def mqadmin_lines(
     """mqadmin commands that would make the same change, for a runbook or a ticket. A time
     strategy is one command per topic; anything else one per changed queue (the first `limit`).
     These write to the cluster: the console only prints them."""
+    files = {g: p for g, p in header.reset_paths.items() if p.kind is ResetPathKind.CLIENT_FILE}
+    if files:
+        notes = [
+            f"# {g}: no mqadmin command moves a broadcasting client's own offsets; "
+            f"this apply rewrites {p.file}"
+            for g, p in sorted(files.items())
+        ]
+        rest = [r for r in rows if r.group not in files]
+        return notes + (
+            mqadmin_lines(header, rest, namesrv, broker_addrs, limit=limit) if rest else []
+        )
     n = ";".join(namesrv)
     changed = [r for r in rows if r.changed]
     topics = sorted({(r.group, r.topic) for r in changed})
@@ -543,3 +572,25 @@ def unborn_rows(table: pa.Table, source: str, groups: Sequence[str]) -> pa.Table
         columns["consume_tps"] = pa.array([0.0] * n, table.schema.field("consume_tps").type)
         added.append(pa.table(columns, schema=table.schema))
     return pa.concat_tables([table, *added])
+
+
+def client_local_refusal(offsets: GroupOffsets, dirs: Sequence[str]) -> str:
+    """Why a BROADCASTING group cannot be planned from this host, and what to do instead."""
+    group = offsets.group
+    head = f"{group!r} is a BROADCASTING group: its offsets live in each client's offsets.json"
+    stores = offsets.client_stores
+    if not stores:
+        where = ", ".join(dirs) or "no directory (client_offset_dirs is empty)"
+        return (
+            f"{head}, and none of {group} was found here (looked in {where}). On the consumer "
+            f"host, stop the client and edit ~/.rocketmq_offsets/<clientId>/{group}/offsets.json "
+            "(or run the console there; list other places in client_offset_dirs)"
+        )
+    unreadable = [s for s in stores if s.error is not None]
+    if unreadable:
+        return f"{head}; cannot read {unreadable[0].error}"
+    clients = ", ".join(s.client_id for s in stores)
+    return (
+        f"{head}; {len(stores)} clients keep one here ({clients}): plan each client on its own "
+        "(name one directory in client_offset_dirs)"
+    )

@@ -20,14 +20,14 @@ from dataclasses import dataclass, replace
 
 from console.domain.drift import Reclamped, key_text, reached, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
-from console.domain.plan import PlanRow, choose_reset_path
+from console.domain.plan import PlanRow, ResetPathKind, choose_reset_path
 from console.rocketmq.errors import RocketMQError
 from console.services.apply_check import (
     GroupWrites,
     QueueWrite,
-    _consumers_online,
     _each,
     _limited,
+    consumers_online,
 )
 from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
@@ -63,7 +63,14 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
         f"broker {name} is not registered with the name server (down?)"
         for name in sorted({q.broker for q in left} - set(brokers))
     ]
-    queues = [q for q in left if q.broker in brokers]
+    whole = sorted(g for g, kind in journal.paths.items() if kind == ResetPathKind.CLIENT_FILE)
+    for group in whole:
+        # Its file was rewritten in one step, so there is no part left to finish.
+        blockers.append(
+            f"group {group}: its client's offsets.json is written whole, not resumed: plan the "
+            f"reset again (or undo {journal.apply_id})"
+        )
+    queues = [q for q in left if q.broker in brokers and q.group not in whole]
     gate = asyncio.Semaphore(IN_FLIGHT)
 
     async def committed(q: JournalQueue) -> int | None:
@@ -102,7 +109,7 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     reclamped: list[Reclamped] = []
     for group in sorted({q.group for q, _ in readable}):
         mine = [(q, v) for q, v in readable if q.group == group]
-        online, online_error = await _consumers_online(reader, group, brokers)
+        online, online_error = await consumers_online(reader, group, brokers)
         if online_error is not None:
             blockers.append(f"group {group}: could not tell who is online: {online_error}")
         path = choose_reset_path(

@@ -15,7 +15,7 @@ import asyncio
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +27,7 @@ from console.domain.plan import SNAPSHOT_COLUMNS, stamp
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services import files
+from console.services.client_offsets import with_client_stores
 from console.services.cluster import ClusterReader
 from console.services.workspace import SnapshotRef, Workspace
 
@@ -129,10 +130,18 @@ def snapshot_table(
 
 
 async def take_snapshot(
-    reader: ClusterReader, cluster: str, groups: Sequence[str], *, with_times: bool = True
+    reader: ClusterReader,
+    cluster: str,
+    groups: Sequence[str],
+    *,
+    with_times: bool = True,
+    client_offset_dirs: Sequence[str] = (),
 ) -> Snapshot:
     """Read the offsets of `groups` now; an unknown group raises GroupNotFound. What could not
-    be read is in the snapshot's `gaps`; when nothing could, NothingRead says why."""
+    be read is in the snapshot's `gaps`; when nothing could, NothingRead says why.
+
+    A BROADCASTING group has no offsets on the brokers: its rows are those of its client's
+    offsets.json when exactly one readable file of it is found under `client_offset_dirs`."""
     batch = await reader.batch()
     if batch.routes is None:
         batch.routes = await reader.routes()  # what the name server says is the error
@@ -151,6 +160,8 @@ async def take_snapshot(
             continue
         if isinstance(answer, BaseException):
             raise answer
+        if client_offset_dirs:
+            answer = client_file_rows(await with_client_stores(reader, answer, client_offset_dirs))
         gaps.extend(answer.gaps)
         if answer.answered:
             offsets.append(answer)
@@ -161,6 +172,16 @@ async def take_snapshot(
     taken_at = min(o.taken_at_ms for o in offsets)
     table = snapshot_table(cluster, offsets, brokers, times)
     return Snapshot(cluster, taken_at, table, tuple(gaps))
+
+
+def client_file_rows(offsets: GroupOffsets) -> GroupOffsets:
+    """A BROADCASTING group read with its client stores: its queues are those of the one
+    readable client file (none when there are several: which client to plan for is then the
+    operator's choice, and planning says so)."""
+    readable = [s for s in offsets.client_stores if s.error is None]
+    if len(readable) != 1 or len(offsets.client_stores) != 1:
+        return offsets
+    return replace(offsets, queues=readable[0].queues)
 
 
 async def store_times(

@@ -26,8 +26,9 @@ from console.services.plan_load import load_plan
 from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.integration.consumer_log import redelivered_from
 from tests.integration.test_apply import committed, new_group
-from tests.integration.test_apply_online import BACK_MS, redelivered_from
+from tests.integration.test_apply_online import BACK_MS
 
 UPDATE_BROKER_CONFIG = 25
 
@@ -91,7 +92,7 @@ async def test_the_client_push_and_the_direct_write_on_brokers_without_server_si
         (q.broker, q.queue_id, q.before, q.target, q.stored, q.state, q.detail)
         for q in journal.queues
     ]
-    assert await redelivered_from(log, seen_from, targets) == targets
+    assert await redelivered_from(log, seen_from, targets, TOPIC_ORDERS) == targets
 
     # An offline group on the same brokers: written directly, nobody to push to.
     offline, before = await new_group(sandbox, admin)

@@ -5,8 +5,6 @@ consumer's own log shows every queue's messages delivered again from exactly its
 
 from __future__ import annotations
 
-import asyncio
-import re
 import time
 from pathlib import Path
 
@@ -25,8 +23,8 @@ from console.services.plan_load import load_plan
 from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.integration.consumer_log import redelivered_from
 
-DELIVERED = re.compile(r"^DELIVERED (\S+) (\S+) (\d+) (\d+)$", re.MULTILINE)
 BACK_MS = 5_000  # the reset time: this long before the oldest message the group stands at
 
 
@@ -74,26 +72,4 @@ async def test_an_online_group_replays_from_the_targets_on_the_server_side_path(
         assert q.target <= q.stored < q.before  # moved back, then on from the target
 
     # The consumer itself delivers each queue again from its target.
-    assert await redelivered_from(log, seen_from, targets) == targets
-
-
-async def redelivered_from(
-    log: Path, seen_from: int, targets: dict[tuple[str, int], int]
-) -> dict[tuple[str, int], int]:
-    """Per queue of `targets`, the lowest offset the consumer's log shows delivered after
-    byte `seen_from`, once every target is among them (or two minutes have passed)."""
-    deadline = time.monotonic() + 120
-    while True:
-        with log.open() as f:
-            f.seek(seen_from)
-            again = DELIVERED.findall(f.read())
-        delivered: dict[tuple[str, int], set[int]] = {}
-        for topic, broker, queue_id, offset in again:
-            if topic == TOPIC_ORDERS:
-                delivered.setdefault((broker, int(queue_id)), set()).add(int(offset))
-        replayed = {k for k, target in targets.items() if target in delivered.get(k, ())}
-        if replayed == set(targets) or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(1)
-    # Each target offset came again (it lies behind where the group stood), and nothing older.
-    return {k: min(delivered[k]) for k in targets if k in delivered}
+    assert await redelivered_from(log, seen_from, targets, TOPIC_ORDERS) == targets

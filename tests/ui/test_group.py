@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.widgets import Sparkline
 
+from console.domain.client_offsets import ClientStore
 from console.ui.screens.group import GroupScreen
 
-from .fakes import fake_app
+from .fakes import fake_app, q
 from .helpers import settle, shown, text_of
 
 
@@ -103,3 +106,38 @@ async def test_offline_group_reads_offline_and_stop() -> None:
         assert "OFFLINE" in summary
         assert summary.splitlines()[1].startswith("STOP orders@broker-a:0 lag 1000")
         assert "behind 2h00m" in summary
+
+
+async def test_a_broadcasting_group_shows_its_clients_own_offsets_never_a_zero() -> None:
+    app, fake = fake_app()
+    billing = fake.groups["billing"]
+    store = ClientStore(
+        client_id="10.0.0.5@DEFAULT",
+        group="billing",
+        path="/home/app/.rocketmq_offsets/10.0.0.5@DEFAULT/billing/offsets.json",
+        modified_ms=0,
+        running=True,
+        queues=(
+            replace(q("orders", "broker-a", 0, 1200, 1150), client_id="10.0.0.5@DEFAULT"),
+            replace(q("orders", "broker-b", 0, 990, 990), client_id="10.0.0.5@DEFAULT"),
+        ),
+    )
+    fake.groups["billing"] = replace(
+        billing, queues=(), message_model="BROADCASTING", client_stores=(store,)
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_billing(pilot)
+        rows = [r for r in shown(app, "#queues") if r["topic"] == "orders"]
+        assert [(r["broker"], r["committed"], r["lag"], r["client"]) for r in rows] == [
+            ("broker-a", "1150", "50", "10.0.0.5@DEFAULT"),
+            ("broker-b", "990", "0", "10.0.0.5@DEFAULT"),
+        ]
+        summary = text_of(app, "#summary")
+        assert "lag 50 (1 client file(s) here)" in summary
+        assert "lag 0" not in summary
+        # No file here: the lag is the clients', unknown, and said so.
+        fake.groups["billing"] = replace(fake.groups["billing"], client_stores=())
+        await pilot.press("r")
+        await settle(pilot)
+        assert "lag client-local (no offsets.json here)" in text_of(app, "#summary")
+        assert [r for r in shown(app, "#queues") if r["topic"] == "orders"] == []

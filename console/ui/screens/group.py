@@ -82,6 +82,14 @@ def queue_rows(
     ordered = [*offsets.topic_queues, *offsets.retry_queues]
     at = offsets.taken_at_ms
     rows = [_queue_row(q, delays, assignments, now_ms, at) for q in ordered]
+    # A BROADCASTING group's offsets as each of its clients on this host keeps them.
+    for store in offsets.client_stores:
+        held = {q.key: (store.client_id,) for q in store.queues}
+        rows += [
+            Row(f"{q.topic}|{q.broker}|{q.queue_id}|{store.client_id}", row.cells)
+            for q in store.queues
+            if (row := _queue_row(q, delays, held, now_ms, at))
+        ]
     for s in dlq:
         q = s.queue
         rows.append(
@@ -243,6 +251,9 @@ class GroupScreen(DataScreen):
             else toned(app, "OFFLINE", "text-error", bold=True)
         )
         behind = fmt.behind(s.time_behind_ms, at_least=s.partial)
+        lag = f"lag {at_least(o.total_lag, s.partial)}"
+        if o.client_local:
+            lag = client_lag(o)
         unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
         trend = "partial" if s.partial else fmt.trend(s.trend)
         parts: list[str | Text] = []
@@ -250,7 +261,7 @@ class GroupScreen(DataScreen):
             parts.append(f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)}")
         parts += [
             online,
-            f"lag {at_least(o.total_lag, s.partial)}{unknown}",
+            f"{lag}{unknown}",
             f"behind {behind}",
             f"trend {trend}",
             f"retry {o.retry_backlog}",
@@ -279,6 +290,17 @@ class GroupScreen(DataScreen):
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)
+
+
+def client_lag(o: GroupOffsets) -> str:
+    """A BROADCASTING group's lag: its clients' (read from their files on this host), never
+    the brokers' zero."""
+    lags = [s.total_lag for s in o.client_stores]
+    if not lags:
+        return "lag client-local (no offsets.json here)"
+    if None in lags:
+        return f"lag unknown ({len(lags)} client file(s), some unreadable)"
+    return f"lag {sum(x for x in lags if x is not None)} ({len(lags)} client file(s) here)"
 
 
 def missing_lines(o: GroupOffsets) -> list[str]:
