@@ -62,8 +62,10 @@ public final class SandboxConsumer {
         // Small pulls interleave the queues in the single consume thread, so every queue's
         // committed offset starts moving within seconds (with the default 32 one queue waits
         // for all the others' batches), and in-flight stays small, as for a real slow consumer.
+        // A small buffer per queue also bounds how long a reset takes to show: what was pulled
+        // before it is consumed first (8 queues x 100 messages at 125 ms would be 100 s).
         consumer.setPullBatchSize(4);
-        consumer.setPullThresholdForQueue(100);
+        consumer.setPullThresholdForQueue(12);
         // The heartbeat sent at start can be skipped when it races the client's own first
         // scheduled heartbeat (taken before any broker is known); the next one would then come
         // 30 s later, and brokers list the consumer as offline until it does. Every 2 s bounds
