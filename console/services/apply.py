@@ -212,6 +212,7 @@ class _Run:
         self.audited: set[tuple[str, str, str, int]] = set(audited or ())
         self.unaudited: list[tuple[str, str, str, int]] = []
         self.flushed_at = 0.0
+        self.flush_due: asyncio.TimerHandle | None = None
         self.stage = "writing"
 
     async def go(self) -> Journal:
@@ -429,7 +430,15 @@ class _Run:
     def _flush(self, *, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self.flushed_at < FLUSH_EVERY_S:
+            # Written soon in any case: when the next answers are slow to come (a broker that
+            # hangs), these are on disk before a crash could lose them.
+            if self.flush_due is None:
+                wait = FLUSH_EVERY_S - (now - self.flushed_at)
+                self.flush_due = asyncio.get_running_loop().call_later(wait, self._flush_now)
             return
+        if self.flush_due is not None:
+            self.flush_due.cancel()
+            self.flush_due = None
         self.flushed_at = now
         self.journal = self._journal()
         # The journal first: an audit line never names a write the journal does not hold.
@@ -444,6 +453,10 @@ class _Run:
                 if (q := self.entries[k])
             )
         self._progress()
+
+    def _flush_now(self) -> None:
+        self.flush_due = None
+        self._flush(force=True)
 
     def _progress(self) -> None:
         if self.on_progress is None:
