@@ -37,9 +37,16 @@ class Background(Generic[S]):
         self._thread = threading.Thread(target=self._main, name="rmq-sandbox", daemon=True)
         self._error: BaseException | None = None
 
+    def begin(self) -> None:
+        """Start without waiting (`start` then waits): a caller with other work to do while
+        the JVMs boot and the seed settles."""
+        if not self._thread.is_alive() and not self._ready.done():
+            self._thread.start()
+
     def start(self, timeout: float = 600.0) -> S:
-        """Start and wait until the sandbox is up; re-raises whatever made start-up fail."""
-        self._thread.start()
+        """Start (unless begun) and wait until the sandbox is up; re-raises whatever made
+        start-up fail."""
+        self.begin()
         return self._ready.result(timeout)
 
     def stop(self, timeout: float = 180.0) -> None:

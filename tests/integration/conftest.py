@@ -2,13 +2,19 @@
 
 The fixture never skips: an integration run without a working sandbox is a failure, and its
 message says why (a missing JDK or Maven, a port in use, the tail of a JVM log, ...).
+
+The separate clusters whose start is mostly waiting (the 4.9.7 broker's commit logs expiring,
+the slave catching up with its master) are begun as the session starts, when a selected test
+needs them, and every cluster is stopped at the end of the session, all at once.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +34,35 @@ from console.services.spark_runner import SparkRunner
 
 _HERE = Path(__file__).parent
 _measured: dict[str, str] = {}
+#: Clusters begun ahead of the tests that use them, by fixture name.
+_early: dict[str, Background[Any]] = {}
+#: Every cluster started in this session: stopped together at its end.
+_started: list[Background[Any]] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clusters(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    wanted = {n for item in request.session.items for n in getattr(item, "fixturenames", ())}
+    if "legacy_cluster" in wanted:
+        legacy = LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"))
+        _early["legacy_cluster"] = BackgroundLegacySandbox(legacy)
+    if "replica_cluster" in wanted:
+        replica = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
+        _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
+    for background in _early.values():
+        background.begin()
+    yield
+    # Each JVM takes seconds to shut down cleanly: one cluster after another was most of a
+    # minute at the end of every run.
+    everything = [*_started, *_early.values()]
+    started = time.monotonic()
+    with ThreadPoolExecutor(max(1, len(everything))) as pool:
+        stops = [pool.submit(b.stop) for b in everything]
+    _measured["teardown"] = f"{time.monotonic() - started:.1f}s ({len(everything)} clusters)"
+    for stop in stops:
+        stop.result()  # a cluster that failed to stop fails the session
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -38,7 +73,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     """A seeded two-broker cluster on free ports in a fresh run directory; stopped at the end."""
     options = SandboxOptions(
         run_dir=tmp_path_factory.mktemp("sandbox"), ports=free_ports(BROKER_NAMES)
@@ -49,16 +84,14 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     except Exception as exc:
         background.stop()  # whatever did start is stopped by now; this joins the thread
         pytest.fail(f"the RocketMQ sandbox did not start: {exc}", pytrace=False)
+    _started.append(background)
     _measured["start"] = _describe_start(sb)
     _measured["rss"] = ", ".join(f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items()))
-    yield sb
-    started = time.monotonic()
-    background.stop()
-    _measured["teardown"] = f"{time.monotonic() - started:.1f}s"
+    return sb
 
 
 @pytest.fixture(scope="session")
-def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclSandbox]:
+def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> AclSandbox:
     """A separate seeded cluster whose broker authenticates every request (ACL 2.0): a name
     server and one broker, a user with a random password (`acl_cluster.user`), topic, group,
     committed offsets and timed batches in `acl_cluster.seed`; stopped at the end."""
@@ -69,44 +102,49 @@ def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclSandbox
     except Exception as exc:
         background.stop()
         pytest.fail(f"the ACL cluster did not start: {exc}", pytrace=False)
+    _started.append(background)
     _measured["acl start"] = f"{time.monotonic() - started:.1f}s"
-    yield acl
-    background.stop()
+    return acl
 
 
 @pytest.fixture(scope="session")
-def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicaSandbox]:
+def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     """A separate cluster of one master and its slave (broker id 1, a JVM of its own), seeded
     (`replica_cluster.seed`) and copied to the slave; its master may be stopped by a test
     without disturbing any other cluster. Stopped at the end."""
-    options = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
-    background = Background(lambda: replica_sandbox(options))
+    background = _early.pop("replica_cluster", None)
+    if background is None:
+        options = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
+        background = Background(lambda: replica_sandbox(options))
     started = time.monotonic()
     try:
-        replica = background.start()
+        replica: ReplicaSandbox = background.start()
     except Exception as exc:
         background.stop()
         pytest.fail(f"the master/slave cluster did not start: {exc}", pytrace=False)
-    _measured["replica start"] = f"{time.monotonic() - started:.1f}s"
-    yield replica
-    background.stop()
+    _started.append(background)
+    _measured["replica start"] = f"waited {time.monotonic() - started:.1f}s"
+    return replica
 
 
 @pytest.fixture(scope="session")
-def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LegacySandbox]:
+def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> LegacySandbox:
     """A separate RocketMQ 4.9.7 cluster (a name server and one broker): a group with committed,
     committed-0 and never-committed queues, and one committed below an expired commit log's min
     offset (`legacy_cluster.seed`); stopped at the end."""
-    background = BackgroundLegacySandbox(LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy")))
+    background = _early.pop("legacy_cluster", None)
+    if background is None:
+        legacy_options = LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"))
+        background = BackgroundLegacySandbox(legacy_options)
     started = time.monotonic()
     try:
-        legacy = background.start()
+        legacy: LegacySandbox = background.start()
     except Exception as exc:
         background.stop()
         pytest.fail(f"the RocketMQ 4.9.7 cluster did not start: {exc}", pytrace=False)
-    _measured["4.9.7 start"] = f"{time.monotonic() - started:.1f}s"
-    yield legacy
-    background.stop()
+    _started.append(background)
+    _measured["4.9.7 start"] = f"waited {time.monotonic() - started:.1f}s"
+    return legacy
 
 
 def _describe_start(sb: Sandbox) -> str:

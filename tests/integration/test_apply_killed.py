@@ -7,6 +7,7 @@ interrupted, and `resume` finishes it: every queue at its target, none written t
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import pty
@@ -14,6 +15,7 @@ import select
 import signal
 import subprocess
 import sys
+import termios
 import time
 import uuid
 from pathlib import Path
@@ -112,6 +114,47 @@ def wait_for_broker_a(ws: Path) -> dict[str, Any]:
         time.sleep(0.05)
 
 
+EXE = str(Path(sys.executable).with_name("rmq-console"))
+
+
+def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
+    config = tmp_path / "config.yaml"
+    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(ws)}))
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "RMQ_CONSOLE_CONFIG": str(config),
+        "TERM": "xterm",
+    }
+
+
+def at_the_prompt(
+    plan_dir: str, group: str, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`apply` at a terminal (the operator's): the cluster read again, the summary shown, and
+    the group name asked for; returns the process and the terminal's other end."""
+    leader, follower = pty.openpty()
+    console = subprocess.Popen(
+        [EXE, "apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+        preexec_fn=_own_terminal,
+    )
+    os.close(follower)
+    read_until(leader, f"type the group name to apply ({group}):", 120)
+    return console, leader
+
+
+def _own_terminal() -> None:
+    """In the child: a session of its own whose controlling terminal is the pty, so ctrl-c
+    typed there is a SIGINT to it, as at an operator's terminal."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def journal_of(ws: Path) -> dict[str, Any] | None:
     files = list((ws / "journal").glob("*.json")) if (ws / "journal").exists() else []
     if not files:
@@ -129,30 +172,10 @@ def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
     topic, group, before = asyncio.run(seed(sandbox))
     plan_dir = asyncio.run(plan(sandbox, plan_runner, ws, topic, group))
     time.sleep(FLUSHED_AFTER_S)  # broker-b has its before-image on disk when it is killed
-    config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
-    config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(ws)}))
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RMQ_CONSOLE_CONFIG": str(config),
-        "TERM": "xterm",
-    }
-    exe = str(Path(sys.executable).with_name("rmq-console"))
+    env = console_env(sandbox, tmp_path, ws)
     pid = sandbox.pids()[DOWN]
-
-    # The operator at a terminal: the check runs, the summary is shown, the name is asked.
-    leader, follower = pty.openpty()
-    console = subprocess.Popen(
-        [exe, "apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        env=env,
-        close_fds=True,
-    )
-    os.close(follower)
+    console, leader = at_the_prompt(plan_dir, group, env)
     try:
-        read_until(leader, f"type the group name to apply ({group}):", 120)
         os.kill(pid, signal.SIGSTOP)  # broker-b freezes before a single write reaches it
         os.write(leader, f"{group}\n".encode())
         journal = wait_for_broker_a(ws)
@@ -191,7 +214,7 @@ def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [exe, *args], capture_output=True, text=True, env=env, timeout=300, check=False
+            [EXE, *args], capture_output=True, text=True, env=env, timeout=300, check=False
         )
 
     # The next start names the apply a console left part-way, and what to do.
@@ -215,3 +238,34 @@ def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
     audit = [json.loads(line) for line in (ws / "audit.log").read_text().splitlines()]
     verified = sorted((a["broker"], a["queue"]) for a in audit if a["result"] == "verified")
     assert verified == sorted(before)  # every queue verified once, none twice
+
+
+def test_ctrl_c_mid_apply_stops_the_writes_and_says_where(
+    sandbox: Sandbox, plan_runner: SparkRunner, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    topic, group, before = asyncio.run(seed(sandbox))
+    plan_dir = asyncio.run(plan(sandbox, plan_runner, ws, topic, group))
+    env = console_env(sandbox, tmp_path, ws)
+    pid = sandbox.pids()[DOWN]
+    console, leader = at_the_prompt(plan_dir, group, env)
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        os.write(leader, f"{group}\n".encode())
+        wait_for_broker_a(ws)
+        os.write(leader, b"\x03")  # ctrl-c, typed at its terminal
+        said = read_until(leader, "to finish it: rmq-console resume", 60)
+        assert console.wait(30) == 1
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        os.close(leader)
+        if console.poll() is None:
+            console.kill()
+    assert "stopped: stopped on request" in said
+    journal = journal_of(ws)
+    assert journal is not None
+    assert (journal["status"], journal["stopped_because"]) == ("stopped", "stopped on request")
+    states = {(q["broker"], q["queue_id"]): q["state"] for q in journal["queues"]}
+    assert {s for (b, _), s in states.items() if b != DOWN} == {"verified"}
+    assert "verified" not in {s for (b, _), s in states.items() if b == DOWN}
+    assert len(states) == len(before)

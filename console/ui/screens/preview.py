@@ -18,6 +18,7 @@ check the keymap, and the planner loads when a preview first runs.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -67,7 +68,8 @@ _CHECK_FIELDS = {"retry": "include_retry", "clamp": "clamp"}
 class PreviewScreen(ConsoleScreen):
     BINDINGS = [
         Binding("r", "preview", "Preview", id="preview_run"),
-        Binding("x", "cancel_plan", "Cancel job", id="preview_cancel"),
+        # The plan job while it runs; the writes while an apply writes.
+        Binding("x", "cancel_plan", "Cancel", id="preview_cancel"),
         Binding("w", "warnings_only", "Warnings only", id="preview_warnings"),
         Binding("a", "apply", "Apply", id="preview_apply"),
     ]
@@ -88,6 +90,9 @@ class PreviewScreen(ConsoleScreen):
         #: Set from checking the plan until the apply's result is shown.
         self.applying = False
         self.apply_progress: ApplyProgress | None = None
+        #: While an apply writes: asks it (on its worker's loop) to send no more writes.
+        self.stop_writing: Callable[[], None] | None = None
+        self.stopping = False
 
     @property
     def group(self) -> str:
@@ -166,7 +171,7 @@ class PreviewScreen(ConsoleScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_plan":
-            return True if self.flow.busy else None
+            return True if self.flow.busy or self._can_stop else None
         if action == "warnings_only":
             return True if self.flow.rows else None
         if action == "apply":
@@ -174,6 +179,10 @@ class PreviewScreen(ConsoleScreen):
         if action == "preview":
             return True if self.flow.can_begin and not self.applying else None
         return True
+
+    @property
+    def _can_stop(self) -> bool:
+        return self.stop_writing is not None and not self.stopping
 
     @property
     def _can_apply(self) -> bool:
@@ -199,7 +208,9 @@ class PreviewScreen(ConsoleScreen):
         self.compute(spec, self.flow.switch)
 
     def action_cancel_plan(self) -> None:
-        if self.flow.request_cancel():
+        if self._can_stop:
+            self.stop_apply()
+        elif self.flow.request_cancel():
             self._show_stage()
 
     def action_warnings_only(self) -> None:
@@ -239,10 +250,16 @@ class PreviewScreen(ConsoleScreen):
                 self._apply_ended()
                 self.notify("apply cancelled: nothing was written", markup=False)
                 return
-            self.write_plan(check, answer.accept_drift)
+            self.start_writing(check, answer.accept_drift)
 
         dialog = ConfirmApplyDialog(check, self.cluster_session.cluster)
         self.app.push_screen(dialog, answered)
+
+    def start_writing(self, check: ApplyCheck, accept_drift: bool) -> None:
+        """The confirmed apply, on its worker. The keys go to the plan while it writes, not to
+        the form: `s` stops it, whatever had the focus before the dialog."""
+        self.query_one(PlanDiff).focus_table()
+        self.write_plan(check, accept_drift)
 
     @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
     def write_plan(self, check: ApplyCheck, accept_drift: bool) -> None:
@@ -256,17 +273,36 @@ class PreviewScreen(ConsoleScreen):
         def progressed(p: ApplyProgress) -> None:
             self.post_message(ApplyProgressed(p))
 
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def stop_writing() -> None:
+            loop.call_soon_threadsafe(stop.set)
+
+        self.stop_writing = stop_writing
         try:
             async with self.appliers.open(self.cluster_session, self.console.config) as applier:
                 journal = await applier.apply(
-                    check, accept_drift=accept_drift, on_progress=progressed, stop=asyncio.Event()
+                    check, accept_drift=accept_drift, on_progress=progressed, stop=stop
                 )
         except PlanRefused as exc:
             self.post_message(ApplyRefused(exc.reasons))
             return
+        finally:
+            self.stop_writing = None
         root = Workspace(self.console.config.workspace_path).local_root
         where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
         self.post_message(ApplyFinished(journal, where))
+
+    def stop_apply(self) -> None:
+        """No more writes: what was sent is still read back and recorded, and the result
+        says where the apply stopped (`resume` finishes it)."""
+        stop = self.stop_writing
+        if stop is None or self.stopping:
+            return
+        self.stopping = True
+        stop()
+        self._show_stage()
 
     def on_apply_progressed(self, message: ApplyProgressed) -> None:
         if self.applying:
@@ -284,6 +320,7 @@ class PreviewScreen(ConsoleScreen):
 
     def _apply_ended(self) -> None:
         self.applying = False
+        self.stopping = False
         self.apply_progress = None
         self._show_stage()
 
@@ -380,7 +417,8 @@ class PreviewScreen(ConsoleScreen):
             w = self.apply_progress
             if w is None:
                 return "reading the cluster again before writing…"
-            return f"{w.stage}: {w.settled}/{w.total} answered · {w.verified} verified"
+            stage = "stopping: no new writes, reading back" if self.stopping else w.stage
+            return f"{stage}: {w.settled}/{w.total} answered · {w.verified} verified"
         if flow.cancelling:
             return "cancelling…"
         if flow.busy:
