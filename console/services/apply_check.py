@@ -150,17 +150,18 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
             blockers.append(f"group {group}: could not tell who is online: {online_error}")
         push_ts = _push_timestamp(plan)
         models = {r.broker for r in mine}
-        path = choose_reset_path(
-            [facts[b] for b in sorted(models)],
-            consumers_online=online,
-            broadcasting=_broadcasting(plan, group),
-            per_queue=push_ts is None,
-        )
         if group in files:
             planned = files[group]
             running = None if online_error else planned.client_id in clients
             path = client_file_path(planned.file or "", planned.client_id or "", running=running)
             online = 0  # the other clients keep their own offsets: only this one's file moves
+        else:
+            path = choose_reset_path(
+                [facts[b] for b in sorted(models)],
+                consumers_online=online,
+                broadcasting=_broadcasting(plan, group),
+                per_queue=push_ts is None,
+            )
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
         drift.extend(find_drift(mine, read_now, online=online > 0))

@@ -58,7 +58,7 @@ from console.rocketmq.topics import RETRY_PREFIX
 from console.services import files
 from console.services.access import cluster_of
 from console.services.broker_facts import broker_facts
-from console.services.client_offsets import with_client_stores
+from console.services.client_offsets import find_store_files, with_client_stores
 from console.services.cluster import ClusterReader
 from console.services.snapshots import (
     GroupNotFound,
@@ -340,14 +340,15 @@ class Planner:
     async def _client_file_path(self, group: str) -> ResetPath:
         """The way to reset a BROADCASTING group whose rows came from its client's file."""
         assert self.reader is not None
-        offsets = await with_client_stores(
-            self.reader, await self.reader.group_offsets(group), self.client_offset_dirs
-        )
-        readable = [s for s in offsets.client_stores if s.error is None]
-        if len(readable) != 1:
+        # The file and who is online; the brokers' min and max were read with the snapshot.
+        found = await asyncio.to_thread(find_store_files, self.client_offset_dirs, group)
+        if len(found) != 1 or found[0].error is not None:
             return choose_reset_path((), consumers_online=0, broadcasting=True, per_queue=True)
-        store = readable[0]
-        return client_file_path(store.path, store.client_id, running=store.running)
+        (store,) = found
+        offsets = await self.reader.group_offsets(group)
+        online = {c.client_id for c in offsets.clients}
+        running = store.client_id in online if offsets.clients_known else None
+        return client_file_path(str(store.path), store.client_id, running=running)
 
     async def _refuse_client_local(self, spec: ResetSpec, table: pa.Table) -> None:
         """A BROADCASTING group has no offsets on the brokers, so no snapshot holds a row of

@@ -178,10 +178,9 @@ def client_file_rows(offsets: GroupOffsets) -> GroupOffsets:
     """A BROADCASTING group read with its client stores: its queues are those of the one
     readable client file (none when there are several: which client to plan for is then the
     operator's choice, and planning says so)."""
-    readable = [s for s in offsets.client_stores if s.error is None]
-    if len(readable) != 1 or len(offsets.client_stores) != 1:
+    if len(offsets.client_stores) != 1 or offsets.client_stores[0].error is not None:
         return offsets
-    return replace(offsets, queues=readable[0].queues)
+    return replace(offsets, queues=offsets.client_stores[0].queues)
 
 
 async def store_times(
