@@ -2,26 +2,36 @@
 before 5.1): the live group shipping-service moved back by time through the client push (the
 broker sends the new offsets to the online Java consumer, which commits them), verified, and
 re-delivered from the targets; an offline group on the same brokers takes the direct-write path.
-The flag is switched on the sandbox's brokers for this test only (UPDATE_BROKER_CONFIG) and
+Per-queue targets for the live group (a shift) could only be written directly, which its
+consumer would overwrite: `apply` refuses, naming the blocker, and writes nothing. A push whose
+consumers left after the check is answered CONSUMER_NOT_ONLINE by the brokers, and the apply
+writes those queues directly instead.
+The flag is switched on the sandbox's brokers for these tests only (UPDATE_BROKER_CONFIG) and
 switched back whatever happens."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
+from console.cli import main
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import ResetPathKind
-from console.domain.spec import ResetSpec, Scope, ShiftBy, ToTimestamp
+from console.domain.plan import ResetPathKind, choose_reset_path
+from console.domain.spec import Earliest, ResetSpec, Scope, ShiftBy, ToTimestamp
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS
 from console.services.apply import Applier
 from console.services.apply_check import ApplyCheck, check_apply
+from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
+from console.services.journal_store import AuditLog, JournalStore
 from console.services.plan_load import load_plan
 from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
@@ -103,3 +113,64 @@ async def test_the_client_push_and_the_direct_write_on_brokers_without_server_si
     journal = await applier.apply(check)
     assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
     assert await committed(sandbox, admin, offline) == {k: v - 3 for k, v in before.items()}
+
+
+async def test_shifting_a_live_group_is_refused_and_a_push_nobody_hears_is_written_directly(
+    sandbox: Sandbox,
+    legacy_reset: AdminClient,
+    runner: SparkRunner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    admin = legacy_reset
+    ws = Workspace(tmp_path / "ws")
+    config = tmp_path / "config.yaml"
+    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(tmp_path / "ws")}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+
+    # The live group, every queue shifted back: no timestamp to push, and a direct write would
+    # be overwritten by the consumer's next commit. Refused before anything is written.
+    spec = ResetSpec(Scope("sandbox", (GROUP_LIVE,), topics=(TOPIC_ORDERS,)), ShiftBy(-3))
+    check = await plan_for(sandbox, admin, runner, ws, spec)
+    (group,) = check.groups
+    assert group.path.kind is ResetPathKind.OFFLINE_UPDATE, group.path
+    assert group.consumers_online > 0
+    planned = {(r.broker, r.queue_id): r.current for r in check.plan.changed}
+    plan_id = check.plan.header.plan_id
+    # The command runs its own event loop: on a thread of its own, as from a shell.
+    apply = ["apply", plan_id, "--cluster", "sandbox", "--confirm", GROUP_LIVE]
+    assert await asyncio.to_thread(main, apply) == 2
+    err = capfd.readouterr().err
+    assert f"refused: group {GROUP_LIVE}: offline update: stop the" in err
+    assert "online consumer(s) first" in err
+    assert "nothing was written" in err
+    assert JournalStore(tmp_path / "ws").all() == []
+    assert list(AuditLog(tmp_path / "ws").read()) == []
+    now = await committed(sandbox, admin, GROUP_LIVE)
+    # The consumer only moves its offsets forward; a shift by -3 would have gone back.
+    assert all((now[k] or 0) >= (v or 0) for k, v in planned.items()), (planned, now)
+
+    # An offline group checked while a consumer was online (the client push, to the earliest
+    # offsets), whose consumer left before the writes: each broker answers the push with
+    # CONSUMER_NOT_ONLINE and the queues are written directly. Had a push been taken, nobody
+    # would have committed the targets and the read-back would not verify them.
+    offline, _ = await new_group(sandbox, admin)
+    spec = ResetSpec(Scope("sandbox", (offline,), topics=(TOPIC_ORDERS,)), Earliest())
+    check = await plan_for(sandbox, admin, runner, ws, spec)
+    (group,) = check.groups
+    facts = await broker_facts(admin, sandbox.broker_addrs)
+    push = choose_reset_path(
+        list(facts.values()), consumers_online=1, broadcasting=False, per_queue=False
+    )
+    assert push.kind is ResetPathKind.CLIENT_PUSH, push
+    seen_online = replace(group, path=push, consumers_online=1, push_timestamp=0)
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+    journal = await applier.apply(replace(check, groups=(seen_online,)))
+    assert journal.status is ApplyStatus.FINISHED, journal.stopped_because
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    assert "pushed to the online clients" not in {q.detail for q in journal.queues}
+    targets = {(w.row.broker, w.row.queue_id): w.target for w in check.writes}
+    assert await committed(sandbox, admin, offline) == targets
