@@ -1,7 +1,8 @@
 """Applying plans to the sandbox's two 5.3.3 brokers, on a group of the test's own (so the other
 tests' groups keep their offsets): the plan's targets land and are read back, the journal and the
 audit log hold every queue, and a commit made between planning and applying is drift that stops
-the apply before anything is written — unless accepted, which the journal records."""
+the apply before anything is written — `apply` exits 2 naming it — unless accepted with
+`--accept-drift`, which the journal records."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 import yaml
 
 from console.cli import main
-from console.domain.journal import ApplyStatus, QueueState
+from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.plan import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.locations import CACHE_ENV
@@ -130,33 +131,63 @@ async def test_a_plan_is_applied_verified_journaled_and_audited(
     assert {x["path"] for x in lines} == {"server-side reset"}
 
 
-async def test_drift_stops_the_apply_before_any_write_unless_accepted(
-    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, tmp_path: Path
+def test_drift_stops_the_apply_command_before_any_write_unless_accepted(
+    sandbox: Sandbox,
+    runner: SparkRunner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
-    group, before = await new_group(sandbox, admin)
-    ws = Workspace(tmp_path / "ws")
-    plan = await shift_plan(sandbox, admin, runner, ws, group)
-    # Another client commits one queue after the plan was made.
-    (broker, queue_id) = moved = sorted(before)[0]
-    addr = sandbox.broker_addrs[broker]
-    await admin.update_consumer_offset(addr, group, TOPIC_ORDERS, queue_id, before[moved] + 1)
-    reader = ClusterReader(admin, sandbox.cluster_name)
-    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+    config = tmp_path / "config.yaml"
+    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(tmp_path / "ws")}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
 
-    check = await check_apply(reader, plan)
-    assert [(d.key[2], d.key[3], d.planned, d.now) for d in check.drift] == [
-        (broker, queue_id, before[moved], before[moved] + 1)
-    ]
-    with pytest.raises(PlanRefused, match="moved since the plan was made") as refused:
-        await applier.apply(check)
-    assert f"orders/{broker}/{queue_id}: planned from {before[moved]}, now" in str(refused.value)
-    assert await committed(sandbox, admin, group) == {**before, moved: before[moved] + 1}
+    async def plan_and_move_one() -> tuple[str, dict[Queue, int], Queue, str]:
+        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+            group, before = await new_group(sandbox, admin)
+            plan = await shift_plan(sandbox, admin, runner, Workspace(tmp_path / "ws"), group)
+            # Another client commits one queue after the plan was made.
+            (broker, queue_id) = moved = sorted(before)[0]
+            addr = sandbox.broker_addrs[broker]
+            await admin.update_consumer_offset(
+                addr, group, TOPIC_ORDERS, queue_id, before[moved] + 1
+            )
+            check = await check_apply(ClusterReader(admin, sandbox.cluster_name), plan)
+            assert [(d.key[2], d.key[3], d.planned, d.now) for d in check.drift] == [
+                (broker, queue_id, before[moved], before[moved] + 1)
+            ]
+            return group, before, moved, plan.header.plan_id
+
+    async def offsets(group: str) -> dict[Queue, int | None]:
+        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+            return await committed(sandbox, admin, group)
+
+    group, before, moved, plan_id = asyncio.run(plan_and_move_one())
+    broker, queue_id = moved
+    apply = ["apply", plan_id, "--cluster", "sandbox", "--confirm", group]
+
+    assert main(apply) == 2
+    out, err = capfd.readouterr()
+    assert "drift: 1 queue(s) moved since the plan was made" in out
+    assert "refused: 1 queue(s) moved since the plan was made (re-plan, or accept" in err
+    assert f"orders/{broker}/{queue_id}: planned from {before[moved]}, now" in err
+    assert "nothing was written" in err
+    assert asyncio.run(offsets(group)) == {**before, moved: before[moved] + 1}
     assert JournalStore(tmp_path / "ws").all() == []  # refused before a journal was begun
 
-    journal = await applier.apply(check, accept_drift=True)
-    assert journal.drift_accepted == (f"{group} orders/{broker}/{queue_id}",)
-    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
-    assert await committed(sandbox, admin, group) == {k: v - 3 for k, v in before.items()}
+    assert main([*apply, "--accept-drift", "--json"]) == 0
+    shown = json.loads(capfd.readouterr().out)
+    accepted = [f"{group} orders/{broker}/{queue_id}"]
+    assert shown["drift_accepted"] == accepted
+    assert {q["state"] for q in shown["queues"]} == {"verified"}
+    assert asyncio.run(offsets(group)) == {k: v - 3 for k, v in before.items()}
+    (journal,) = JournalStore(tmp_path / "ws").all()
+    assert isinstance(journal, Journal)
+    assert (journal.apply_id, journal.drift_accepted) == (shown["apply_id"], tuple(accepted))
+    assert journal.status is ApplyStatus.FINISHED
+    lines = list(AuditLog(tmp_path / "ws").read())
+    assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
 
 
 async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
