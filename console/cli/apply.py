@@ -215,20 +215,17 @@ def _applied(args: argparse.Namespace) -> tuple[Target, Path, Journal] | int:
     """For `undo` and `resume`: the target, the workspace root and the journal of
     `args.apply_id`, or the exit code of a refusal (read-only, remote workspace, an unknown,
     unreadable or other cluster's apply)."""
-    from console.domain.journal import JournalError
+    from console.services.journal_actions import load_applied
+    from console.services.plan_load import PlanRefused
 
     target = resolve_target(args)
     root = _writable(target)
     if isinstance(root, int):
         return root
-    apply_id = args.apply_id
     try:
-        journal = JournalStore(root).load(apply_id)
-    except (JournalError, OSError) as exc:
-        return _refused([str(exc)])
-    if journal.cluster != target.cluster.name:
-        made_on, here = journal.cluster, target.cluster.name
-        return _refused([f"apply {apply_id} was made on cluster {made_on!r}, not {here!r}"])
+        journal = load_applied(root, args.apply_id, target.cluster.name)
+    except PlanRefused as exc:
+        return _refused(exc.reasons)
     return target, root, journal
 
 
@@ -237,7 +234,7 @@ def _applied(args: argparse.Namespace) -> tuple[Target, Path, Journal] | int:
 
 def _undo(args: argparse.Namespace) -> int:
     from console.cli.plan import finish_plan, run_plan
-    from console.domain.undo import undo_spec
+    from console.services.journal_actions import undo_of
     from console.services.plan_load import PlanRefused, load_plan
     from console.services.snapshots import NothingRead
     from console.services.spark_engine import EngineUnavailable, choose_engine
@@ -247,18 +244,12 @@ def _undo(args: argparse.Namespace) -> int:
         return found
     target, root, journal = found
     with _narration(args):
-        undo = undo_spec(journal, str(JournalStore(root).path(journal.apply_id)))
-        for q in undo.unrestorable:
-            print(
-                f"warning: {q.group} {q.topic}/{q.broker}/{q.queue_id} had no committed offset "
-                "before the apply: RocketMQ cannot forget one queue's offset, it stays at "
-                f"{q.target}",
-                file=sys.stderr,
-            )
-        if undo.never_sent:
-            print(f"{len(undo.never_sent)} queue(s) were never written by the apply: left alone")
-        if undo.spec is None:
-            return _refused([f"apply {journal.apply_id} wrote no queue that can be put back"])
+        try:
+            undo = undo_of(journal, str(JournalStore(root).path(journal.apply_id)))
+        except PlanRefused as exc:
+            return _refused(exc.reasons)
+        for note in undo.notes:
+            print(note, file=sys.stderr if note.startswith("warning:") else sys.stdout)
         try:
             engine = choose_engine(
                 args.master, target.config.spark_master, local_fallback=args.local_fallback
@@ -267,8 +258,6 @@ def _undo(args: argparse.Namespace) -> int:
             print(f"rmq-console: {exc}", file=sys.stderr)
             return 1
         workspace = Workspace(target.config.workspace_path)
-        back = len(journal.queues) - len(undo.unrestorable) - len(undo.never_sent)
-        print(f"undo of {journal.apply_id}: {back} queue(s) back to their before-image")
         try:
             flow, failure = run_plan(target, workspace, engine, target.cluster.name, undo.spec)
         except NothingRead as exc:
@@ -313,15 +302,8 @@ async def _resume_journal(
         async with target.admin(write=True) as admin:
             reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
             check = await check_resume(reader, journal)
-            left = len(journal.unfinished)
-            print(
-                f"resume {journal.apply_id} ({journal.status}): {left} queue(s) not verified; "
-                f"{len(check.arrived)} found at their target, {len(check.writes)} to write"
-            )
-            for g in check.groups:
-                print(f"reset path for {g.group}: {g.path.kind} - {g.path.reason}")
-            for r in check.reclamped:
-                print(f"warning: {r.line}")
+            for line in check.lines():
+                print(line)
             moves = [
                 (w.row.group, w.row.topic, w.broker_addr, w.row.queue_id, w.target)
                 for w in check.writes

@@ -16,6 +16,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from console.config import Config
@@ -57,10 +58,16 @@ class ClusterAppliers:
 
         cluster = session.cluster
         async with open_admin(cluster, config, write=True) as admin:
-            yield _Applier(ClusterReader(admin, cluster.rocketmq_cluster), config, cluster.name)
+            yield WorkspaceApplier(
+                ClusterReader(admin, cluster.rocketmq_cluster), config, cluster.name
+            )
 
 
-class _Applier:
+class WorkspaceApplier:
+    """Plans of the workspace checked and applied through one reader opened for writing; the
+    journal and the audit log go in the workspace. An undo is applied as an apply of its own
+    (`kind="undo"`, naming the apply it reverses)."""
+
     def __init__(self, reader: Any, config: Config, cluster: str) -> None:
         self.reader = reader
         self.config = config
@@ -85,16 +92,13 @@ class _Applier:
         accept_drift: bool,
         on_progress: Callable[[ApplyProgress], None],
         stop: asyncio.Event,
+        kind: str = "apply",
+        undo_of: str | None = None,
     ) -> Journal:
         from console.services.apply import Applier
         from console.services.plan_load import PlanRefused
-        from console.services.workspace import Workspace
 
-        root = Workspace(self.config.workspace_path).local_root
-        if root is None:
-            raise PlanRefused(
-                ["the workspace is not on this machine: an apply keeps its journal there"]
-            )
+        root = local_root(self.config)
         fresh = await self.check(confirmed.plan.uri)
         if _seen(fresh) != _seen(confirmed):
             raise PlanRefused(
@@ -105,8 +109,27 @@ class _Applier:
             )
         applier = Applier(self.reader, root, cluster=self.cluster)
         return await applier.apply(
-            fresh, accept_drift=accept_drift, on_progress=on_progress, stop=stop
+            fresh,
+            accept_drift=accept_drift,
+            kind=kind,
+            undo_of=undo_of,
+            on_progress=on_progress,
+            stop=stop,
         )
+
+
+def local_root(config: Config) -> Path:
+    """The workspace folder that holds journals and the audit log; PlanRefused when the
+    workspace is not on this machine."""
+    from console.services.plan_load import PlanRefused
+    from console.services.workspace import Workspace
+
+    root = Workspace(config.workspace_path).local_root
+    if root is None:
+        raise PlanRefused(
+            ["the workspace is not on this machine: an apply keeps its journal there"]
+        )
+    return root
 
 
 def _seen(check: ApplyCheck) -> tuple[object, ...]:

@@ -24,6 +24,8 @@ class HistoryEntry:
     status: str  # one line: queues, strategy, how an apply ended
     #: What can be done with it from the command line (resume, undo), one command a line.
     commands: tuple[str, ...] = ()
+    #: An apply or undo with queues not verified: resume would finish it.
+    resumable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,5 +95,12 @@ def _apply_entry(store: JournalStore, j: Journal) -> HistoryEntry:
     if j.unfinished:
         commands.insert(0, f"rmq-console resume {j.apply_id} {target}")
     return HistoryEntry(
-        j.started_at_ms, j.kind, j.apply_id, j.cluster, j.groups, line, tuple(commands)
+        j.started_at_ms,
+        j.kind,
+        j.apply_id,
+        j.cluster,
+        j.groups,
+        line,
+        tuple(commands),
+        resumable=bool(j.unfinished),
     )

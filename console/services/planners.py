@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from console.config import Config
+from console.config import ClusterConfig, Config
 from console.domain.plan import Impact
 from console.domain.spec import ResetSpec
 from console.services.session import ClusterSession
@@ -23,7 +23,8 @@ from console.services.session import ClusterSession
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from console.services.planning import PlanResult
+    from console.services.cluster import ClusterReader
+    from console.services.planning import Planner, PlanResult
     from console.services.spark_runner import JobHandle, JobProgress
     from console.services.workspace import SnapshotRef
 
@@ -69,22 +70,27 @@ class ClusterPlanners:
     async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
         from console.services.access import open_admin
         from console.services.cluster import ClusterReader
-        from console.services.planning import Planner
-        from console.services.spark_runner import shared_runner
-        from console.services.workspace import Workspace
 
         cluster = session.cluster
-        runner = shared_runner(config.spark_master, _log_path(config))
         async with open_admin(cluster, config) as admin:
-            reader = ClusterReader(admin, cluster.rocketmq_cluster)
-            workspace = Workspace(config.workspace_path)
-            yield Planner(
-                workspace,
-                runner,
-                reader=reader,
-                cluster=cluster.name,
-                client_offset_dirs=config.client_offset_dirs,
-            )
+            yield console_planner(cluster, config, ClusterReader(admin, cluster.rocketmq_cluster))
+
+
+def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReader) -> Planner:
+    """A planner that reads through `reader` and plans on the console's shared warm Spark
+    session, into the workspace of `config`."""
+    from console.services.planning import Planner
+    from console.services.spark_runner import shared_runner
+    from console.services.workspace import Workspace
+
+    runner = shared_runner(config.spark_master, _log_path(config))
+    return Planner(
+        Workspace(config.workspace_path),
+        runner,
+        reader=reader,
+        cluster=cluster.name,
+        client_offset_dirs=config.client_offset_dirs,
+    )
 
 
 def _log_path(config: Config) -> Path:

@@ -54,6 +54,30 @@ class ResumeCheck:
         head = f"{len(self.drift)} queue(s) moved since the apply (resume with --accept-drift):"
         return (*self.blockers, head, *self.drift)
 
+    def lines(self) -> list[str]:
+        """What resuming would do, one fact a line: what `resume` prints and what the console
+        shows before the operator confirms."""
+        j = self.journal
+        lines = [
+            f"resume {j.apply_id} ({j.status}): {len(j.unfinished)} queue(s) not verified; "
+            f"{len(self.arrived)} found at their target, {len(self.writes)} to write"
+        ]
+        lines += [f"reset path for {g.group}: {g.path.kind} - {g.path.reason}" for g in self.groups]
+        lines += [f"warning: {r.line}" for r in self.reclamped]
+        return lines
+
+    def seen(self) -> tuple[object, ...]:
+        """What an operator confirms: the queues found at their target, every write left with
+        its offset before and target, each group's path, the drift and what blocks. A check
+        read again right before writing must say the same."""
+        return (
+            tuple(q.key for q in self.arrived),
+            tuple((w.key, w.before, w.target) for w in self.writes),
+            tuple((g.group, g.path.kind, g.consumers_online) for g in self.groups),
+            self.drift,
+            self.blockers,
+        )
+
 
 async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     admin = reader.admin

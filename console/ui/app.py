@@ -122,14 +122,15 @@ class ConsoleApp(App[int]):
             )
 
     def _offer_unfinished(self) -> None:
-        """Applies a console left part-way (killed mid-apply): named at start, with the commands
-        that resume or undo them."""
+        """Applies a console left part-way (killed mid-apply): named at start, with where to
+        resume or undo them (History, or the commands)."""
         from console.services.journal_store import unfinished_lines
         from console.services.workspace import Workspace
 
         root = Workspace(self.config.workspace_path).local_root
         lines = unfinished_lines(root) if root is not None else []
         if lines:
+            lines.append("History (H): R resumes the apply under the cursor, u undoes it")
             self.call_from_thread(
                 self.notify,
                 "\n".join(lines),

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from console.services.apply import ApplyProgress
     from console.services.apply_check import ApplyCheck
     from console.services.history import History
+    from console.services.journal_actions import UndoCheck
     from console.services.planning import PlanResult
+    from console.services.resume_check import ResumeCheck
     from console.services.spark_runner import JobProgress
 
 
@@ -170,3 +172,17 @@ class ApplyFinished(Message):
 @dataclass
 class HistoryRead(Message):
     history: History
+
+
+@dataclass
+class UndoChecked(Message):
+    """An apply's undo planned and read against the cluster: what the confirm dialog shows."""
+
+    check: UndoCheck
+
+
+@dataclass
+class ResumeChecked(Message):
+    """What an apply left unverified, read again: what the confirm dialog shows."""
+
+    check: ResumeCheck

@@ -1,8 +1,9 @@
 """Applying from the console against the real sandbox, as an operator does it at 80x24: a group
 of the test's own, `R`, a shift-by preview, `a`; the confirm dialog starts on Cancel and opens
 Apply only to the typed group name; the write goes through the journal and is read back, and the
-result lists every queue verified, which is what the broker then holds. A read-only cluster
-offers no apply at all."""
+result lists every queue verified, which is what the broker then holds. Then History (`H`), `u`
+on that apply: its undo is planned, confirmed the same way, written and read back, and the
+broker holds the before-image again. A read-only cluster offers no apply at all."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ from console.services.spark_runner import close_shared_runner
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen
+from console.ui.screens.history import HistoryScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.test_apply import committed, new_group
 from tests.ui.helpers import screen_lines, settle, status, text_of
+from tests.ui.helpers import shown as rows_shown
 
 PLAN_TIMEOUT_S = 900.0
 
@@ -76,7 +79,7 @@ async def previewed(pilot: Pilot[int], app: ConsoleApp, group: str) -> PreviewSc
     return screen
 
 
-async def test_apply_from_the_preview_confirms_writes_and_verifies(
+async def test_apply_from_the_preview_then_undo_from_history(
     sandbox: Sandbox, admin: AdminClient, tmp_path: Path
 ) -> None:
     group, before = await new_group(sandbox, admin)
@@ -94,6 +97,7 @@ async def test_apply_from_the_preview_confirms_writes_and_verifies(
             shown = "\n".join(screen_lines(app))
             assert "Apply to sandbox?" in shown
             assert f"{len(before)} queue(s) of {group} change" in shown
+            assert f"{group} time span:" in shown
             assert "server-side reset" in shown
             apply_button = dialog.query_one("#apply", Button)
             assert apply_button.disabled
@@ -114,15 +118,50 @@ async def test_apply_from_the_preview_confirms_writes_and_verifies(
             states = {table.get_row_at(i)[0] for i in range(table.row_count)}
             assert (table.row_count, states) == (len(before), {"verified"})
             assert f"finished · {len(before)} verified" in text_of(app, "#apply-result")
+            assert await committed(sandbox, admin, group) == {k: v - 2 for k, v in before.items()}
+            (applied,) = JournalStore(workspace).all()
+            assert isinstance(applied, Journal)
+            assert applied.apply_id == result.journal.apply_id
+            lines = list(AuditLog(workspace).read())
+            assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
+
+            # History lists the apply first (newest); `u` plans its undo on the same warm
+            # Spark session and confirms it like an apply.
+            await pilot.press("escape")
+            await settled(pilot)
+            await pilot.press("H")
+            await settled(pilot)
+            assert isinstance(app.screen, HistoryScreen), status(app)
+            assert rows_shown(app)[0]["ref"] == applied.apply_id
+            await pilot.press("u")
+            await settled(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmApplyDialog), (
+                text_of(app, "#history-step"),
+                status(app),
+            )
+            assert dialog.summary.title == f"Undo {applied.apply_id} on sandbox?"
+            assert app.focused is not None
+            assert app.focused.id == "cancel"
+            assert dialog.query_one("#apply", Button).disabled
+            await pilot.click("#confirm-group")
+            await pilot.press(*group, "enter")
+            await settled(pilot)
+            undone = app.screen
+            assert isinstance(undone, ApplyResultDialog), "\n".join(screen_lines(app))
+            assert undone.journal.undo_of == applied.apply_id
+            table = undone.query_one("#apply-queues", DataTable)
+            states = {table.get_row_at(i)[0] for i in range(table.row_count)}
+            assert (table.row_count, states) == (len(before), {"verified"})
     finally:
         close_shared_runner()
 
-    assert await committed(sandbox, admin, group) == {k: v - 2 for k, v in before.items()}
-    (journal,) = JournalStore(workspace).all()
-    assert isinstance(journal, Journal)
-    assert journal.apply_id == result.journal.apply_id
-    lines = list(AuditLog(workspace).read())
-    assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
+    assert await committed(sandbox, admin, group) == before  # the before-image, exactly
+    kinds = sorted(
+        (j.kind, j.undo_of) for j in JournalStore(workspace).all() if isinstance(j, Journal)
+    )
+    assert kinds == [("apply", None), ("undo", applied.apply_id)]
+    assert len(list(AuditLog(workspace).read())) == 2 * len(before)
 
 
 async def test_a_read_only_cluster_offers_no_apply(

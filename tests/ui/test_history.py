@@ -1,26 +1,57 @@
 """The History screen (H): applies and undos from the workspace's journals, newest first, with
 how they ended (an apply whose console died is "interrupted"); a journal that cannot be read is
-named, not skipped; `m` gives the commands that resume or undo the apply under the cursor. Also
-the start-up notice naming an unfinished apply."""
+named, not skipped; `m` gives the commands that resume or undo the apply under the cursor; `u`
+and `R` undo and resume it from the console, confirmed like an apply and refused on a read-only
+cluster. Also the start-up notice naming an unfinished apply, and the confirm dialog's summary.
+The undo against the real brokers: tests/integration/test_ui_apply.py."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from console.config import Config
+from textual.color import Color
+from textual.widgets import Button, Checkbox, DataTable
+
+from console.config import ClusterConfig, Config
+from console.domain.drift import Drift
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo, Totals
+from console.services.apply import ApplyProgress
+from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.journal_actions import UndoCheck
 from console.services.journal_store import JournalStore
-from console.ui.screens.dialogs import CommandsDialog
+from console.services.plan_load import LoadedPlan
+from console.services.resume_check import ResumeCheck
+from console.services.spark_runner import JobProgress
+from console.ui.screens.apply import (
+    ApplyResultDialog,
+    ConfirmApplyDialog,
+    apply_summary,
+)
+from console.ui.screens.dialogs import CommandsDialog, ErrorDialog
 from console.ui.screens.history import HistoryScreen
+from console.ui.widgets.banner import ClusterBanner
 
 from .fakes import PROD, STAGING, fake_app
 from .helpers import settle, shown, text_of, toasts
 
 T0 = 1_795_400_000_000
+HOUR = 3_600_000
 
 
 def journal(
-    apply_id: str, *, at: int, status: ApplyStatus, verified: int, undo_of: str | None = None
+    apply_id: str,
+    *,
+    at: int,
+    status: ApplyStatus,
+    verified: int,
+    undo_of: str | None = None,
+    cluster: str = "prod",
 ) -> Journal:
     queues = tuple(
         JournalQueue(
@@ -40,7 +71,7 @@ def journal(
         kind="apply" if undo_of is None else "undo",
         plan_id="p",
         plan_hash="sha256:0",
-        cluster="prod",
+        cluster=cluster,
         paths={"billing": "server-side reset"},
         who="ops@host",
         started_at_ms=T0 + at,
@@ -71,6 +102,7 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
         # Started with an apply left part-way: the console says so, with the commands.
         shown_toasts = " ".join(" ".join(toasts(app)).split())
         assert f"rmq-console resume {killed}" in shown_toasts, shown_toasts
+        assert "History (H): R resumes the apply under the cursor, u undoes it" in shown_toasts
         await pilot.press("H")
         await settle(pilot)
         assert isinstance(app.screen, HistoryScreen)
@@ -91,3 +123,237 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
             f"rmq-console resume {killed} --cluster prod",
             f"rmq-console undo {killed} --cluster prod",
         ]
+
+
+# ---- undo and resume from the console ---------------------------------------------------------
+
+
+def plan_row(queue_id: int, target: int, span_ms: int | None) -> PlanRow:
+    current_time = T0 + HOUR if span_ms is not None else None
+    target_time = None if span_ms is None else T0 + HOUR - span_ms
+    return PlanRow(
+        "staging",
+        "billing",
+        "orders",
+        "broker-a",
+        queue_id,
+        0,
+        200,
+        100,
+        target,
+        target,
+        target - 100,
+        None,
+        (),
+        current_time,
+        target_time,
+        span_ms,
+    )
+
+
+def drifted_check() -> ApplyCheck:
+    """Back 10 messages (an hour of them) on q0, on 5 (ahead 5 minutes) on q1, back 5 on q2
+    whose store times are unknown; q0 moved by one since the plan was made."""
+    rows = (plan_row(0, 90, HOUR), plan_row(1, 120, -300_000), plan_row(2, 95, None))
+    header = PlanHeader(
+        plan_id="p-undo",
+        spec={"scope": {"cluster": "staging", "groups": ["billing"]}, "strategy": "earliest"},
+        snapshot=SnapshotInfo("staging", "s1", T0),
+        created_at_ms=T0,
+        content_hash="sha256:1",
+        rows=3,
+        totals=(Totals("billing", None, 3, 3, 15, 20, 0, 300, 295),),
+    )
+    path = ResetPath(ResetPathKind.SERVER_SIDE, "every broker runs 5.1+")
+    writes = tuple(QueueWrite(r, "10.1.0.1:10911", 100) for r in rows)
+    drift = Drift(("billing", "orders", "broker-a", 0), 100, 101, "committed by someone else")
+    return ApplyCheck(
+        LoadedPlan("file:///p-undo", header, rows),
+        (GroupWrites("billing", path, path, 0, None, writes),),
+        (drift,),
+        (),
+        (),
+    )
+
+
+async def test_the_confirm_dialog_says_cluster_replay_skip_time_span_and_drift() -> None:
+    app, _ = fake_app(open_cluster=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(ConfirmApplyDialog(apply_summary(drifted_check(), STAGING)))
+        await pilot.pause()
+        banner = app.screen.query_one("#apply-banner", ClusterBanner)
+        assert banner.styles.background == Color.parse("green")  # staging's colour
+        assert "staging" in banner.render().plain
+        lines = text_of(app, "#apply-lines").splitlines()
+        assert lines[:5] == [
+            "cluster staging (green) · plan p-undo",
+            "3 queue(s) of billing change",
+            "billing: replay 15 · skip 20 · lag after 295",
+            "billing time span: replays up to 1h00m of messages (stored since 2026-11-23 "
+            "02:13:20 UTC) · skips up to 5m00s of messages · time not known on 1 queue(s)",
+            "billing (offline): server-side reset: every broker runs 5.1+",
+        ]
+        assert lines[5:] == [
+            "drift: 1 queue(s) moved since the plan was made",
+            "  billing orders/broker-a/0: planned from 100, now 101 (committed by someone else)",
+        ]
+
+
+def verified(j: Journal, **changes: Any) -> Journal:
+    queues = tuple(replace(q, state=QueueState.VERIFIED, stored=q.target) for q in j.queues)
+    return replace(j, queues=queues, status=ApplyStatus.FINISHED, finished_at_ms=T0, **changes)
+
+
+class FakeActions:
+    """Undo and resume without a cluster: the checks are made up, the writes are answered
+    verified, and every call is recorded."""
+
+    def __init__(self, store: JournalStore) -> None:
+        self.store = store
+        self.opened: list[str] = []
+        self.calls: list[tuple[str, str, bool]] = []
+
+    @asynccontextmanager
+    async def open(self, cluster: ClusterConfig, config: Config) -> AsyncIterator[FakeActions]:
+        self.opened.append(cluster.name)
+        yield self
+
+    async def check_undo(
+        self, apply_id: str, on_progress: Callable[[JobProgress], None] | None = None
+    ) -> UndoCheck:
+        notes = (f"undo of {apply_id}: 3 queue(s) back to their before-image",)
+        return UndoCheck(self.store.load(apply_id), notes, drifted_check())
+
+    async def undo(
+        self,
+        confirmed: UndoCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], None],
+        stop: asyncio.Event,
+    ) -> Journal:
+        on_progress(ApplyProgress(total=4, settled=4, verified=4, stage="done"))
+        self.calls.append(("undo", confirmed.undone.apply_id, accept_drift))
+        undone = confirmed.undone
+        return verified(
+            undone, apply_id=f"{undone.apply_id}-u", kind="undo", undo_of=undone.apply_id
+        )
+
+    async def check_resume(self, apply_id: str) -> ResumeCheck:
+        j = self.store.load(apply_id)
+        return ResumeCheck(j, (), tuple(j.unfinished), (), (), ())
+
+    async def resume(
+        self,
+        confirmed: ResumeCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], None],
+        stop: asyncio.Event,
+    ) -> Journal:
+        self.calls.append(("resume", confirmed.journal.apply_id, accept_drift))
+        return verified(confirmed.journal)
+
+
+async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_only(
+    tmp_path: Path,
+) -> None:
+    store = JournalStore(tmp_path / "ws")
+    on_prod = "20261124T000000000Z-apply-billing-aaaaaa"
+    done = "20261124T000100000Z-apply-billing-bbbbbb"
+    killed = "20261124T000200000Z-apply-billing-cccccc"
+    store.write(journal(on_prod, at=0, status=ApplyStatus.FINISHED, verified=4))
+    store.write(
+        journal(done, at=60_000, status=ApplyStatus.FINISHED, verified=4, cluster="staging")
+    )
+    store.write(
+        journal(killed, at=120_000, status=ApplyStatus.STOPPED, verified=1, cluster="staging")
+    )
+    config = Config(
+        clusters=(PROD, STAGING),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        workspace=str(tmp_path / "ws"),
+    )
+    app, _ = fake_app(open_cluster=None, config=config)
+    actions = FakeActions(store)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("H")
+        await settle(pilot)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        history.actions = actions
+        assert [r["ref"] for r in shown(app)] == [killed, done, on_prod]
+        assert history.check_action("undo", ())
+        assert history.check_action("resume", ())
+
+        # prod is read-only: refused before any client is opened.
+        await pilot.press("end", "u")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert "cluster prod is read-only" in text_of(app, "#error-message")
+        assert "nothing was written" in text_of(app, "#error-message")
+        await pilot.press("escape")
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert "read-only" in text_of(app, "#error-message")
+        await pilot.press("escape")
+        assert actions.opened == []
+
+        # A finished apply on staging: its undo, planned and checked, confirmed by typing.
+        await pilot.press("up", "u")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmApplyDialog), text_of(app, "#history-step")
+        assert dialog.summary.title == f"Undo {done} on staging?"
+        assert app.focused is not None
+        assert app.focused.id == "cancel"
+        lines = text_of(app, "#apply-lines")
+        assert f"undo of {done}: 3 queue(s) back to their before-image" in lines
+        assert "drift: 1 queue(s) moved since the plan was made" in lines
+        apply_button = dialog.query_one("#apply", Button)
+        await pilot.click("#confirm-group")
+        await pilot.press(*"billing")
+        await pilot.pause()
+        assert apply_button.disabled  # the drift is not accepted yet
+        dialog.query_one("#accept-drift", Checkbox).value = True
+        await pilot.pause()
+        assert not apply_button.disabled
+        await pilot.press("enter")
+        await settle(pilot)
+        result = app.screen
+        assert isinstance(result, ApplyResultDialog)
+        assert actions.calls == [("undo", done, True)]
+        table = result.query_one("#apply-queues", DataTable)
+        states = {table.get_row_at(i)[0] for i in range(table.row_count)}
+        assert (table.row_count, states) == (4, {"verified"})
+        assert f"undo {done}-u: finished · 4 verified" in text_of(app, "#apply-result")
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # Resume refuses an apply with nothing left; the stopped one is confirmed, then run.
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert "every queue is verified; nothing to resume" in text_of(app, "#error-message")
+        await pilot.press("escape", "home", "R")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmApplyDialog)
+        assert dialog.summary.title == f"Resume {killed} on staging?"
+        assert "3 found at their target, 0 to write" in text_of(app, "#apply-lines")
+        await pilot.press("enter")  # on Cancel: nothing happens
+        await settle(pilot)
+        assert actions.calls == [("undo", done, True)]
+        assert "resume cancelled: nothing was written" in " ".join(toasts(app))
+        await pilot.press("R")
+        await settle(pilot)
+        await pilot.click("#confirm-group")
+        await pilot.press(*"billing", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ApplyResultDialog)
+        assert actions.calls[-1] == ("resume", killed, False)
+        assert actions.opened == ["staging"] * 5

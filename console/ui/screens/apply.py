@@ -1,15 +1,19 @@
-"""Applying the preview's plan: the confirm dialog, then the result per queue.
+"""Writing offsets from the console: the confirm dialog, then the result per queue. The
+preview's apply, and History's undo and resume, go through both.
 
 The confirm dialog says what will happen before anything is written: the cluster (in its
-colour), the groups, how many queues change and how many messages are replayed or skipped, the
-reset path and what it means for consumers online, the drift found and what blocks. The operator
-types the group name; focus starts on Cancel, so a stray Enter writes nothing. The result view
-lists every queue as the read-back found it (verified / not yet / failed), worst first.
+colour), the groups, how many queues change, how many messages and how much time of them are
+replayed or skipped, the reset path and what it means for consumers online, the drift found and
+what blocks. The operator types the group name; focus starts on Cancel, so a stray Enter writes
+nothing. The result view lists every queue as the read-back found it (verified / not yet /
+failed), worst first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -21,16 +25,33 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
 from console.domain.journal import QueueState
+from console.ui import format as fmt
+from console.ui.widgets.banner import ClusterBanner
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
     from console.domain.journal import Journal
+    from console.domain.plan import PlanRow
     from console.services.apply_check import ApplyCheck
+    from console.services.journal_actions import UndoCheck
+    from console.services.resume_check import ResumeCheck
 
 
 @dataclass(frozen=True, slots=True)
 class ApplyConfirmed:
     accept_drift: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSummary:
+    """What a confirm dialog shows before a write, and what it asks of the operator."""
+
+    cluster: ClusterConfig  # shown as its banner, in its colour, atop the summary
+    title: str
+    lines: tuple[str, ...]
+    groups: tuple[str, ...]  # the names to type, sorted
+    drift: bool  # queues moved since planning: writing needs the drift accepted too
+    blocked: bool  # something forbids writing whatever is typed
 
 
 def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
@@ -46,6 +67,7 @@ def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
             lines.append(
                 f"{t.group}: replay {t.re_consume} · skip {t.skip} · lag after {t.lag_after}"
             )
+    lines.extend(span_lines([w.row for w in check.writes]))
     for g in check.groups:
         online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
         lines.append(f"{g.group} ({online}): {g.path.kind}: {g.path.reason}")
@@ -59,26 +81,102 @@ def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
     return lines
 
 
+def span_lines(rows: Sequence[PlanRow]) -> list[str]:
+    """Per group, how much time of messages the writes replay and skip (the longest over its
+    queues, from the store times at the current and target offsets), and on how many queues
+    the time is not known."""
+    lines = []
+    for group in sorted({r.group for r in rows}):
+        mine = [r for r in rows if r.group == group]
+        replay = [r for r in mine if r.span_ms is not None and r.span_ms > 0]
+        skip = [r for r in mine if r.span_ms is not None and r.span_ms < 0]
+        unknown = sum(1 for r in mine if r.span_ms is None)
+        parts = []
+        if replay:
+            longest = max(replay, key=lambda r: r.span_ms or 0)
+            parts.append(
+                f"replays up to {fmt.age(longest.span_ms)} of messages"
+                + _since(min((r.target_time for r in replay if r.target_time), default=None))
+            )
+        if skip:
+            longest = min(skip, key=lambda r: r.span_ms or 0)
+            parts.append(f"skips up to {fmt.age(-(longest.span_ms or 0))} of messages")
+        if unknown:
+            parts.append(f"time not known on {unknown} queue(s)")
+        lines.append(f"{group} time span: {' · '.join(parts) or 'no time moved'}")
+    return lines
+
+
+def _since(at_ms: int | None) -> str:
+    if at_ms is None:
+        return ""
+    return f" (stored since {datetime.fromtimestamp(at_ms / 1000, UTC):%Y-%m-%d %H:%M:%S} UTC)"
+
+
+def apply_summary(check: ApplyCheck, cluster: ClusterConfig) -> WriteSummary:
+    return WriteSummary(
+        cluster,
+        f"Apply to {cluster.name}?",
+        tuple(confirm_lines(check, cluster)),
+        tuple(sorted({g.group for g in check.groups})),
+        bool(check.drift),
+        bool(check.blockers),
+    )
+
+
+def undo_summary(undo: UndoCheck, cluster: ClusterConfig) -> WriteSummary:
+    """An undo is an apply of its own: its plan's summary, after what cannot be put back."""
+    check = undo.check
+    return WriteSummary(
+        cluster,
+        f"Undo {undo.undone.apply_id} on {cluster.name}?",
+        (*undo.notes, *confirm_lines(check, cluster)),
+        tuple(sorted({g.group for g in check.groups})),
+        bool(check.drift),
+        bool(check.blockers),
+    )
+
+
+def resume_summary(check: ResumeCheck, cluster: ClusterConfig) -> WriteSummary:
+    lines = [f"cluster {cluster.name} ({cluster.colour})", *check.lines()]
+    if check.drift:
+        lines.append(f"drift: {len(check.drift)} queue(s) moved since the apply")
+        lines.extend(f"  {d}" for d in check.drift[:5])
+        if len(check.drift) > 5:
+            lines.append(f"  … and {len(check.drift) - 5} more")
+    lines.extend(f"blocked: {b}" for b in check.blockers)
+    groups = {g.group for g in check.groups} or set(check.journal.groups)
+    return WriteSummary(
+        cluster,
+        f"Resume {check.journal.apply_id} on {cluster.name}?",
+        tuple(lines),
+        tuple(sorted(groups)),
+        bool(check.drift),
+        bool(check.blockers),
+    )
+
+
 class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
-    """Typed confirmation of an apply; answers None when cancelled."""
+    """Typed confirmation of a write (an apply, an undo, a resume); answers None when
+    cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
 
-    def __init__(self, check: ApplyCheck, cluster: ClusterConfig) -> None:
+    def __init__(self, summary: WriteSummary) -> None:
         super().__init__(classes="dialog -write")
-        self.check = check
-        self.cluster = cluster
-        self.groups = sorted({g.group for g in check.groups})
+        self.summary = summary
+        self.groups = sorted(summary.groups)
 
     def compose(self) -> ComposeResult:
         name = " ".join(self.groups)
         with Vertical(id="dialog"):
-            yield Label(Text(f"Apply to {self.cluster.name}?"), classes="dialog-title")
+            yield ClusterBanner(self.summary.cluster, id="apply-banner")
+            yield Label(Text(self.summary.title), classes="dialog-title")
             with VerticalScroll(id="apply-summary"):
-                yield Static(Text("\n".join(confirm_lines(self.check, self.cluster))))
-            if self.check.drift:
+                yield Static(Text("\n".join(self.summary.lines)), id="apply-lines")
+            if self.summary.drift:
                 yield Checkbox("write anyway (accept the drift)", id="accept-drift", compact=True)
-            yield Input(placeholder=f"type {name} to apply", id="confirm-group", compact=True)
+            yield Input(placeholder=f"type {name} to confirm", id="confirm-group", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", compact=True)
                 yield Button("Apply", id="apply", variant="error", compact=True, disabled=True)
@@ -89,9 +187,9 @@ class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
     @property
     def ready(self) -> bool:
         typed = self.query_one("#confirm-group", Input).value.split()
-        if self.check.blockers or sorted(typed) != self.groups:
+        if self.summary.blocked or sorted(typed) != self.groups:
             return False
-        if self.check.drift:
+        if self.summary.drift:
             return self.query_one("#accept-drift", Checkbox).value
         return True
 
@@ -104,7 +202,7 @@ class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
     @on(Button.Pressed, "#apply")
     def _apply(self) -> None:
         if self.ready:
-            self.dismiss(ApplyConfirmed(accept_drift=bool(self.check.drift)))
+            self.dismiss(ApplyConfirmed(accept_drift=self.summary.drift))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -147,7 +245,10 @@ class ApplyResultDialog(ModalScreen[None]):
             yield DataTable(id="apply-queues", cursor_type="row", zebra_stripes=True)
             hint = f"journal {self.journal_path}"
             if self.journal.unfinished:
-                hint += f" · rmq-console resume {self.journal.apply_id} finishes it"
+                hint += (
+                    " · History (H) resumes or undoes it, or rmq-console resume "
+                    f"{self.journal.apply_id}"
+                )
             yield Label(Text(hint), classes="dialog-hint")
 
     def on_mount(self) -> None:

@@ -1,25 +1,59 @@
 """History: what the workspace remembers, newest first — snapshots, plans, applies and undos
-(with how they ended), and the audit log. Read from files in a worker; `m` on a row shows the
-commands that apply a plan, or resume or undo an apply."""
+(with how they ended), and the audit log. Read from files in a worker.
+
+On an apply or an undo, `u` undoes it and `R` resumes it (when it stopped part-way), through the
+services `rmq-console undo | resume` use (console/services/journal_actions.py): a worker plans
+the undo, or reads again what is left, against the cluster; the confirm dialog shows it and
+opens only to the typed group name (focus starts on Cancel); a worker writes it through the
+journal and reads every queue back; the result lists each queue. A read-only cluster refuses
+both before anything is read. `m` on a row shows the same as commands.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
-from console.ui.messages import HistoryRead
+from console.ui.messages import (
+    ApplyFinished,
+    ApplyProgressed,
+    ApplyRefused,
+    HistoryRead,
+    PlanProgressed,
+    ResumeChecked,
+    UndoChecked,
+)
+from console.ui.screens.apply import (
+    ApplyConfirmed,
+    ApplyResultDialog,
+    ConfirmApplyDialog,
+    WriteSummary,
+    resume_summary,
+    undo_summary,
+)
 from console.ui.screens.base import ConsoleScreen
+from console.ui.screens.dialogs import ErrorDialog
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
 
 if TYPE_CHECKING:
+    from console.config import ClusterConfig
+    from console.services.apply import ApplyProgress
     from console.services.history import History, HistoryEntry
+    from console.services.journal_actions import JournalActionSource, UndoCheck
+    from console.services.resume_check import ResumeCheck
+    from console.services.spark_runner import JobProgress
+
+WRITE_GROUP = "history-write"
+Action = Literal["undo", "resume"]
+_APPLIES = ("apply", "undo")
 
 COLUMNS = (
     Column("when", "WHEN", "when (UTC)"),
@@ -67,14 +101,27 @@ def summary_line(history: History) -> str:
 
 class HistoryScreen(ConsoleScreen):
     crumb = "history"
-    BINDINGS = [Binding("r", "reload", "Reload", id="history_reload")]
+    BINDINGS = [
+        Binding("r", "reload", "Reload", id="history_reload"),
+        Binding("u", "undo", "Undo", id="history_undo"),
+        Binding("R", "resume", "Resume", id="history_resume"),
+    ]
 
-    def __init__(self) -> None:
+    def __init__(self, actions: JournalActionSource | None = None) -> None:
         super().__init__(None)
         self.history: History | None = None
+        if actions is None:
+            from console.services.journal_actions import ClusterJournalActions
+
+            actions = ClusterJournalActions()
+        self.actions: JournalActionSource = actions
+        #: From the check of an undo or a resume until its result (or refusal) is shown.
+        self.writing: Action | None = None
+        self.target: ClusterConfig | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Static(Text("reading the workspace…"), id="history-summary")
+        yield Label("", id="history-step")
         yield DataView("history", COLUMNS, id="history")
 
     def on_mount(self) -> None:
@@ -97,15 +144,178 @@ class HistoryScreen(ConsoleScreen):
         self.history = message.history
         self.query_one(DataView).set_rows(history_rows(message.history.entries))
         self.query_one("#history-summary", Static).update(Text(summary_line(message.history)))
-        self.status.update_state(busy=False)
+        self.status.update_state(busy=self.writing is not None)
+        self.refresh_bindings()
 
-    def mqadmin_lines(self) -> list[str]:
+    @property
+    def current(self) -> HistoryEntry | None:
         key = self.query_one(DataView).current_key
         if self.history is None or key is None:
+            return None
+        return next((e for e in self.history.entries if f"{e.what}|{e.ref}" == key), None)
+
+    def mqadmin_lines(self) -> list[str]:
+        if self.history is None or self.query_one(DataView).current_key is None:
             return ["# choose a plan or an apply first"]
-        for e in self.history.entries:
-            if f"{e.what}|{e.ref}" == key:
-                return (
-                    [f"# {e.what} {e.ref}", *e.commands] if e.commands else [f"# {e.what} {e.ref}"]
-                )
-        return []
+        e = self.current
+        if e is None:
+            return []
+        return [f"# {e.what} {e.ref}", *e.commands] if e.commands else [f"# {e.what} {e.ref}"]
+
+    # ---- undo and resume -------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("undo", "resume"):
+            applies = self.history is not None and any(
+                e.what in _APPLIES for e in self.history.entries
+            )
+            return True if applies and self.writing is None else None
+        return True
+
+    def action_undo(self) -> None:
+        self._begin("undo")
+
+    def action_resume(self) -> None:
+        self._begin("resume")
+
+    def _begin(self, what: Action) -> None:
+        e = self.current
+        if self.writing is not None:
+            return
+        if e is None or e.what not in _APPLIES:
+            self.notify(f"choose an apply or an undo to {what}", severity="warning", markup=False)
+            return
+        cluster = next((c for c in self.console.config.clusters if c.name == e.cluster), None)
+        if cluster is None:
+            self._refused(what, [f"cluster {e.cluster!r} is not in the config"])
+            return
+        if cluster.read_only:
+            self._refused(
+                what,
+                [
+                    f"cluster {cluster.name} is read-only (read_only: true in the config): "
+                    "nothing is written to it"
+                ],
+            )
+            return
+        if what == "resume" and not e.resumable:
+            self._refused(what, [f"{e.what} {e.ref}: every queue is verified; nothing to resume"])
+            return
+        self.writing, self.target = what, cluster
+        self._step(f"planning the undo of {e.ref}…" if what == "undo" else "reading the cluster…")
+        self.check_write(what, e.ref, cluster)
+
+    @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
+    def check_write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
+        asyncio.run(self._check_write(what, apply_id, cluster))
+
+    async def _check_write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
+        from console.services.plan_load import PlanRefused
+
+        def planned(p: JobProgress) -> None:
+            self.post_message(PlanProgressed(p))
+
+        try:
+            async with self.actions.open(cluster, self.console.config) as actions:
+                if what == "undo":
+                    self.post_message(UndoChecked(await actions.check_undo(apply_id, planned)))
+                else:
+                    self.post_message(ResumeChecked(await actions.check_resume(apply_id)))
+        except PlanRefused as exc:
+            self.post_message(ApplyRefused(exc.reasons))
+
+    def on_plan_progressed(self, message: PlanProgressed) -> None:
+        if self.writing == "undo":
+            p = message.progress
+            tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
+            self._step(f"planning the undo: {p.step or p.state.value}{tasks}")
+
+    def on_undo_checked(self, message: UndoChecked) -> None:
+        assert self.target is not None
+        self._confirm(undo_summary(message.check, self.target), message.check)
+
+    def on_resume_checked(self, message: ResumeChecked) -> None:
+        assert self.target is not None
+        self._confirm(resume_summary(message.check, self.target), message.check)
+
+    def _confirm(self, summary: WriteSummary, check: UndoCheck | ResumeCheck) -> None:
+        what = self.writing
+
+        def answered(answer: ApplyConfirmed | None) -> None:
+            if answer is None:
+                self._ended()
+                self.notify(f"{what} cancelled: nothing was written", markup=False)
+                return
+            self._step("reading the cluster again before writing…")
+            self.write(check, answer.accept_drift)
+
+        self._step("waiting for the confirmation…")
+        self.app.push_screen(ConfirmApplyDialog(summary), answered)
+
+    @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
+    def write(self, check: UndoCheck | ResumeCheck, accept_drift: bool) -> None:
+        asyncio.run(self._write(check, accept_drift))
+
+    async def _write(self, check: UndoCheck | ResumeCheck, accept_drift: bool) -> None:
+        from console.services.journal_actions import UndoCheck
+        from console.services.journal_store import JournalStore
+        from console.services.plan_load import PlanRefused
+        from console.services.workspace import Workspace
+
+        def progressed(p: ApplyProgress) -> None:
+            self.post_message(ApplyProgressed(p))
+
+        assert self.target is not None
+        stop = asyncio.Event()
+        try:
+            async with self.actions.open(self.target, self.console.config) as actions:
+                if isinstance(check, UndoCheck):
+                    journal = await actions.undo(
+                        check, accept_drift=accept_drift, on_progress=progressed, stop=stop
+                    )
+                else:
+                    journal = await actions.resume(
+                        check, accept_drift=accept_drift, on_progress=progressed, stop=stop
+                    )
+        except PlanRefused as exc:
+            self.post_message(ApplyRefused(exc.reasons))
+            return
+        root = Workspace(self.console.config.workspace_path).local_root
+        where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
+        self.post_message(ApplyFinished(journal, where))
+
+    def on_apply_progressed(self, message: ApplyProgressed) -> None:
+        if self.writing is not None:
+            p = message.progress
+            self._step(
+                f"{self.writing}: {p.stage}: {p.settled}/{p.total} answered · {p.verified} verified"
+            )
+
+    def on_apply_refused(self, message: ApplyRefused) -> None:
+        self._refused(self.writing or "write", message.reasons)
+
+    def on_apply_finished(self, message: ApplyFinished) -> None:
+        self._ended()
+        self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
+        self.action_reload()  # the undo's journal, or the resumed apply's new status
+
+    def worker_failed(self, group: str, error: BaseException) -> None:
+        if group == WRITE_GROUP:
+            self._ended()
+        super().worker_failed(group, error)
+
+    def _refused(self, what: str, reasons: tuple[str, ...] | list[str]) -> None:
+        self._ended()
+        text = "\n".join(reasons)
+        self.app.push_screen(
+            ErrorDialog(f"{what.capitalize()} refused", f"{text}\nnothing was written")
+        )
+
+    def _ended(self) -> None:
+        self.writing = None
+        self._step("")
+
+    def _step(self, text: str) -> None:
+        self.query_one("#history-step", Label).update(Text(text))
+        self.status.update_state(busy=self.writing is not None)
+        self.refresh_bindings()

@@ -46,7 +46,12 @@ from console.ui.messages import (
     PlanProgressed,
     PlanRejected,
 )
-from console.ui.screens.apply import ApplyConfirmed, ApplyResultDialog, ConfirmApplyDialog
+from console.ui.screens.apply import (
+    ApplyConfirmed,
+    ApplyResultDialog,
+    ConfirmApplyDialog,
+    apply_summary,
+)
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.tones import toned
@@ -252,7 +257,7 @@ class PreviewScreen(ConsoleScreen):
                 return
             self.start_writing(check, answer.accept_drift)
 
-        dialog = ConfirmApplyDialog(check, self.cluster_session.cluster)
+        dialog = ConfirmApplyDialog(apply_summary(check, self.cluster_session.cluster))
         self.app.push_screen(dialog, answered)
 
     def start_writing(self, check: ApplyCheck, accept_drift: bool) -> None:
