@@ -1,6 +1,11 @@
 """Spark Connect as an engine: every strategy's plan and the impact job through the session's
 Connect server (started by `rmq-console spark up`) equal the local session's, row for row; a
-job's progress and cancel work through it; `spark status` and the CLI's choice of engine."""
+job's progress and cancel work through it; `spark status` and the CLI's choice of engine.
+
+The time strategies ask brokers for offsets from inside the job: by-duration is planned against
+a broker whose store times follow a fixed rule (tests/spark/store_times.py), with the time it
+goes back to resolved once, when the request is made (as the planner does), so the local session
+and the server's workers ask the same questions and get the same answers."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from console.domain.job_requests import ImpactRequest, PlanRequest
@@ -35,6 +41,7 @@ from jobs.run import read_plan_rows
 from tests.connect import ConnectServer
 from tests.spark import frames
 from tests.spark.fakes import group
+from tests.spark.store_times import StoreTimes, StoreTimesBroker, store_times_broker
 
 pytestmark = pytest.mark.spark
 
@@ -42,6 +49,8 @@ SNAP = SnapshotInfo("c1", "20231114T221320000Z", frames.TAKEN_AT)
 PAST = SnapshotInfo("c1", "20231114T211320000Z", frames.TAKEN_AT - 3_600_000)
 MIN = 60_000
 T = 1_795_338_300_000
+CREATED = frames.TAKEN_AT + 1000  # when the test's plans are made
+STORED = StoreTimes(base_ms=frames.TAKEN_AT - 120 * MIN)
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +63,19 @@ def runner(
 
 
 @pytest.fixture(scope="module")
-def snapshots(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The standard snapshot, a past one of the same group, and an older history point."""
+def store_broker() -> Iterator[StoreTimesBroker]:
+    with store_times_broker(STORED) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def snapshots(
+    spark: SparkSession,
+    store_broker: StoreTimesBroker,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, str]:
+    """The standard snapshot, a past one of the same group, and the standard one again with
+    every broker at the store-times broker."""
     tmp = tmp_path_factory.mktemp("snapshots")
 
     def write(df: Any, name: str) -> str:
@@ -73,6 +93,10 @@ def snapshots(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
                 ],
             ),
             "past.parquet",
+        ),
+        "timed": write(
+            frames.standard(spark).withColumn("broker_addr", F.lit(store_broker.addr)),
+            "timed.parquet",
         ),
     }
 
@@ -94,6 +118,15 @@ STRATEGIES: dict[str, dict[str, Any]] = {
             FileOffset(3, "orders", "broker-b", 2, 4),
         ),
     },
+    # Resolved as the planner resolves it: the moment the plan is made, minus the duration.
+    "by-duration": {
+        "strategy": {"by-duration": "30m"},
+        "snapshot": "timed",
+        "timestamp_ms": CREATED - 30 * MIN,
+        # The store-times broker's first message at or after that time, per queue of g (the
+        # one on broker-b is past its max offset, 10, and clamped to it).
+        "targets": {0: 91, 1: 81, 2: 10},
+    },
 }
 
 
@@ -107,10 +140,11 @@ def plan_request(snapshots: dict[str, str], out: Path, case: dict[str, Any]) -> 
     return PlanRequest(
         plan_id="p1",
         spec=spec,
-        snapshot_uri=snapshots["now"],
+        snapshot_uri=snapshots[case.get("snapshot", "now")],
         snapshot=SNAP,
         out_uri=f"file://{out}",
-        created_at_ms=frames.TAKEN_AT + 1000,
+        created_at_ms=CREATED,
+        timestamp_ms=case.get("timestamp_ms"),
         file_rows=case.get("file_rows", ()),
         source_snapshot_uri=snapshots["past"] if case.get("source") else None,
         source_snapshot=PAST if case.get("source") else None,
@@ -139,6 +173,9 @@ def test_every_strategy_plans_the_same_through_connect(
     ours = read_plan_rows(spark, f"file://{tmp_path / 'local'}")
     assert theirs.count() == ours.count() > 0
     assertDataFrameEqual(theirs, ours, checkRowOrder=True)
+    if "targets" in case:  # the offsets came from the brokers' answers, not a default
+        got = theirs.filter("topic = 'orders'").select("queue_id", "target").collect()
+        assert {r["queue_id"]: r["target"] for r in got} == case["targets"]
 
 
 def test_impact_is_the_same_through_connect(
