@@ -92,6 +92,8 @@ class Walkthrough:
     after: tuple[str, ...] = ()
     #: The file it was read from (`file:line` of its start), for errors and the report.
     source: str = ""
+    #: Where it comes in lists (lower first; then by name).
+    order: int = 100
 
     def step(self, step_id: str) -> Step:
         return next(s for s in self.steps if s.id == step_id)
@@ -115,7 +117,7 @@ class Catalogue:
 # ---- loading ------------------------------------------------------------------------------------
 
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
-_TOP = {"name", "title", "question", "summary", "evidence", "steps", "spec", "after"}
+_TOP = {"name", "title", "question", "summary", "evidence", "steps", "spec", "after", "order"}
 _STEP = {"id", "kind", "ask", "why", "default", "optional", "options", "evidence", "choices_from"}
 #: Names a template may use besides the steps' ids and the evidence's values.
 BUILTIN_NAMES = frozenset({"group", "cluster"})
@@ -165,7 +167,8 @@ def load_catalogue(dirs: Iterable[Path], evidence_kinds: Iterable[str]) -> Catal
                 problems.append(WalkthroughError(str(path), f"cannot read: {exc}"))
             else:
                 found[w.name] = w
-    return Catalogue(tuple(found.values()), tuple(problems))
+    ordered = sorted(found.values(), key=lambda w: (w.order, w.name))
+    return Catalogue(tuple(ordered), tuple(problems))
 
 
 def parse_walkthrough(text: str, source: str, evidence_kinds: Iterable[str]) -> Walkthrough:
@@ -201,6 +204,7 @@ def parse_walkthrough(text: str, source: str, evidence_kinds: Iterable[str]) -> 
         evidence=_names(doc.get("evidence"), at.of("evidence"), kinds),
         after=_names(doc.get("after"), at.of("after"), kinds),
         source=f"{source}:{doc.line}",
+        order=_order(doc, at),
     )
     # A name the template uses that no step gives is a typo today, not a failure at 3 a.m.
     ids = {s.id for s in steps}
@@ -219,6 +223,13 @@ class _Where:
     def of(self, key: Any, doc: _Lined | None = None) -> str:
         d = doc if doc is not None else self.doc
         return f"{self.source}:{d.key_lines.get(key, d.line)}"
+
+
+def _order(doc: _Lined, at: _Where) -> int:
+    value = doc.get("order", 100)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise WalkthroughError(at.of("order"), "order: expected a whole number")
+    return value
 
 
 def _text(doc: _Lined, key: str, at: _Where, *, required: bool = True) -> str:

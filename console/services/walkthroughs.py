@@ -31,6 +31,7 @@ from console.domain.walkthrough import (
     Walkthrough,
     load_catalogue,
     render,
+    template_names,
     values_of,
 )
 
@@ -128,11 +129,9 @@ class WalkthroughRun:
         shown: dict[str, Any] = {"group": self.group, "cluster": self.cluster}
         shown.update(values_of(self.evidence))
         shown.update({k: a.shown for k, a in self.answers.items()})
-        try:
-            text = render(self.walkthrough.question, shown)
-        except MissingValue:
-            text = self.walkthrough.question
-        return str(text)
+        # Steps not answered yet read as "…" until they are.
+        shown.update({n: "…" for n in template_names(self.walkthrough.question) if n not in shown})
+        return str(render(self.walkthrough.question, shown))
 
     def build_spec(self) -> ResetSpec:
         """The reset spec the answers give; SpecError names what is wrong with it."""
