@@ -19,6 +19,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from console.cli.plan import add_engine_arguments
@@ -59,7 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--watch",
         type=float,
         metavar="SECONDS",
-        help="how long evidence that watches the group (rates, stuck queues) looks",
+        help="seconds evidence watches the group (rates, stuck queues); default: the config's "
+        "walkthrough_watch (10)",
     )
     p.add_argument("--dry-run", action="store_true", help="stop after the plan: write nothing")
     p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name, typed")
@@ -206,11 +208,10 @@ def _context(
 ) -> EvidenceContext:
     from console.services.walkthrough_evidence import EvidenceContext
 
-    ctx = EvidenceContext(reader, run, target.config)
+    config = target.config
     if args.watch is not None:
-        ctx.watch_s = args.watch
-        ctx.moved_on_s = max(args.watch, 1.0)
-    return ctx
+        config = replace(config, walkthrough_watch=args.watch)
+    return EvidenceContext.of(reader, run, config)
 
 
 def _reader(admin: Any, target: Target) -> ClusterReader:

@@ -40,8 +40,9 @@ from console.services.workspace import Workspace
 
 #: How long `rates` and `stuck` watch the group by default (two or more reads that far apart).
 WATCH_S = 10.0
-#: How long `moved-on` waits for online consumers to consume past the targets.
-MOVED_ON_S = 60.0
+#: How long `moved-on` waits for online consumers to consume past the targets, in watches.
+MOVED_ON_FACTOR = 6
+MOVED_ON_S = WATCH_S * MOVED_ON_FACTOR
 #: Queue lines shown per evidence before "... and N more".
 SHOWN_QUEUES = 12
 
@@ -57,6 +58,12 @@ class EvidenceContext:
     watch_s: float = WATCH_S
     moved_on_s: float = MOVED_ON_S
     _offsets: GroupOffsets | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, reader: ClusterReader, run: WalkthroughRun, config: Config) -> EvidenceContext:
+        """With the config's watch window (`walkthrough_watch`)."""
+        watch = config.walkthrough_watch
+        return cls(reader, run, config, watch_s=watch, moved_on_s=watch * MOVED_ON_FACTOR)
 
     @property
     def group(self) -> str:

@@ -38,10 +38,6 @@ class WalkthroughSource(Protocol):
 
 
 class ClusterWalkthroughs:
-    def __init__(self, *, watch_s: float | None = None, moved_on_s: float | None = None) -> None:
-        self.watch_s = watch_s
-        self.moved_on_s = moved_on_s
-
     @asynccontextmanager
     async def open(
         self, session: ClusterSession, config: Config
@@ -51,24 +47,18 @@ class ClusterWalkthroughs:
 
         cluster = session.cluster
         async with open_admin(cluster, config) as admin:
-            yield _Reads(ClusterReader(admin, cluster.rocketmq_cluster), config, self)
+            yield _Reads(ClusterReader(admin, cluster.rocketmq_cluster), config)
 
 
 class _Reads:
-    def __init__(self, reader: ClusterReader, config: Config, source: ClusterWalkthroughs) -> None:
+    def __init__(self, reader: ClusterReader, config: Config) -> None:
         self.reader = reader
         self.config = config
-        self.source = source
 
     def _context(self, run: WalkthroughRun) -> EvidenceContext:
         from console.services.walkthrough_evidence import EvidenceContext
 
-        ctx = EvidenceContext(self.reader, run, self.config)
-        if self.source.watch_s is not None:
-            ctx.watch_s = self.source.watch_s
-        if self.source.moved_on_s is not None:
-            ctx.moved_on_s = self.source.moved_on_s
-        return ctx
+        return EvidenceContext.of(self.reader, run, self.config)
 
     async def evidence(self, run: WalkthroughRun, names: Sequence[str]) -> list[Evidence]:
         from console.services.walkthrough_evidence import gather
