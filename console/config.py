@@ -101,6 +101,9 @@ class Config:
     #: Where BROADCASTING consumers on this host keep their offsets.json (the Java client's
     #: `rocketmq.client.localOffsetStoreDir`): one directory per client id inside each.
     client_offset_dirs: tuple[str, ...] = (DEFAULT_CLIENT_OFFSETS,)
+    #: Seconds a walkthrough watches a group for evidence (rates, stuck queues), and waits for
+    #: online consumers to move past an apply's targets (six times as long).
+    walkthrough_watch: float = 10.0
     source: str | None = None
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -216,6 +219,7 @@ _TOP_LEVEL = {
     "snapshot_retention",
     "snapshot_on_refresh",
     "client_offset_dirs",
+    "walkthrough_watch",
 }
 _CLUSTER_KEYS = {
     "name",
@@ -241,7 +245,7 @@ def _from_file(path: Path) -> Config:
         if key not in _TOP_LEVEL:
             raise doc.error((key,), f"unknown setting (known: {', '.join(sorted(_TOP_LEVEL))})")
     values: dict[str, Any] = {"source": str(path)}
-    for key in ("refresh_interval", "timeout"):
+    for key in ("refresh_interval", "timeout", "walkthrough_watch"):
         if key in data:
             values[key] = _number(doc, (key,), data[key], minimum=0.1)
     for key in ("theme", "spark_master", "workspace"):

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "console.cli.plan",
     "console.cli.apply",
     "console.cli.spark",
+    "console.cli.walkthrough",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -109,7 +109,7 @@ def _apply(args: argparse.Namespace) -> int:
     from console.services.plan_load import PlanRefused, load_plan
 
     target = resolve_target(args)
-    root = _writable(target)
+    root = writable_root(target)
     if isinstance(root, int):
         return root
     workspace = Workspace(target.config.workspace_path)
@@ -135,6 +135,19 @@ async def _apply_plan(
     *,
     undo_of: str | None = None,
 ) -> int:
+    return (await apply_loaded(args, target, plan, root, undo_of=undo_of))[0]
+
+
+async def apply_loaded(
+    args: argparse.Namespace,
+    target: Target,
+    plan: LoadedPlan,
+    root: Path,
+    *,
+    undo_of: str | None = None,
+) -> tuple[int, Journal | None]:
+    """Check, confirm (`args.confirm` or a terminal), write and verify a loaded plan, printing
+    as `apply` does; the exit code and the journal (None when refused before writing)."""
     from console.services.apply import Applier
     from console.services.apply_check import check_apply
     from console.services.cluster import ClusterReader
@@ -148,12 +161,12 @@ async def _apply_plan(
             _print_check(check, target, brokers)
             refusals = check.refusals(accept_drift=args.accept_drift)
             if refusals:
-                return _refused(refusals)
+                return _refused(refusals), None
             if not check.writes:
-                return _refused(["the plan changes no queue: nothing to apply"])
+                return _refused(["the plan changes no queue: nothing to apply"]), None
             groups = sorted({g.group for g in check.groups})
             if not _confirmed(groups, args.confirm):
-                return REFUSED
+                return REFUSED, None
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             loop.add_signal_handler(signal.SIGINT, stop.set)
@@ -167,10 +180,10 @@ async def _apply_plan(
                     stop=stop,
                 )
             except PlanRefused as exc:
-                return _refused(exc.reasons)
+                return _refused(exc.reasons), None
             finally:
                 loop.remove_signal_handler(signal.SIGINT)
-    return _report(args, journal, root)
+    return _report(args, journal, root), journal
 
 
 def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
@@ -189,7 +202,7 @@ def _report(args: argparse.Namespace, journal: Journal, root: Path) -> int:
     return 0 if verified and journal.status is ApplyStatus.FINISHED else NOT_VERIFIED
 
 
-def _writable(target: Target) -> Path | int:
+def writable_root(target: Target) -> Path | int:
     """The local workspace root an apply keeps its evidence in, or the exit code of a refusal
     (a read-only cluster, a workspace on another machine)."""
     if target.cluster.read_only:
@@ -219,7 +232,7 @@ def _applied(args: argparse.Namespace) -> tuple[Target, Path, Journal] | int:
     from console.services.plan_load import PlanRefused
 
     target = resolve_target(args)
-    root = _writable(target)
+    root = writable_root(target)
     if isinstance(root, int):
         return root
     try:

@@ -80,6 +80,29 @@ class ResetForm:
     include_retry: bool = False
     clamp: bool = True
 
+    @classmethod
+    def of(cls, spec: ResetSpec) -> ResetForm:
+        """The form that asks for `spec` (a walkthrough's), as the operator would type it."""
+        from console.domain.spec import strategy_to_value
+
+        value: Any = strategy_to_value(spec.strategy)
+        text = ""
+        if isinstance(value, Mapping):
+            (arg,) = value.values()
+            if isinstance(arg, Mapping):
+                arg = next(iter(arg.values()))
+            text = str(arg)
+        s = spec.scope
+        return cls(
+            strategy=spec.strategy.kind,
+            value=text,
+            topics=", ".join(s.topics),
+            brokers=", ".join(s.brokers),
+            queue_ids=", ".join(str(q) for q in s.queue_ids),
+            include_retry=s.include_retry,
+            clamp=spec.clamp,
+        )
+
     @property
     def takes_value(self) -> bool:
         return self.strategy in VALUE_HINTS

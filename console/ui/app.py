@@ -23,7 +23,7 @@ from console.services.session import ClusterSession
 from console.services.source import SourceFactory
 from console.services.triage import DEFAULT_WINDOW, History
 from console.ui import typeahead
-from console.ui.commands import ScreenActions
+from console.ui.commands import ScreenActions, WalkthroughCommands
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
@@ -37,7 +37,7 @@ GC_TICK_S = 0.25
 class ConsoleApp(App[int]):
     CSS_PATH = "console.tcss"
     TITLE = "rmq-console"
-    COMMANDS = App.COMMANDS | {ScreenActions}
+    COMMANDS = App.COMMANDS | {ScreenActions, WalkthroughCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -227,6 +227,7 @@ def binding_ids() -> set[str]:
     from console.ui.screens.overview import OverviewScreen
     from console.ui.screens.preview import PreviewScreen
     from console.ui.screens.topics import TopicScreen, TopicsScreen
+    from console.ui.screens.walkthrough import WalkthroughScreen
     from console.ui.widgets.dataview import DataView, FilterInput
     from console.ui.widgets.rowtable import RowTable
 
@@ -240,6 +241,7 @@ def binding_ids() -> set[str]:
         GroupScreen,
         PreviewScreen,
         HistoryScreen,
+        WalkthroughScreen,
         HelpScreen,
         ConfirmApplyDialog,
         ApplyResultDialog,

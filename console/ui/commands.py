@@ -37,3 +37,29 @@ class ScreenActions(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), run, help=help_text)
+
+
+class WalkthroughCommands(Provider):
+    """On a group's screen, each walkthrough by its title: `Walkthrough: Drain a flood`."""
+
+    def _walkthroughs(self) -> Iterator[tuple[str, str, Callable[[], Awaitable[bool]]]]:
+        screen = self.screen
+        titles = getattr(screen, "walkthrough_titles", None)
+        if titles is None:
+            return
+        for name, title in titles():
+            action = f"walkthrough({name!r})"
+            yield f"Walkthrough: {title}", name, partial(self.app.run_action, action, screen)
+
+    async def discover(self) -> Hits:
+        for text, name, run in self._walkthroughs():
+            yield DiscoveryHit(text, run, help=f"rmq-console walkthrough {name}")
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, name, run in self._walkthroughs():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(
+                    score, matcher.highlight(text), run, help=f"rmq-console walkthrough {name}"
+                )

@@ -11,6 +11,7 @@ from textual.message import Message
 
 from console.domain.offsets import QueueKey
 from console.domain.plan import Impact, PlanRow
+from console.domain.walkthrough import Evidence
 from console.rocketmq.models import QueueStats
 from console.services.source import BrokerState
 from console.services.triage import GroupSummary
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from console.services.planning import PlanResult
     from console.services.resume_check import ResumeCheck
     from console.services.spark_runner import JobProgress
+    from console.services.walkthroughs import Answer
 
 
 @dataclass
@@ -186,3 +188,29 @@ class ResumeChecked(Message):
     """What an apply left unverified, read again: what the confirm dialog shows."""
 
     check: ResumeCheck
+
+
+@dataclass
+class WalkthroughEvidenceGathered(Message):
+    """Evidence a walkthrough asked for; `after_step` names the step whose answer it follows
+    (None: the walkthrough's opening evidence, "applied": after the apply)."""
+
+    evidence: tuple[Evidence, ...]
+    after_step: str | None
+
+
+@dataclass
+class WalkthroughAnswered(Message):
+    step_id: str
+    answer: Answer | None  # None: an optional step left blank
+
+
+@dataclass
+class WalkthroughAnswerRefused(Message):
+    step_id: str
+    reason: str
+
+
+@dataclass
+class WalkthroughReported(Message):
+    where: str

@@ -18,13 +18,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED_SUFFIXES = {".py", ".tcss", ".java", ".xml"}
+SHIPPED_SUFFIXES = {".py", ".tcss", ".java", ".xml", ".yaml"}
 PROBE = """
 import json, console
 from console.ui.themes import PROJECT_THEMES, load_themes
 loaded = load_themes([PROJECT_THEMES])
+from console.services.walkthroughs import load_walkthroughs
+shipped = load_walkthroughs(environ={"RMQ_CONSOLE_CONFIG": "/nonexistent/config.yaml"})
 print(json.dumps({
     "console": console.__file__,
+    "walkthroughs": shipped.names,
+    "walkthrough_problems": [str(p) for p in shipped.problems],
     "themes_dir": str(PROJECT_THEMES),
     "themes": sorted(t.name for t in loaded.themes),
     "problems": list(loaded.problems),
@@ -118,3 +122,7 @@ def test_the_installed_package_finds_its_themes(
     assert found["problems"] == []
     assert found["themes"] == sorted(p.stem for p in (ROOT / "themes").glob("*.yaml"))
     assert {"rmq-dark", "rmq-light", "rmq-contrast"} <= set(found["themes"])
+    assert found["walkthrough_problems"] == []
+    assert sorted(found["walkthroughs"]) == sorted(
+        p.stem for p in (ROOT / "console" / "walkthroughs").glob("*.yaml")
+    )

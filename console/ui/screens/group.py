@@ -163,7 +163,10 @@ CLIENT_LINES = 7
 
 
 class GroupScreen(DataScreen):
-    BINDINGS = [Binding("R", "reset", "Reset offsets", id="reset")]
+    BINDINGS = [
+        Binding("R", "reset", "Reset offsets", id="reset"),
+        Binding("w", "walkthrough", "Walkthroughs", id="walkthrough"),
+    ]
 
     def __init__(self, session: ClusterSession, group: str) -> None:
         super().__init__(session)
@@ -287,6 +290,17 @@ class GroupScreen(DataScreen):
         from console.ui.screens.preview import PreviewScreen
 
         self.app.push_screen(PreviewScreen(self.cluster_session, self.group))
+
+    def action_walkthrough(self, name: str | None = None) -> None:
+        from console.ui.screens.walkthrough import WalkthroughScreen
+
+        self.app.push_screen(WalkthroughScreen(self.cluster_session, self.group, name))
+
+    def walkthrough_titles(self) -> list[tuple[str, str]]:
+        """(name, title) of every walkthrough, for the command palette."""
+        from console.services.walkthroughs import load_walkthroughs
+
+        return [(w.name, w.title) for w in load_walkthroughs().walkthroughs]
 
     def mqadmin_lines(self) -> list[str]:
         return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)

@@ -33,7 +33,7 @@ from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
 from console.services.appliers import ApplierSource, ClusterAppliers
 from console.services.planners import ClusterPlanners, PlannerSource
-from console.services.reset_flow import CancelSwitch, ResetFlow, Stage, drive_plan
+from console.services.reset_flow import CancelSwitch, ResetFlow, ResetForm, Stage, drive_plan
 from console.services.session import ClusterSession
 from console.ui.messages import (
     ApplyChecked,
@@ -58,6 +58,7 @@ from console.ui.tones import toned
 from console.ui.widgets.plandiff import PlanDiff
 
 if TYPE_CHECKING:
+    from console.domain.journal import Journal
     from console.services.apply import ApplyProgress
     from console.services.apply_check import ApplyCheck
     from console.services.planning import PlanResult
@@ -85,11 +86,19 @@ class PreviewScreen(ConsoleScreen):
         group: str,
         planners: PlannerSource | None = None,
         appliers: ApplierSource | None = None,
+        *,
+        spec: ResetSpec | None = None,
+        on_applied: Callable[[ResetFlow, Journal, str], None] | None = None,
     ) -> None:
         super().__init__(session)
         self.cluster_session = session
         self.crumb = f"reset {group}"
-        self.flow = ResetFlow.for_group(session.cluster.name, group)
+        form = ResetForm.of(spec) if spec is not None else None
+        self.flow = ResetFlow.for_group(session.cluster.name, group, form)
+        #: A walkthrough's spec: previewed as soon as the screen opens.
+        self.given_spec = spec
+        #: Told of every apply that finished (a walkthrough keeps it for its report).
+        self.on_applied = on_applied
         self.planners: PlannerSource = planners or ClusterPlanners()
         self.appliers: ApplierSource = appliers or ClusterAppliers()
         #: Set from checking the plan until the apply's result is shown.
@@ -119,9 +128,9 @@ class PreviewScreen(ConsoleScreen):
             yield Input(form.value, placeholder=form.hint, compact=True, id="value")
             yield Button("Preview", id="run", variant="primary", compact=True)
         with Horizontal(id="preview-scope"):
-            yield Input(placeholder="topics: all", compact=True, id="topics")
-            yield Input(placeholder="brokers: all", compact=True, id="brokers")
-            yield Input(placeholder="queue ids: all", compact=True, id="queues")
+            yield Input(form.topics, placeholder="topics: all", compact=True, id="topics")
+            yield Input(form.brokers, placeholder="brokers: all", compact=True, id="brokers")
+            yield Input(form.queue_ids, placeholder="queue ids: all", compact=True, id="queues")
             yield Checkbox("retry", form.include_retry, compact=True, id="retry")
             yield Checkbox("clamp", form.clamp, compact=True, id="clamp")
         with Horizontal(id="preview-progress"):
@@ -130,10 +139,19 @@ class PreviewScreen(ConsoleScreen):
         yield PlanDiff(id="plan")
 
     def on_mount(self) -> None:
+        self.query_one("#value", Input).display = self.flow.form.takes_value
         self._show_stage()
         self._show_plan()
         self.query_one("#value", Input).focus()
-        self.warm()
+        if self.given_spec is not None:
+            spec = self.flow.begin(self.given_spec)
+            self._show_stage()
+            self._show_plan()
+            self.query_one(PlanDiff).focus_table()
+            if spec is not None:
+                self.compute(spec, self.flow.switch)
+        else:
+            self.warm()
 
     @work(thread=True, exclusive=True, group="spark-warm", exit_on_error=False)
     def warm(self) -> None:
@@ -322,6 +340,8 @@ class PreviewScreen(ConsoleScreen):
     def on_apply_finished(self, message: ApplyFinished) -> None:
         self._apply_ended()
         self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
+        if self.on_applied is not None:
+            self.on_applied(self.flow, message.journal, message.journal_path)
 
     def _apply_ended(self) -> None:
         self.applying = False
