@@ -200,7 +200,7 @@ class LagChart(Vertical):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        colour = self._colours()
+        colour = self.colours()
         for run in data.lines:
             xs, ys = [p[0] for p in run], [p[1] for p in run]
             if len(run) == 1:
@@ -227,7 +227,7 @@ class LagChart(Vertical):
         plt.yticks(*y_ticks(data.top))
         plot.refresh()
 
-    def _colours(self) -> dict[str, tuple[int, int, int]]:
+    def colours(self) -> dict[str, tuple[int, int, int]]:
         out = {}
         variables = self.app.theme_variables
         for name in ("primary", "warning", "success", "accent"):
