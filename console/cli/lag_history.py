@@ -94,7 +94,7 @@ def show_lag_history(args: argparse.Namespace) -> int:
 
 def _print_report(report: LagReport) -> None:
     points = report.series.points
-    partial = sum(1 for p in points if p.partial)
+    partial = sum(1 for p in points if p.partial and p.total_lag is not None)
     unknown = sum(1 for p in points if p.total_lag is None)
     counts = f"{len(points)} samples" + (f", {partial} partial" if partial else "")
     counts += f", {unknown} unknown" if unknown else ""

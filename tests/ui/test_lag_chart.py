@@ -136,7 +136,7 @@ async def test_the_chart_shows_the_history_with_applies_marked_at_80x24(workspac
         shown = "\n".join(lines)
         assert "COMMITTED" not in shown  # the chart took the queue table's place
         assert "last hour" in shown
-        assert f"{SAMPLES + 2} samples, 2 partial (≥), 1 unknown" in shown
+        assert f"{SAMPLES + 2} samples (2 partial ≥, 1 unknown)" in shown
         assert "rule:" in shown
         plot = lines[lines.index(next(line for line in lines if "┌" in line)) :]
         assert any("apply" in line for line in plot)

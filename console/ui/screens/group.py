@@ -174,7 +174,8 @@ CLIENT_LINES = 7
 class GroupScreen(DataScreen):
     BINDINGS = [
         Binding("R", "reset", "Reset offsets", id="reset"),
-        Binding("c", "toggle_chart", "Lag chart", id="lag_chart"),
+        # Not in the footer (at 80 columns it would push `?` off): the lag line names its key.
+        Binding("c", "toggle_chart", "Lag chart", id="lag_chart", show=False),
         Binding("t", "lag_window", "Lag chart: hour/day", id="lag_window", show=False),
     ]
 
@@ -263,9 +264,18 @@ class GroupScreen(DataScreen):
 
     # ---- the chart -------------------------------------------------------------------------------
 
+    def _chart_hint(self) -> str:
+        """` · c chart`: the key that shows the chart (or the tables again), as remapped."""
+        for active in self.active_bindings.values():
+            if active.binding.action == "toggle_chart":
+                key = self.app.get_key_display(active.binding)
+                return f" · {key} {'tables' if self.chart_shown else 'chart'}"
+        return ""
+
     def action_toggle_chart(self) -> None:
         self.chart_shown = not self.chart_shown
         self.set_class(self.chart_shown, "-chart")
+        self.redraw()
         if not self.chart_shown:
             self.query_one("#queues", DataView).focus_table()
             return
@@ -310,7 +320,7 @@ class GroupScreen(DataScreen):
         self.query_one("#summary", Static).update(self._summary_text(s))
         spark = self.query_one("#lag-spark", Sparkline)
         spark.data = [float(v) for v in s.lag_history]
-        self.query_one("#spark-range", Label).update(Text(spark_range(s)))
+        self.query_one("#spark-range", Label).update(Text(spark_range(s) + self._chart_hint()))
         rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
         self.query_one("#queues", DataView).set_rows(rows)
         clients = self.query_one("#clients", DataView)

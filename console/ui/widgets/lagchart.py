@@ -20,6 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -37,6 +38,8 @@ from console.ui.tones import status_text, toned
 #: Points per chart column at most: more are merged (the highest lag of each kind kept).
 POINTS_PER_COLUMN = 2
 PARTIAL_MARKER = "≥"
+#: Marks named in the header line, the newest (all of them are drawn).
+MARKS_NAMED = 3
 MINUTE_MS = 60_000
 
 Xy = tuple[float, float]
@@ -124,11 +127,9 @@ def _gap_ms(points: Sequence[LagPoint], bucket_ms: float) -> float:
     return max(3 * usual, 2 * bucket_ms)
 
 
-def local_time(ms: int, *, seconds: bool = False) -> str:
-    """A time on this machine's clock (the chart's ticks, the header)."""
-    return (
-        datetime.fromtimestamp(ms / 1000).astimezone().strftime("%H:%M:%S" if seconds else "%H:%M")
-    )
+def local_time(ms: int, *, day: bool = False) -> str:
+    """A time on this machine's clock (the chart's ticks, the header), with its weekday."""
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%a %H:%M" if day else "%H:%M")
 
 
 def zone(ms: int) -> str:
@@ -216,11 +217,24 @@ class LagChart(Vertical):
             )
         top = max(1, data.top)
         ceiling = top * 1.15
-        for at, kind in data.marks:
+        left = (data.since_ms - data.until_ms) / MINUTE_MS
+        taken: list[tuple[float, float]] = []  # columns the labels drawn so far cover
+        for at, kind in reversed(data.marks):  # the newest labelled first
             tone = colour["accent" if kind == "undo" else "success"]
             plt.vline(at, tone)
-            plt.text(kind, at, ceiling, color=tone)
-        left = (data.since_ms - data.until_ms) / MINUTE_MS
+            # A label centred on a mark near an edge would be cut by the frame; one that would
+            # cover a newer one's is left out (the marks line above names the marks).
+            side = at / left if left else 0.5
+            align: Literal["left", "center", "right"] = (
+                "right" if side < 0.25 else "left" if side > 0.75 else "center"
+            )
+            col = (1 - side) * columns
+            start = {"right": col - len(kind), "left": col}.get(align, col - len(kind) / 2)
+            span = (start - 1, start + len(kind) + 1)
+            if any(a < span[1] and span[0] < b for a, b in taken):
+                continue
+            taken.append(span)
+            plt.text(kind, at, ceiling, color=tone, alignment=align)
         plt.xlim(left, 0)
         plt.ylim(0, ceiling)
         plt.xticks(*x_ticks(data.since_ms, data.until_ms, columns))
@@ -241,16 +255,18 @@ class LagChart(Vertical):
         app = self.app
         points = report.series.points
         partial = sum(1 for p in points if p.partial and p.total_lag is not None)
-        counts = [f"{len(points)} samples"]
+        odd = []
         if partial:
-            counts.append(f"{partial} partial ({PARTIAL_MARKER})")
+            odd.append(f"{partial} partial {PARTIAL_MARKER}")
         if data.unknown:
-            counts.append(f"{data.unknown} unknown")
+            odd.append(f"{data.unknown} unknown")
         if report.series.skipped:
-            counts.append(f"{report.series.skipped} unreadable line(s) skipped")
+            odd.append(f"{report.series.skipped} unreadable line(s) skipped")
+        counts = f"{len(points)} samples" + (f" ({', '.join(odd)})" if odd else "")
         since, until = report.since_ms, report.until_ms
-        span = f"{local_time(since)}–{local_time(until)} {zone(until)}"
-        first = f"{window_name(until - since)} · {span} · {', '.join(counts)}"
+        day = until - since > 12 * 60 * MINUTE_MS
+        span = f"since {local_time(since, day=day)} {zone(until)}"
+        first = f"{window_name(until - since)} · {span} · {counts}"
         newest = report.series.newest
         if newest is not None:
             lag = (
@@ -266,15 +282,16 @@ class LagChart(Vertical):
             verdict.append(f" — rule: {v.rule}", style="dim")
         lines.append(verdict)
         if report.marks:
-            lines.append(
-                toned(
-                    app, "marks: " + ", ".join(_mark_text(m) for m in report.marks), "text-success"
-                )
-            )
+            shown = [_mark_text(m) for m in report.marks[-MARKS_NAMED:]]
+            more = len(report.marks) - len(shown)
+            text = "marks: " + (f"{more} more, " if more else "") + ", ".join(shown)
+            lines.append(toned(app, text, "text-success"))
         if self.problem:
             lines.append(toned(app, self.problem, "text-error"))
         return Text("\n").join(lines)
 
 
 def _mark_text(m: Mark) -> str:
-    return f"{m.kind} {local_time(m.at_ms)} {m.status} ({m.verified}/{m.queues} verified)"
+    """`apply 21:58 finished`; the queues verified only when not all were."""
+    done = "" if m.verified == m.queues else f" {m.verified}/{m.queues} verified"
+    return f"{m.kind} {local_time(m.at_ms)} {m.status}{done}"
