@@ -40,6 +40,7 @@ from console.domain.offsets import (
     QueueOffsets,
     known_delay,
 )
+from console.rocketmq.topics import is_retry_topic
 
 R = TypeVar("R", bound="Reading")
 
@@ -160,18 +161,29 @@ class Reading:
 
     @classmethod
     def of_point(cls, point: LagPoint) -> Reading:
-        points = {
-            q.key: (q.committed, q.lag)
-            for q in point.topic_queues
-            if q.committed is not None and q.lag is not None
-        }
+        # One pass, the retry check once per topic: a day's window is thousands of points.
+        points: dict[QueueKey, tuple[int, int]] = {}
+        retry: dict[str, bool] = {}
+        topic_queues = 0
+        for q in point.queues:
+            is_retry = retry.get(q.topic)
+            if is_retry is None:
+                is_retry = retry[q.topic] = is_retry_topic(q.topic)
+            if is_retry:
+                continue
+            topic_queues += 1
+            if q.committed is not None:
+                points[(q.topic, q.broker, q.queue_id)] = (
+                    q.committed,
+                    max(q.max_offset - q.committed, 0),
+                )
         return cls(
             taken_at_ms=point.at_ms,
             total_lag=sum(lag for _, lag in points.values()),
             points=points,
             coverage=(frozenset(points), frozenset(point.missing)),
             online=bool(point.online),
-            topic_queues=len(point.topic_queues),
+            topic_queues=topic_queues,
             client_local=point.client_local,
         )
 
