@@ -100,6 +100,10 @@ async def test_the_chart_shows_the_history_with_applies_marked_at_80x24(workspac
         await settle(pilot)
         await pilot.press("g")
         await settle(pilot)
+        # The group list's refresh stored every group it read, at the console's clock.
+        kept = LagHistory(workspace)
+        assert kept.groups("prod") == sorted(fake.groups)
+        assert [p.at_ms for p in kept.series("prod", "audit").points] == [NOW_MS]
         await pilot.press("down", "enter")
         await settle(pilot)
         screen = app.screen

@@ -9,9 +9,11 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from console.config import ClusterConfig
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint, QueuePoint
 from console.domain.offsets import BROADCASTING, Client, GroupOffsets, QueueOffsets
@@ -25,6 +27,8 @@ from console.services.lag_history import (
     local_root,
     thin,
 )
+from console.services.session import ClusterSession
+from console.services.triage import History
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)
@@ -287,3 +291,21 @@ def test_two_consoles_appending_at_once_lose_and_cut_nothing(
     assert series.skipped == 0
     assert sorted(p.total_lag or 0 for p in series.points) == [n + 20 for n in range(2 * APPENDS)]
     assert sorted(os.listdir(tmp_path / "lag" / "prod")) == [".lock", "billing.jsonl"]
+
+
+def test_a_workspace_that_cannot_be_written_is_said_once_and_the_refresh_goes_on(
+    tmp_path: Path,
+) -> None:
+    blocked = tmp_path / "ws"
+    blocked.write_text("a file where the workspace should be")
+    cluster = ClusterConfig("prod", ("h:9876",))
+    source: Any = None  # nothing is read from the cluster here
+    session = ClusterSession(cluster, source, History(), lag=LagHistory(blocked))
+    problem = session.record_lag([read()], T0)
+    assert problem is not None
+    assert problem.startswith("lag history not kept:")
+    assert session.record_lag([read()], T0 + 5_000) is None  # said once
+    blocked.unlink()
+    assert session.record_lag([read()], T0 + 10_000) is None
+    assert session.lag_problem is None
+    assert [p.at_ms for p in LagHistory(blocked).series("prod", "billing").points] == [T0 + 10_000]
