@@ -4,7 +4,7 @@
   work the group list's refresh thread adds per refresh (target < 100).
 - `lag_day_report_ms`: the chart's day window read cold from a file at its bound (a day of 5 s
   refreshes of a 16-queue group, compacted), with the journals and the Burrow evaluation
-  (target < 500).
+  (target < 1000; it runs on a worker thread).
 - `lag_day_file_kib`: that file's size (bounded by 1 MiB).
 """
 
