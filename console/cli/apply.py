@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from console.cli.lag_history import duration_ms
 from console.cli.plan import add_engine_arguments
 from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
@@ -97,9 +98,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "history",
-        help="applies and undos of the workspace, newest last",
-        description="Journals of the workspace: what was applied, by whom, and how it ended.",
+        help="applies and undos of the workspace, newest last; with --lag, a group's lag",
+        description="Journals of the workspace: what was applied, by whom, and how it ended. "
+        "With -g GROUP --lag: the group's lag as the console recorded it on every refresh, the "
+        "applies and undos of that time, and the Burrow evaluation of the window.",
         parents=[parent],
+    )
+    p.add_argument(
+        "-g", "--group", metavar="GROUP", help="only this group's applies (its lag with --lag)"
+    )
+    p.add_argument("--lag", action="store_true", help="the group's lag history (needs -g)")
+    p.add_argument(
+        "--since",
+        type=duration_ms,
+        metavar="DURATION",
+        help="with --lag: how far back, e.g. 90m, 1h, 24h, 7d (default 1h)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_history)
@@ -453,13 +466,24 @@ def offer_unfinished(root: Path, cluster: str) -> None:
 
 
 def _history(args: argparse.Namespace) -> int:
+    if args.lag:
+        from console.cli.lag_history import show_lag_history
+
+        return show_lag_history(args)
+    if args.since is not None:
+        print("rmq-console: error: --since goes with --lag", file=sys.stderr)
+        return REFUSED
     target = resolve_target(args)
     root = Workspace(target.config.workspace_path).local_root
     if root is None:
         print("rmq-console: the workspace is not on this machine: no journals", file=sys.stderr)
         return REFUSED
     store = JournalStore(root)
-    entries = store.all()
+    entries = [
+        e
+        for e in store.all()
+        if not args.group or isinstance(e, Unreadable) or args.group in e.groups
+    ]
     rows: list[dict[str, Any]] = []
     for e in entries:
         if isinstance(e, Unreadable):

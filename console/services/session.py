@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from console.config import ClusterConfig
 from console.domain.gaps import Why
 from console.domain.offsets import GroupOffsets
+from console.services.lag_history import LagHistory
 from console.services.source import BrokerState, ClusterSource
 from console.services.triage import NOT_REGISTERED, History, vanished
 
@@ -25,6 +26,10 @@ class ClusterSession:
     #: Things about the cluster the operator should know that no view shows (a name server
     #: that does not answer, ...): each screen's status line names them.
     notices: tuple[str, ...] = ()
+    #: Where every refresh's lag is kept (None: the workspace is not on this machine).
+    lag: LagHistory | None = None
+    #: Why the lag history could not be written, while it cannot.
+    lag_problem: str | None = None
 
     def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
         """Take a broker check in; brokers that dropped off the name server count as down."""
@@ -80,6 +85,21 @@ class ClusterSession:
             return offsets
         named = tuple(sorted({*offsets.unreachable_brokers, *lacking}))
         return replace(offsets, unreachable_brokers=named)
+
+    def record_lag(self, reads: Iterable[GroupOffsets], at_ms: int) -> str | None:
+        """Keep these reads (accounted, see `account`) in the lag history at `at_ms`. Returns
+        the problem when writing fails for the first time since it last worked: the console
+        says so once and goes on without (a full disk must not stop the refreshes)."""
+        if self.lag is None:
+            return None
+        try:
+            self.lag.record(self.cluster.name, reads, at_ms)
+        except OSError as exc:
+            first = self.lag_problem is None
+            self.lag_problem = f"lag history not kept: {exc}"
+            return self.lag_problem if first else None
+        self.lag_problem = None
+        return None
 
     def close(self) -> None:
         self.source.close()

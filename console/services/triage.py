@@ -29,8 +29,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
-from console.domain.gaps import Gap, Part
+from console.domain.lag import LagPoint
+from console.domain.lag import missing as missing  # what a read lacks, by name
 from console.domain.offsets import (
     CLIENT_LOCAL_NOTE,
     GroupOffsets,
@@ -38,6 +40,9 @@ from console.domain.offsets import (
     QueueOffsets,
     known_delay,
 )
+from console.rocketmq.topics import is_retry_topic
+
+R = TypeVar("R", bound="Reading")
 
 #: Refreshes kept per group; Burrow's default window is 10 offsets.
 DEFAULT_WINDOW = 10
@@ -70,21 +75,30 @@ _SEVERITY = {
     Status.STOP: 5,
 }
 
+RULE_CAUGHT_UP = "lag is 0 on the queue now"
+RULE_NOBODY = "lag above 0 and no client online: nobody is consuming"
+RULE_WAS_CAUGHT_UP = "lag was 0 at some refresh in the window"
+RULE_REWIND = "the committed offset went backwards between two refreshes"
+RULE_STALL = (
+    f"clients online, lag above 0, committed offset unchanged over {MIN_SAMPLES}+ refreshes"
+)
+RULE_WARN = f"committed offset moves, but lag grew over {MIN_SAMPLES}+ refreshes and never shrank"
+RULE_OTHERWISE = "otherwise"
+RULE_PARTIAL = "the read lacks parts (a broker did not answer) and what was read is OK"
+#: Not rules of their own: why none of the rules above could be tried.
+RULE_TOO_FEW = f"fewer than {MIN_SAMPLES} refreshes with a committed offset: no trend yet"
+RULE_NO_VOTERS = "no topic queue has a committed offset: nothing to judge"
+RULE_NOTHING = "nothing stored to judge"
+
 STATUS_RULES: tuple[tuple[Status, str], ...] = (
-    (Status.OK, "lag is 0 on the queue now"),
-    (Status.STOP, "lag above 0 and no client online: nobody is consuming"),
-    (Status.OK, "lag was 0 at some refresh in the window"),
-    (Status.REWIND, "the committed offset went backwards between two refreshes"),
-    (
-        Status.STALL,
-        f"clients online, lag above 0, committed offset unchanged over {MIN_SAMPLES}+ refreshes",
-    ),
-    (
-        Status.WARN,
-        f"committed offset moves, but lag grew over {MIN_SAMPLES}+ refreshes and never shrank",
-    ),
-    (Status.OK, "otherwise"),
-    (Status.ERR, "the read lacks parts (a broker did not answer) and what was read is OK"),
+    (Status.OK, RULE_CAUGHT_UP),
+    (Status.STOP, RULE_NOBODY),
+    (Status.OK, RULE_WAS_CAUGHT_UP),
+    (Status.REWIND, RULE_REWIND),
+    (Status.STALL, RULE_STALL),
+    (Status.WARN, RULE_WARN),
+    (Status.OK, RULE_OTHERWISE),
+    (Status.ERR, RULE_PARTIAL),
 )
 """Per queue, the first rule that matches decides; the group takes its worst queue
 (STOP > STALL > REWIND > WARN > OK), the one with most lag among equals. Only the group's topics
@@ -102,6 +116,8 @@ class Verdict:
     queue: QueueKey | None = None
     #: The read lacked parts: the status speaks for what was read only.
     partial: bool = False
+    #: The rule of `STATUS_RULES` that decided (or why none could be tried).
+    rule: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,51 +131,91 @@ class LagTrend:
 
 
 @dataclass(frozen=True, slots=True)
-class Sample:
-    """One refresh of one group, with what the rules read from it worked out once (a window is
-    read on every refresh; the offsets' own totals are recomputed on every access)."""
+class Reading:
+    """What the rules read of one refresh of one group, worked out once (a window is read on
+    every refresh). Made from a live read (`Sample`) or from a point of the lag history
+    (`Reading.of_point`), so the same rules judge both."""
 
-    offsets: GroupOffsets
     taken_at_ms: int
+    #: Lag summed over the topic queues with a committed offset (0 when there is none).
     total_lag: int
     #: committed offset and lag of each topic queue that has a committed offset
     points: Mapping[QueueKey, tuple[int, int]]
     #: What the read covered: the queues whose lag is in the total, and what it lacked. Two
     #: totals compare only when this is the same.
     coverage: tuple[frozenset[QueueKey], frozenset[str]]
+    #: Whether any client was online.
+    online: bool
+    #: Topic queues in the read, committed or not.
+    topic_queues: int
+    #: A BROADCASTING group (its offsets live on its clients).
+    client_local: bool
 
     @property
     def partial(self) -> bool:
         return bool(self.coverage[1])
 
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(sorted(self.coverage[1]))
+
+    @classmethod
+    def of_point(cls, point: LagPoint) -> Reading:
+        # One pass, the retry check once per topic: a day's window is thousands of points.
+        points: dict[QueueKey, tuple[int, int]] = {}
+        retry: dict[str, bool] = {}
+        topic_queues = 0
+        for q in point.queues:
+            is_retry = retry.get(q.topic)
+            if is_retry is None:
+                is_retry = retry[q.topic] = is_retry_topic(q.topic)
+            if is_retry:
+                continue
+            topic_queues += 1
+            if q.committed is not None:
+                points[(q.topic, q.broker, q.queue_id)] = (
+                    q.committed,
+                    max(q.max_offset - q.committed, 0),
+                )
+        return cls(
+            taken_at_ms=point.at_ms,
+            total_lag=sum(lag for _, lag in points.values()),
+            points=points,
+            coverage=(frozenset(points), frozenset(point.missing)),
+            online=bool(point.online),
+            topic_queues=topic_queues,
+            client_local=point.client_local,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Sample(Reading):
+    """One refresh of one group as the console read it (kept in memory, in `History`)."""
+
+    offsets: GroupOffsets
+
     @classmethod
     def of(cls, offsets: GroupOffsets) -> Sample:
+        topic = offsets.topic_queues
         points = {
             q.key: (q.committed, q.lag)
-            for q in offsets.topic_queues
+            for q in topic
             if q.committed is not None and q.lag is not None
         }
-        coverage = (frozenset(points), frozenset(missing(offsets)))
-        return cls(offsets, offsets.taken_at_ms, offsets.total_lag, points, coverage)
+        return cls(
+            taken_at_ms=offsets.taken_at_ms,
+            total_lag=offsets.total_lag,
+            points=points,
+            coverage=(frozenset(points), frozenset(missing(offsets))),
+            online=offsets.online,
+            topic_queues=len(topic),
+            client_local=offsets.client_local,
+            offsets=offsets,
+        )
 
 
 def as_samples(offsets: Iterable[GroupOffsets]) -> list[Sample]:
     return [Sample.of(o) for o in offsets]
-
-
-# ---- what a read lacks -------------------------------------------------------------------------
-
-
-def missing(offsets: GroupOffsets) -> tuple[str, ...]:
-    """What the read lacks, by name ("broker-b", "queue orders/broker-a/3"): the reader's gaps
-    and the brokers it names unreachable (either may say so; they may say it of the same one)."""
-    named = {_gap_name(g) for g in offsets.gaps}
-    named |= set(offsets.unreachable_brokers)
-    return tuple(sorted(named))
-
-
-def _gap_name(g: Gap) -> str:
-    return g.name if g.part is Part.BROKER else f"{g.part} {g.name}"
 
 
 def is_partial(offsets: GroupOffsets) -> bool:
@@ -242,92 +298,135 @@ class History:
 # ---- status ------------------------------------------------------------------------------------
 
 
-def evaluate(window: Sequence[Sample], *, min_samples: int = MIN_SAMPLES) -> Verdict:
+def evaluate(window: Sequence[Reading], *, min_samples: int = MIN_SAMPLES) -> Verdict:
     """The group's status: its worst queue under `STATUS_RULES`."""
     if not window:
         return Verdict(Status.OK, "not refreshed yet", complete=False)
     known = _evaluate_read(window, min_samples)
-    lacks = missing(window[-1].offsets)
+    lacks = window[-1].missing
     if not lacks:
         return known
     note = f"partial read: no answer from {', '.join(lacks)}"
     if known.status is Status.OK:
-        return Verdict(Status.ERR, note, True, known.queue, partial=True)
-    return Verdict(known.status, f"{known.reason} ({note})", known.complete, known.queue, True)
+        return Verdict(Status.ERR, note, True, known.queue, partial=True, rule=RULE_PARTIAL)
+    return Verdict(
+        known.status,
+        f"{known.reason} ({note})",
+        known.complete,
+        known.queue,
+        True,
+        rule=known.rule,
+    )
 
 
-def _evaluate_read(window: Sequence[Sample], min_samples: int) -> Verdict:
+def evaluate_points(points: Sequence[LagPoint], *, min_samples: int = MIN_SAMPLES) -> Verdict:
+    """The same rules over stored points of the lag history (the chart's window): the window is
+    every point with per-queue detail, the latest of them judged. Nothing stored, or a newest
+    point whose detail was thinned away, is ERR: unknown, never OK."""
+    if not points:
+        return Verdict(
+            Status.ERR, "no samples stored in the window", False, partial=True, rule=RULE_NOTHING
+        )
+    if not points[-1].detailed:
+        return Verdict(
+            Status.ERR,
+            "the window's newest samples kept their totals only (per-queue detail thinned)",
+            False,
+            partial=True,
+            rule=RULE_NOTHING,
+        )
+    return evaluate([Reading.of_point(p) for p in points if p.detailed], min_samples=min_samples)
+
+
+def _evaluate_read(window: Sequence[Reading], min_samples: int) -> Verdict:
     """The rules over what the latest refresh read."""
-    latest = window[-1].offsets
+    latest = window[-1]
     complete = len(window) >= min_samples
-    voters = [q for q in latest.topic_queues if q.committed is not None]
-    if not voters:
+    if not latest.points:
         if latest.client_local:
             why = CLIENT_LOCAL_NOTE  # a broadcasting group's lag is on its clients, not here
         elif latest.topic_queues:
             why = "no committed offsets: lag unknown"
         else:
             why = "no queues"
-        return Verdict(Status.OK, why, complete=complete)
+        return Verdict(Status.OK, why, complete=complete, rule=RULE_NO_VOTERS)
     worst: Verdict | None = None
     worst_lag = -1
-    for q in voters:
-        verdict = _queue_status(q, window, latest.online, min_samples)
-        lag = q.lag or 0
+    for key, (_, lag) in latest.points.items():
+        verdict = _queue_status(key, lag, window, latest.online, min_samples)
         severity = verdict.status.severity
         if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
             worst, worst_lag = verdict, lag
     assert worst is not None
-    return Verdict(worst.status, worst.reason, complete, worst.queue)
+    return Verdict(worst.status, worst.reason, complete, worst.queue, rule=worst.rule)
 
 
 def _queue_status(
-    q: QueueOffsets, window: Sequence[Sample], online: bool, min_samples: int
+    key: QueueKey, lag: int, window: Sequence[Reading], online: bool, min_samples: int
 ) -> Verdict:
-    where = f"{q.topic}@{q.broker}:{q.queue_id}"
-    lag = q.lag or 0
+    topic, broker, queue_id = key
+    where = f"{topic}@{broker}:{queue_id}"
     if lag == 0:
-        return Verdict(Status.OK, f"{where} caught up", True, q.key)
+        return Verdict(Status.OK, f"{where} caught up", True, key, rule=RULE_CAUGHT_UP)
     if not online:
-        return Verdict(Status.STOP, f"{where} lag {lag}, no client online", True, q.key)
+        return Verdict(
+            Status.STOP, f"{where} lag {lag}, no client online", True, key, rule=RULE_NOBODY
+        )
     # (taken at, committed, lag) at every refresh where the queue had a committed offset
-    key = q.key
     series = [(s.taken_at_ms, *s.points[key]) for s in window if key in s.points]
     lags = [s[2] for s in series]
     commits = [s[1] for s in series]
     if 0 in lags:
-        return Verdict(Status.OK, f"{where} was caught up in the window", True, q.key)
+        return Verdict(
+            Status.OK, f"{where} was caught up in the window", True, key, rule=RULE_WAS_CAUGHT_UP
+        )
     for (_, before, _), (_, after, _) in zip(series, series[1:], strict=False):
         if after < before:
             return Verdict(
-                Status.REWIND, f"{where} committed went back {before} -> {after}", True, q.key
+                Status.REWIND,
+                f"{where} committed went back {before} -> {after}",
+                True,
+                key,
+                rule=RULE_REWIND,
             )
     if len(series) < min_samples:
-        return Verdict(Status.OK, f"{where} lag {lag}", False, q.key)
-    span = _seconds(series[-1][0] - series[0][0])
+        return Verdict(Status.OK, f"{where} lag {lag}", False, key, rule=RULE_TOO_FEW)
+    span = span_text(series[-1][0] - series[0][0])
     if len(set(commits)) == 1:
         return Verdict(
             Status.STALL,
             f"{where} committed {commits[0]} unchanged for {span}, lag {lag}",
             True,
-            q.key,
+            key,
+            rule=RULE_STALL,
         )
     growing = all(b >= a for a, b in zip(lags, lags[1:], strict=False)) and lags[-1] > lags[0]
     if growing:
         return Verdict(
-            Status.WARN, f"{where} lag grew {lags[0]} -> {lags[-1]} over {span}", True, q.key
+            Status.WARN,
+            f"{where} lag grew {lags[0]} -> {lags[-1]} over {span}",
+            True,
+            key,
+            rule=RULE_WARN,
         )
-    return Verdict(Status.OK, f"{where} lag {lag}, consuming", True, q.key)
+    return Verdict(Status.OK, f"{where} lag {lag}, consuming", True, key, rule=RULE_OTHERWISE)
 
 
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:.0f}s"
+def span_text(ms: int) -> str:
+    """A span as a reason says it: seconds up to two minutes, then minutes, then hours."""
+    seconds = round(ms / 1000)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{round(seconds / 60)}m"
+    hours, rest = divmod(round(seconds / 60), 60)
+    return f"{hours}h{rest:02d}m"
 
 
 # ---- trend and time behind -----------------------------------------------------------------------
 
 
-def comparable(window: Sequence[Sample]) -> Sequence[Sample]:
+def comparable(window: Sequence[R]) -> Sequence[R]:
     """The refreshes at the end of the window that read what the latest read: the same queues
     with lag known, and the same parts missing. A total compares with those only."""
     if not window:
@@ -339,12 +438,12 @@ def comparable(window: Sequence[Sample]) -> Sequence[Sample]:
     return window[start:]
 
 
-def lag_series(window: Sequence[Sample]) -> tuple[int, ...]:
+def lag_series(window: Sequence[Reading]) -> tuple[int, ...]:
     """Total lag at each comparable refresh (the sparkline)."""
     return tuple(s.total_lag for s in comparable(window))
 
 
-def lag_trend(window: Sequence[Sample]) -> LagTrend | None:
+def lag_trend(window: Sequence[Reading]) -> LagTrend | None:
     """How total lag moved over the comparable refreshes; None with fewer than two, and over a
     partial read (a lower bound has no rate)."""
     run = comparable(window)
@@ -357,7 +456,7 @@ def lag_trend(window: Sequence[Sample]) -> LagTrend | None:
     )
 
 
-def lagging_topics(sample: Sample) -> dict[str, tuple[str, ...]]:
+def lagging_topics(sample: Reading) -> dict[str, tuple[str, ...]]:
     """Topics with lag, by broker: what to ask QUERY_CONSUME_TIME_SPAN about."""
     out: dict[str, set[str]] = {}
     for (topic, broker, _), (_, lag) in sample.points.items():

@@ -6,6 +6,7 @@
     plans/<plan-id>/rows.parquet                  the rows (a Spark output directory)
     plans/<plan-id>/impact.json                   catch-up estimates, when computed
     logs/spark-host.log                           the Spark host's output (local workspaces)
+    lag/<cluster>/<group>.jsonl                   the lag history (services/lag_history.py)
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
 from console.redact import redact_text
+from console.services.lag_history import LagHistory, local_root
 from console.services.session import ClusterSession
 from console.services.source import SourceFactory
 from console.services.triage import DEFAULT_WINDOW, History
@@ -65,6 +66,9 @@ class ConsoleApp(App[int]):
         self._problems: list[str] = list(themes.problems)
         self._error_shown: str | None = None
         self._collector = QuietCollector()
+        root = local_root(config.workspace_path)
+        #: Every refresh's lag, shared by the clusters opened (one set of locks and caches).
+        self.lag_history = LagHistory(root) if root is not None else None
         for theme in themes.themes:
             self.register_theme(theme)
         if config.theme in self.available_themes:
@@ -151,7 +155,9 @@ class ConsoleApp(App[int]):
     def open_cluster(self, cluster: ClusterConfig) -> None:
         from console.ui.screens.overview import OverviewScreen
 
-        session = ClusterSession(cluster, self.connect(cluster), History(self.window))
+        session = ClusterSession(
+            cluster, self.connect(cluster), History(self.window), lag=self.lag_history
+        )
         self.push_screen(OverviewScreen(session))
 
     def is_root(self, screen: Screen[Any]) -> bool:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from console.services.apply_check import ApplyCheck
     from console.services.history import History
     from console.services.journal_actions import UndoCheck
+    from console.services.lag_report import LagReport
     from console.services.planning import PlanResult
     from console.services.resume_check import ResumeCheck
     from console.services.spark_runner import JobProgress
@@ -88,6 +89,20 @@ class GroupRefreshed(Message):
     summary: GroupSummary
     dlq: tuple[QueueStats, ...]
     delays: Mapping[QueueKey, int]
+
+
+@dataclass
+class LagReported(Message):
+    """The group's lag history over the chart's window, read from the workspace."""
+
+    report: LagReport
+
+
+@dataclass
+class LagHistoryFailed(Message):
+    """The lag history could not be written (said once; the refreshes go on)."""
+
+    problem: str
 
 
 @dataclass

@@ -23,6 +23,7 @@ MODULES = (
     "tests.benchmarks.plan",
     "tests.benchmarks.connect",
     "tests.benchmarks.apply",
+    "tests.benchmarks.lag",
     # Last: its 2,000 groups stay in the sandbox, which ends with the run.
     "tests.benchmarks.fleet",
 )

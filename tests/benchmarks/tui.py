@@ -51,7 +51,7 @@ def run() -> dict[str, float]:
     namesrv = os.environ["RMQ_BENCH_NAMESRV"]
     with tempfile.TemporaryDirectory(prefix="rmq-bench-tui-") as tmp:
         config = Path(tmp) / "config.yaml"
-        config.write_text("{}\n")
+        config.write_text(f"workspace: {Path(tmp) / 'ws'}\n")
         env = _env(config)
         brokers = asyncio.run(_broker_names(namesrv))
         first = statistics.median(

@@ -10,6 +10,7 @@ import re
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,9 +65,11 @@ def live_queues(app: ConsoleApp) -> dict[tuple[str, str], str]:
 
 
 @pytest.fixture
-def console(sandbox: Any) -> ConsoleApp:
+def console(sandbox: Any, tmp_path: Path) -> ConsoleApp:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
-    config = Config(clusters=(cluster,), refresh_interval=3600, theme="rmq-dark")
+    config = Config(
+        clusters=(cluster,), refresh_interval=3600, theme="rmq-dark", workspace=str(tmp_path)
+    )
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
 
@@ -103,6 +106,13 @@ async def test_a_stopped_broker_is_named_down_and_recovers(
             first = live_queues(app)
             assert first, "broker-a's queues of the live group are shown"
             assert all(broker == UP for broker, _ in first)
+            # The lag history keeps the read as what it is: partial, broker-b named missing.
+            assert app.lag_history is not None
+            kept = app.lag_history.series("sandbox", scenario.GROUP_LIVE).newest
+            assert kept is not None
+            assert kept.partial
+            assert DOWN in kept.missing
+            assert {q.broker for q in kept.queues} == {UP}
             await refresh_until(pilot, app, lambda: live_queues(app) != first, "live offsets")
         finally:
             # A JVM boots slowly on a loaded machine (other suites run beside this one).
@@ -150,10 +160,16 @@ async def whole_cluster(sandbox: Any) -> None:
 
 
 @pytest.fixture
-def hang_console(sandbox: Any) -> ConsoleApp:
+def hang_console(sandbox: Any, tmp_path: Path) -> ConsoleApp:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
     # Requests to a hung broker give up after 1 s, so each refresh of the test ends quickly.
-    config = Config(clusters=(cluster,), refresh_interval=3600, theme="rmq-dark", timeout=1.0)
+    config = Config(
+        clusters=(cluster,),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        timeout=1.0,
+        workspace=str(tmp_path),
+    )
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
 

@@ -106,7 +106,7 @@ def test_keys_only_open_a_group_and_read_its_offsets(
     sandbox: Any, tmux: Tmux, tmp_path: Path
 ) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text("{}\n")
+    config.write_text(f"workspace: {tmp_path / 'ws'}\n")
     console = Path(sys.executable).with_name("rmq-console")
     tmux.start(
         f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
@@ -202,6 +202,7 @@ def test_a_refused_signature_is_named_and_readable_at_80x24(
     sk.write_text(wrong + "\n")
     config = tmp_path / "config.yaml"
     config.write_text(
+        f"workspace: {tmp_path / 'ws'}\n"
         "clusters:\n"
         "  - name: acl\n"
         f"    namesrv: [{acl_cluster.namesrv_addr}]\n"

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from console.domain.gaps import Gap, Part, Why
+from console.domain.lag import LagPoint
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets, known_delay
 from console.services import triage
 from console.services.triage import History, Sample, Status, as_samples, evaluate
@@ -334,3 +335,65 @@ def test_worst_first_puts_unknown_between_known_trouble_and_ok() -> None:
     assert warn.verdict.status is Status.WARN
     order = triage.worst_first([fine, partial, warn])
     assert [s.verdict.status for s in order] == [Status.WARN, Status.ERR, Status.OK]
+
+
+# ---- the same rules over stored lag points ----------------------------------------------------
+
+
+def stored(reads: Sequence[GroupOffsets]) -> list[LagPoint]:
+    """The reads as the lag history keeps them: through their JSON line and back."""
+    return [LagPoint.from_json(LagPoint.of(o, o.taken_at_ms).to_json()) for o in reads]
+
+
+@given(windows())
+def test_stored_points_are_judged_as_the_live_reads_were(w: list[Sample]) -> None:
+    live = evaluate(w)
+    kept = triage.evaluate_points(stored([s.offsets for s in w]))
+    assert (kept.status, kept.reason, kept.complete, kept.rule) == (
+        live.status,
+        live.reason,
+        live.complete,
+        live.rule,
+    )
+
+
+def test_stored_points_name_the_rule_and_the_span() -> None:
+    reads = [sample(i * 120, [(10 + i, 4)]) for i in range(4)]  # ten minutes apart
+    v = triage.evaluate_points(stored(reads))
+    assert v.status is Status.STALL
+    assert v.rule == triage.RULE_STALL
+    assert "committed 4 unchanged for 30m" in v.reason
+
+
+def test_a_partial_newest_point_is_never_ok() -> None:
+    reads = [two_brokers(i, 0, 0) for i in range(3)] + [two_brokers(3, 0, None)]
+    v = triage.evaluate_points(stored(reads))
+    assert (v.status, v.partial, v.rule) == (Status.ERR, True, triage.RULE_PARTIAL)
+    assert "no answer from b" in v.reason
+
+
+def test_nothing_stored_or_only_totals_is_err_not_ok() -> None:
+    assert triage.evaluate_points([]).status is Status.ERR
+    points = stored([sample(i, [(10, 10)]) for i in range(3)])
+    thinned = [p.without_detail() for p in points]
+    v = triage.evaluate_points(thinned)
+    assert (v.status, v.complete, v.rule) == (Status.ERR, False, triage.RULE_NOTHING)
+    # Old points without detail do not count; the newest with detail are judged.
+    assert triage.evaluate_points([*thinned, *points]).status is Status.OK
+
+
+def test_a_reset_backwards_in_the_stored_window_is_rewind() -> None:
+    reads = [sample(0, [(100, 90)]), sample(1, [(110, 95)]), sample(2, [(120, 50)])]
+    v = triage.evaluate_points(stored(reads))
+    assert (v.status, v.rule) == (Status.REWIND, triage.RULE_REWIND)
+    assert "committed went back 95 -> 50" in v.reason
+
+
+def test_spans_read_in_the_unit_that_fits() -> None:
+    assert [triage.span_text(ms) for ms in (10_000, 119_000, 600_000, 3_600_000, 9_000_000)] == [
+        "10s",
+        "119s",
+        "10m",
+        "60m",
+        "2h30m",
+    ]

@@ -25,7 +25,12 @@ from console.services import export
 from console.services.session import ClusterSession
 from console.services.source import ClusterSource
 from console.ui import format as fmt
-from console.ui.messages import BrokersChecked, RefreshFinished, TableExported
+from console.ui.messages import (
+    BrokersChecked,
+    LagHistoryFailed,
+    RefreshFinished,
+    TableExported,
+)
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.crumbs import Crumbs
@@ -248,6 +253,9 @@ class DataScreen(ConsoleScreen):
             error=None,
             took_ms=None if started is None else message.at_ms - started,
         )
+
+    def on_lag_history_failed(self, message: LagHistoryFailed) -> None:
+        self.notify(message.problem, title="Lag history", severity="warning", markup=False)
 
     def brokers_changed(self) -> None:
         """Hook: the session's broker states were updated."""

@@ -1,5 +1,6 @@
 """One consumer group: every queue with its offsets and client, retry and DLQ queues, clients,
-and the lag sparkline from the refresh history.
+the lag sparkline from the refresh history, and (`c`) the lag chart from the workspace's lag
+history over the last hour or day (`t`).
 
 A read that lacks parts says so under the headline (what is missing and why), its total lag is
 a lower bound, and the sparkline starts again where what was read changed. A committed offset
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -25,13 +27,20 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
 from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
 from console.services import mqadmin_commands, triage
+from console.services.lag_report import WINDOWS_MS, LagReport, lag_report
 from console.services.session import ClusterSession
 from console.services.triage import GroupSummary
 from console.ui import format as fmt
-from console.ui.messages import AssignmentsRefreshed, GroupRefreshed
+from console.ui.messages import (
+    AssignmentsRefreshed,
+    GroupRefreshed,
+    LagHistoryFailed,
+    LagReported,
+)
 from console.ui.screens.base import DataScreen
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.lagchart import LagChart, window_name
 from console.ui.widgets.tablemodel import Column, Row, cell
 
 QUEUE_COLUMNS = (
@@ -166,6 +175,9 @@ class GroupScreen(DataScreen):
     BINDINGS = [
         Binding("R", "reset", "Reset offsets", id="reset"),
         Binding("w", "walkthrough", "Walkthroughs", id="walkthrough"),
+        # Not in the footer (at 80 columns it would push `?` off): the lag line names its key.
+        Binding("c", "toggle_chart", "Lag chart", id="lag_chart", show=False),
+        Binding("t", "lag_window", "Lag chart: hour/day", id="lag_window", show=False),
     ]
 
     def __init__(self, session: ClusterSession, group: str) -> None:
@@ -176,6 +188,9 @@ class GroupScreen(DataScreen):
         self.dlq: tuple[QueueStats, ...] = ()
         self.delays: Mapping[QueueKey, int] = {}
         self.assignments: Mapping[QueueKey, tuple[str, ...]] = {}
+        #: The chart pane shows instead of the queue and client tables.
+        self.chart_shown = False
+        self.window_ms = WINDOWS_MS[0]
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="summary")
@@ -185,6 +200,7 @@ class GroupScreen(DataScreen):
             yield Label("", id="spark-range")
         yield DataView("queues", QUEUE_COLUMNS, id="queues")
         yield DataView("clients", CLIENT_COLUMNS, id="clients")
+        yield LagChart(id="lag-chart")
 
     def on_mount(self) -> None:
         self.query_one("#queues", DataView).focus_table()
@@ -193,7 +209,10 @@ class GroupScreen(DataScreen):
     async def fetch(self) -> None:
         source = self.source
         offsets = self.cluster_session.account(await source.group_offsets(self.group))
+        at_ms = self.console.clock_ms()
         window = self.cluster_session.history.add(offsets)
+        chart = self.window_ms if self.chart_shown else None
+        await asyncio.to_thread(self._keep_lag, offsets, at_ms, chart)
         delays, dlq = await asyncio.gather(
             source.consume_delays(self.group, triage.lagging_topics(window[-1])),
             source.dlq_queues(self.group),
@@ -208,6 +227,72 @@ class GroupScreen(DataScreen):
             except RocketMQError:
                 return  # a client that does not answer leaves the CLIENT column at "-"
             self.post_message(AssignmentsRefreshed(held))
+
+    def _keep_lag(self, offsets: GroupOffsets, at_ms: int, window_ms: int | None) -> None:
+        """Store the read in the lag history (off the UI thread) and, while the chart shows,
+        read the chart's window back with the new point in it."""
+        problem = self.cluster_session.record_lag([offsets], at_ms)
+        if problem:
+            self.post_message(LagHistoryFailed(problem))
+        if window_ms is not None:
+            self._post_report(at_ms, window_ms)
+
+    def _post_report(self, now_ms: int, window_ms: int) -> None:
+        report = self._report(now_ms, window_ms)
+        if report is not None:
+            self.post_message(LagReported(report))
+
+    def _report(self, now_ms: int, window_ms: int) -> LagReport | None:
+        history = self.cluster_session.lag
+        if history is None:
+            return None
+        return lag_report(
+            history,
+            self.cluster_session.cluster.name,
+            self.group,
+            since_ms=now_ms - window_ms,
+            until_ms=now_ms,
+            journals=history.root,
+        )
+
+    @work(thread=True, exclusive=True, group="lag", exit_on_error=False)
+    def load_lag(self) -> None:
+        self._post_report(self.console.clock_ms(), self.window_ms)
+
+    def on_lag_reported(self, message: LagReported) -> None:
+        chart = self.query_one(LagChart)
+        chart.show(message.report, problem=self.cluster_session.lag_problem)
+
+    # ---- the chart -------------------------------------------------------------------------------
+
+    def _chart_hint(self) -> str:
+        """` · c chart`: the key that shows the chart (or the tables again), as remapped."""
+        for active in self.active_bindings.values():
+            if active.binding.action == "toggle_chart":
+                key = self.app.get_key_display(active.binding)
+                return f" · {key} {'tables' if self.chart_shown else 'chart'}"
+        return ""
+
+    def action_toggle_chart(self) -> None:
+        self.chart_shown = not self.chart_shown
+        self.set_class(self.chart_shown, "-chart")
+        self.redraw()
+        if not self.chart_shown:
+            self.query_one("#queues", DataView).focus_table()
+            return
+        if self.cluster_session.lag is None:
+            self.query_one(LagChart).show(
+                None, problem="no lag history: the workspace is not on this machine"
+            )
+            return
+        self.load_lag()
+
+    def action_lag_window(self) -> None:
+        i = WINDOWS_MS.index(self.window_ms) if self.window_ms in WINDOWS_MS else -1
+        self.window_ms = WINDOWS_MS[(i + 1) % len(WINDOWS_MS)]
+        self.notify(f"lag chart: {window_name(self.window_ms)}", timeout=2)
+        if self.chart_shown and self.cluster_session.lag is not None:
+            self.load_lag()
 
     def on_group_refreshed(self, message: GroupRefreshed) -> None:
         self.summary = message.summary
@@ -236,7 +321,7 @@ class GroupScreen(DataScreen):
         self.query_one("#summary", Static).update(self._summary_text(s))
         spark = self.query_one("#lag-spark", Sparkline)
         spark.data = [float(v) for v in s.lag_history]
-        self.query_one("#spark-range", Label).update(Text(spark_range(s)))
+        self.query_one("#spark-range", Label).update(Text(spark_range(s) + self._chart_hint()))
         rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
         self.query_one("#queues", DataView).set_rows(rows)
         clients = self.query_one("#clients", DataView)

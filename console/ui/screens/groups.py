@@ -17,7 +17,12 @@ from console.services.fanout import Cadence
 from console.services.session import ClusterSession
 from console.services.triage import GroupSummary, Status, rank
 from console.ui import format as fmt
-from console.ui.messages import GroupsListed, GroupsProgressed, GroupsRefreshed
+from console.ui.messages import (
+    GroupsListed,
+    GroupsProgressed,
+    GroupsRefreshed,
+    LagHistoryFailed,
+)
 from console.ui.screens.base import DataScreen
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
@@ -175,6 +180,9 @@ class GroupsScreen(DataScreen):
         session = self.cluster_session
         history = session.history
         latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
+        problem = session.record_lag(latest.values(), self.console.clock_ms())
+        if problem:
+            self.post_message(LagHistoryFailed(problem))
         windows = {n: history.add(o) for n, o in latest.items()}
         history.retain(names)
         wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
