@@ -174,7 +174,7 @@ CLIENT_LINES = 7
 class GroupScreen(DataScreen):
     BINDINGS = [
         Binding("R", "reset", "Reset offsets", id="reset"),
-        Binding("w", "walkthrough", "Walkthroughs", id="walkthrough"),
+        Binding("w", "walkthrough", "Walkthroughs", id="walkthrough", show=False),
         # Not in the footer (at 80 columns it would push `?` off): the lag line names its key.
         Binding("c", "toggle_chart", "Lag chart", id="lag_chart", show=False),
         Binding("t", "lag_window", "Lag chart: hour/day", id="lag_window", show=False),
@@ -265,13 +265,19 @@ class GroupScreen(DataScreen):
 
     # ---- the chart -------------------------------------------------------------------------------
 
-    def _chart_hint(self) -> str:
-        """` · c chart`: the key that shows the chart (or the tables again), as remapped."""
+    def _key_hints(self) -> str:
+        """` · c chart · w walkthroughs`: keys kept out of the footer (at 80 columns they would
+        push `?` off it), as remapped."""
+        names = {
+            "toggle_chart": "tables" if self.chart_shown else "chart",
+            "walkthrough": "walkthroughs",
+        }
+        hints = []
         for active in self.active_bindings.values():
-            if active.binding.action == "toggle_chart":
-                key = self.app.get_key_display(active.binding)
-                return f" · {key} {'tables' if self.chart_shown else 'chart'}"
-        return ""
+            name = names.pop(active.binding.action, None)
+            if name is not None:
+                hints.append(f" · {self.app.get_key_display(active.binding)} {name}")
+        return "".join(hints)
 
     def action_toggle_chart(self) -> None:
         self.chart_shown = not self.chart_shown
@@ -321,7 +327,7 @@ class GroupScreen(DataScreen):
         self.query_one("#summary", Static).update(self._summary_text(s))
         spark = self.query_one("#lag-spark", Sparkline)
         spark.data = [float(v) for v in s.lag_history]
-        self.query_one("#spark-range", Label).update(Text(spark_range(s) + self._chart_hint()))
+        self.query_one("#spark-range", Label).update(Text(spark_range(s) + self._key_hints()))
         rows = queue_rows(o, self.dlq, self.delays, self.assignments, now)
         self.query_one("#queues", DataView).set_rows(rows)
         clients = self.query_one("#clients", DataView)
