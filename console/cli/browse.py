@@ -19,7 +19,7 @@ from console.cli.render import dump_json, missing, report_missing, table, timest
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
-from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets, QueueOffsets
+from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
 from console.services.fanout import gather_bounded
@@ -28,6 +28,8 @@ from console.services.fanout import gather_bounded
 BROKER_DOWN = 1
 #: Groups of a `groups` scan read at the same time; the batch bounds requests per broker.
 FLEET_GROUPS = 256
+#: The LAG cell of a BROADCASTING group (see CLIENT_LOCAL_NOTE).
+CLIENT_LOCAL = "client-local"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -153,9 +155,10 @@ def _topics(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
-        # One batch for the scan: the brokers asked once, requests per broker bounded. The
-        # listing shows lags, which need no min offsets.
-        batch = await reader.batch(min_offsets=False)
+        # One batch for the scan: the brokers asked once, requests per broker bounded. The min
+        # offsets (one request per topic and broker, shared by every group of the batch) tell
+        # which groups are committed below them.
+        batch = await reader.batch()
         if batch.routes is None:
             batch.routes = await reader.routes()  # what the name server says is the error
         asked = len(read_addrs(batch.routes))
@@ -173,22 +176,25 @@ def _groups(args: argparse.Namespace) -> int:
                 {
                     "partial": bool(gaps),
                     "missing": missing(gaps),
+                    "from_slave": sorted({b for r in rows for b in r["from_slave"]}),
                     "groups": [{k: v for k, v in r.items() if k != "answered"} for r in rows],
                 }
             )
         elif answered:
             table(
-                ["GROUP", "MODEL", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN", "MISSING"],
+                ["GROUP", "MODEL", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN", "BELOW-MIN"]
+                + ["NOTE"],
                 [
                     [
                         r["group"],
                         r["message_model"],
                         _clients_cell(r),
-                        _total_cell(r, "total_lag"),
+                        CLIENT_LOCAL if r["client_local"] else _total_cell(r, "total_lag"),
                         _total_cell(r, "retry_backlog"),
                         _total_cell(r, "dlq_messages"),
                         r["unknown_queues"],
-                        _missing_cell(r["missing"]),
+                        _total_cell(r, "below_min_queues"),
+                        _note_cell(r),
                     ]
                     for r in rows
                 ],
@@ -215,10 +221,13 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
         "message_model": None,
         "consume_type": None,
         "clients_online": None,
+        "client_local": False,
         "total_lag": None,
         "retry_backlog": None,
         "dlq_messages": None,
         "unknown_queues": None,
+        "below_min_queues": None,
+        "from_slave": [],
         "partial": True,
         "missing": [lost.to_dict()],
         "answered": False,
@@ -232,11 +241,18 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         "message_model": o.message_model,
         "consume_type": o.consume_type,
         "clients_online": len(o.clients) if read and o.clients_known else None,
+        # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught
+        # up, so its total is unknown (null), as `lag` says.
+        "client_local": o.client_local,
         # Lower bounds when partial; null when nothing of the group could be read.
-        "total_lag": o.total_lag if read else None,
+        "total_lag": o.total_lag if read and not o.client_local else None,
         "retry_backlog": o.retry_backlog if read else None,
         "dlq_messages": o.dlq_messages if read else None,
         "unknown_queues": o.unknown_queues if read else None,
+        # Queues committed below their min offset (those messages are already deleted).
+        "below_min_queues": o.below_min_queues if read else None,
+        # Brokers read from a slave, their master down: complete, but the operator must know.
+        "from_slave": list(o.from_slave),
         "partial": o.partial,
         "missing": missing(o.gaps),
         "answered": read,
@@ -255,6 +271,16 @@ def _total_cell(row: dict[str, Any], key: str) -> str | int:
     if value is None:
         return "?"
     return at_least(value, row["partial"]) if row["partial"] else int(value)
+
+
+def _note_cell(row: dict[str, Any]) -> str:
+    """What the row's numbers do not say: what it lacks, where it was read, where its lag is."""
+    notes = [_missing_cell(row["missing"])]
+    if row["from_slave"]:
+        notes.append(f"{FROM_SLAVE}: {', '.join(row['from_slave'])}")
+    if row["client_local"]:
+        notes.append("offsets on each consumer host (offsets.json), none on the brokers")
+    return " | ".join(n for n in notes if n)
 
 
 def _missing_cell(gaps: list[dict[str, str]], shown: int = 2) -> str:
@@ -301,7 +327,7 @@ def _print_lag(o: GroupOffsets) -> None:
         if o.client_stores:
             return
     if o.from_slave:
-        print(f"from slave, master down: {', '.join(o.from_slave)}")
+        print(f"{FROM_SLAVE}: {', '.join(o.from_slave)}")
     _queue_table(o.queues)
     p = o.partial
     total = "unknown (client-local)" if o.client_local else at_least(o.total_lag, p)

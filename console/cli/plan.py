@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
-from console.domain.offsets import CLIENT_LOCAL_NOTE, GroupOffsets
+from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets
 from console.redact import redact_text
 
 if TYPE_CHECKING:
@@ -135,6 +135,7 @@ def _snapshot(args: argparse.Namespace) -> int:
             "path": ref.uri,
             "partial": snap.partial,
             "missing": missing(snap.gaps),
+            "from_slave": list(snap.from_slave),
         }
         if args.json:
             dump_json(summary)
@@ -146,6 +147,8 @@ def _snapshot(args: argparse.Namespace) -> int:
             )
             for group in client_local:
                 print(f"{group}: {CLIENT_LOCAL_NOTE}")
+            if snap.from_slave:
+                print(f"{FROM_SLAVE}: {', '.join(snap.from_slave)}")
         report_missing(snap.gaps, what="groups")
         return EXIT_PARTIAL if snap.partial else EXIT_OK
 

@@ -21,6 +21,8 @@ CLIENT_LOCAL_NOTE = (
     "client-local offsets: a BROADCASTING group keeps them on each consumer host "
     "(offsets.json), the broker holds none"
 )
+#: What every view says of brokers whose queues were read from a slave (GroupOffsets.from_slave).
+FROM_SLAVE = "from slave, master down"
 
 
 @dataclass(frozen=True, slots=True)

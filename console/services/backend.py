@@ -50,12 +50,12 @@ class _Reader(ClusterReader):
                 self._at = time.monotonic()
             return dict(self._routes)
 
-    async def fresh_brokers(self) -> dict[str, str]:
-        """The masters, from the name server now."""
+    async def fresh_routes(self) -> dict[str, BrokerRoute]:
+        """Every broker, from the name server now (the reads after it use this answer)."""
         async with self._lock:
             self._routes = await ClusterReader.routes(self)
             self._at = time.monotonic()
-        return await self.brokers()
+        return await self.routes()
 
 
 class Backend:
@@ -74,8 +74,10 @@ class Backend:
         await self.admin.close()
 
     async def brokers(self) -> tuple[BrokerState, ...]:
-        masters = await self.reader.fresh_brokers()
-        return tuple(await self.reader.broker_health(masters))
+        await self.reader.fresh_routes()
+        # Every address, slaves too: a broker whose master is down is read from its slave,
+        # and the operator sees both (as `rmq-console brokers` shows them).
+        return tuple(await self.reader.broker_health())
 
     async def name_server_notices(self) -> tuple[str, ...]:
         return tuple(u.line() for u in self.admin.name_servers.unanswered() if u.instead)

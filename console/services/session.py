@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from console.config import ClusterConfig
 from console.domain.gaps import Why
 from console.domain.offsets import GroupOffsets
+from console.rocketmq.models import MASTER_ID
 from console.services.lag_history import LagHistory
 from console.services.source import BrokerState, ClusterSource
 from console.services.triage import NOT_REGISTERED, History, vanished
@@ -18,10 +19,12 @@ class ClusterSession:
     cluster: ClusterConfig
     source: ClusterSource
     history: History
-    #: Every broker seen since the session opened, name -> address.
+    #: Every broker seen since the session opened, name -> its master's address (where
+    #: offsets are written: never a slave's).
     known_brokers: dict[str, str] = field(default_factory=dict)
-    #: When each broker last answered, epoch ms.
-    last_seen_ms: dict[str, int] = field(default_factory=dict)
+    #: When each address last answered, epoch ms, by broker name and id.
+    last_seen_ms: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: Every address of the last check, masters and slaves, by broker name then id.
     brokers: tuple[BrokerState, ...] = ()
     #: Things about the cluster the operator should know that no view shows (a name server
     #: that does not answer, ...): each screen's status line names them.
@@ -32,23 +35,30 @@ class ClusterSession:
     lag_problem: str | None = None
 
     def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
-        """Take a broker check in; brokers that dropped off the name server count as down."""
+        """Take a broker check in; brokers that dropped off the name server count as down. A
+        master no longer listed while its slave is (listed without an address) keeps the
+        address it had."""
         gone = vanished(self.known_brokers, [b.name for b in listed])
-        self.known_brokers.update({b.name: b.addr for b in listed})
+        self.known_brokers.update(
+            {b.name: b.addr for b in listed if b.broker_id == MASTER_ID and b.addr}
+        )
         for b in listed:
             if b.up:
-                self.last_seen_ms[b.name] = now_ms
+                self.last_seen_ms[(b.name, b.broker_id)] = now_ms
         states = [
-            *listed,
+            *(b if b.addr else replace(b, addr=self.known_brokers.get(b.name, "")) for b in listed),
             *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items()),
         ]
-        self.brokers = tuple(sorted(states, key=lambda b: b.name))
+        self.brokers = tuple(sorted(states, key=lambda b: (b.name, b.broker_id)))
 
     def observe_answers(self, answered: Iterable[str]) -> bool:
-        """A data refresh reached these brokers, so they are up whatever the last broker check
-        said (the group screen refreshes without re-checking brokers). True if that changed."""
+        """A data refresh reached these brokers' masters, so they are up whatever the last
+        broker check said (the group screen refreshes without re-checking brokers). True if
+        that changed. A broker read from its slave is not among `answered`."""
         names = set(answered)
-        back = [b for b in self.brokers if b.name in names and not b.up]
+        back = [
+            b for b in self.brokers if b.name in names and not b.up and b.broker_id == MASTER_ID
+        ]
         if not back:
             return False
         self.brokers = tuple(
@@ -58,19 +68,33 @@ class ClusterSession:
 
     @property
     def unanswered(self) -> tuple[str, ...]:
-        """Brokers that did not answer the last check, whatever the reason."""
-        return tuple(b.name for b in self.brokers if not b.up)
+        """Brokers of which no address answered the last check, whatever the reason (one whose
+        master is down while a slave answers is read there: it is not here)."""
+        up = {b.name for b in self.brokers if b.up}
+        return tuple(sorted({b.name for b in self.brokers if not b.up} - up))
+
+    @property
+    def from_slave(self) -> dict[str, BrokerState]:
+        """Brokers whose master is down while a slave answers: reads go to that slave (the
+        lowest id), writes nowhere. Broker name -> that slave."""
+        masters_down = {b.name for b in self.brokers if b.broker_id == MASTER_ID and not b.up}
+        slaves: dict[str, BrokerState] = {}
+        for b in self.brokers:
+            if b.name in masters_down and b.broker_id != MASTER_ID and b.up:
+                slaves.setdefault(b.name, b)
+        return slaves
 
     @property
     def refused(self) -> tuple[str, ...]:
-        """Brokers that answered, but refused our credentials or what they may do."""
-        return tuple(b.name for b in self.brokers if not b.up and b.why in _REFUSALS)
+        """Addresses that answered, but refused our credentials or what they may do (see
+        `label`)."""
+        return tuple(label(b) for b in self.brokers if not b.up and b.why in _REFUSALS)
 
     @property
     def down(self) -> tuple[str, ...]:
-        """Brokers that did not answer for another reason (no connection, no answer in time,
-        gone from the name server)."""
-        return tuple(b.name for b in self.brokers if not b.up and b.why not in _REFUSALS)
+        """Addresses that did not answer for another reason (no connection, no answer in time,
+        gone from the name server), by `label`."""
+        return tuple(label(b) for b in self.brokers if not b.up and b.why not in _REFUSALS)
 
     def account(self, offsets: GroupOffsets) -> GroupOffsets:
         """A group read with the brokers known not to answer named as missing from it.
@@ -103,6 +127,12 @@ class ClusterSession:
 
     def close(self) -> None:
         self.source.close()
+
+
+def label(b: BrokerState) -> str:
+    """A broker address as the status line names it: a master by its broker name, a slave as
+    `broker-a slave 1`."""
+    return b.name if b.broker_id == MASTER_ID else f"{b.name} slave {b.broker_id}"
 
 
 _REFUSALS = (Why.AUTHENTICATION, Why.PERMISSION)

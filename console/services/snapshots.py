@@ -6,7 +6,8 @@ the ends of each queue); the console can also record the offsets it has just rea
 
 A snapshot that lacks pieces (a broker that did not answer, min offsets unknown...) keeps them
 in its file's metadata (`SnapshotStore.missing`): a plan from it warns. One of which nothing
-could be read is not taken at all (`NothingRead`, with the reasons).
+could be read is not taken at all (`NothingRead`, with the reasons). The brokers read from a
+slave, their master down, are in the metadata too (`SnapshotStore.from_slave`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ GroupQueueKey = tuple[str, str, str, int]  # group, topic, broker, queue id
 DAY_MS = 86_400_000
 #: Parquet metadata key of a snapshot's missing pieces (a JSON list of Gap.to_dict()).
 MISSING_KEY = b"rmq_console.missing"
+#: Parquet metadata key of the brokers read from a slave, master down (a JSON list of names).
+FROM_SLAVE_KEY = b"rmq_console.from_slave"
 
 
 class SnapshotNotFound(LookupError):
@@ -68,6 +71,9 @@ class Snapshot:
     table: pa.Table
     #: What the snapshot lacks; its file says so (SnapshotStore.missing).
     gaps: tuple[Gap, ...] = ()
+    #: Brokers whose queues were read from a slave, their master down (complete, but the
+    #: slave's committed offsets may be up to a minute older); its file says so too.
+    from_slave: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -171,7 +177,12 @@ async def take_snapshot(
     times = await store_times(reader.admin, brokers, offsets) if with_times else {}
     taken_at = min(o.taken_at_ms for o in offsets)
     table = snapshot_table(cluster, offsets, brokers, times)
-    return Snapshot(cluster, taken_at, table, tuple(gaps))
+    return Snapshot(cluster, taken_at, table, tuple(gaps), read_from_slave(offsets))
+
+
+def read_from_slave(offsets: Iterable[GroupOffsets]) -> tuple[str, ...]:
+    """The brokers any of these reads went to a slave for, by name."""
+    return tuple(sorted({b for o in offsets for b in o.from_slave}))
 
 
 def client_file_rows(offsets: GroupOffsets) -> GroupOffsets:
@@ -217,11 +228,13 @@ class SnapshotStore:
         # Written under a temporary name and moved: a listing never shows half a file.
         tmp = f"{path}.tmp-{os.getpid()}"
         table = snapshot.table
+        metadata: dict[bytes, bytes] = {}
         if snapshot.gaps:
-            missing = json.dumps([g.to_dict() for g in snapshot.gaps]).encode()
-            table = table.replace_schema_metadata(
-                {**(table.schema.metadata or {}), MISSING_KEY: missing}
-            )
+            metadata[MISSING_KEY] = json.dumps([g.to_dict() for g in snapshot.gaps]).encode()
+        if snapshot.from_slave:
+            metadata[FROM_SLAVE_KEY] = json.dumps(list(snapshot.from_slave)).encode()
+        if metadata:
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
         pq.write_table(table, tmp, filesystem=fs)
         fs.move(tmp, path)
         return SnapshotRef(snapshot.cluster, snapshot.snapshot_id, snapshot.taken_at_ms, uri)
@@ -239,7 +252,7 @@ class SnapshotStore:
         taken_at = min(o.taken_at_ms for o in offsets)
         table = snapshot_table(cluster, offsets, broker_addrs, taken_at_ms=taken_at)
         gaps = tuple(g for o in offsets for g in o.gaps)
-        ref = self.save(Snapshot(cluster, taken_at, table, gaps))
+        ref = self.save(Snapshot(cluster, taken_at, table, gaps, read_from_slave(offsets)))
         if retention is not None:
             self.prune(cluster, retention, now_ms=taken_at)
         return ref
@@ -253,10 +266,17 @@ class SnapshotStore:
 
     def missing(self, ref: SnapshotRef) -> tuple[Gap, ...]:
         """What the snapshot lacks, as its file records it (none: it is whole)."""
-        fs, path = files.filesystem(ref.uri)
-        metadata = pq.read_schema(path, filesystem=fs).metadata or {}
-        raw = metadata.get(MISSING_KEY)
+        raw = self._metadata(ref).get(MISSING_KEY)
         return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+
+    def from_slave(self, ref: SnapshotRef) -> tuple[str, ...]:
+        """The brokers the snapshot read from a slave, master down, as its file records it."""
+        raw = self._metadata(ref).get(FROM_SLAVE_KEY)
+        return tuple(json.loads(raw)) if raw else ()
+
+    def _metadata(self, ref: SnapshotRef) -> dict[bytes, bytes]:
+        fs, path = files.filesystem(ref.uri)
+        return pq.read_schema(path, filesystem=fs).metadata or {}
 
     def groups_in(self, ref: SnapshotRef) -> set[str]:
         fs, path = files.filesystem(ref.uri)

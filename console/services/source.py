@@ -21,7 +21,8 @@ from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
 from console.services.cluster import BrokerHealth
 
-#: A master broker as the console shows it: up or down, and what it says about itself.
+#: A broker address (a master, or a slave: `broker_id`, `role`) as the console shows it: up or
+#: down, and what it says about itself.
 BrokerState = BrokerHealth
 
 
@@ -30,7 +31,9 @@ class ClusterOperations(Protocol):
     progress through it (across the process boundary too)."""
 
     async def brokers(self) -> tuple[BrokerState, ...]:
-        """Brokers the name server lists now, each asked whether it is alive."""
+        """Every address the name server lists now (masters and slaves, by broker name then
+        id), each asked whether it is alive; a master no longer listed while its slave is, as
+        down."""
         ...
 
     async def name_server_notices(self) -> tuple[str, ...]:

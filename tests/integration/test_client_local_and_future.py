@@ -1,5 +1,5 @@
-"""Against the sandbox: a BROADCASTING group is named client-local by `lag`, `snapshot` and
-`plan`; a to-timestamp in the future is refused without --allow-future and warned with it; a
+"""Against the sandbox: a BROADCASTING group is named client-local by `lag`, `groups`, `snapshot`
+and `plan`; a to-timestamp in the future is refused without --allow-future and warned with it; a
 plan CSV written with a bare --namesrv imports back the same way."""
 
 from __future__ import annotations
@@ -71,6 +71,25 @@ def test_lag_names_a_broadcasting_group_client_local(
 
     assert main(["lag", "--cluster", "sandbox", "-g", OFFLINE, "--json"]) == 0
     assert json.loads(capfd.readouterr().out)["client_local"] is False
+
+
+def test_groups_names_a_broadcasting_group_client_local_never_lag_0(
+    sandbox: Sandbox, config: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["groups", "--cluster", "sandbox", "--json"]) == 0
+    rows = {r["group"]: r for r in json.loads(capfd.readouterr().out)["groups"]}
+    broadcast = rows[BROADCAST]
+    assert (broadcast["message_model"], broadcast["client_local"]) == ("BROADCASTING", True)
+    assert broadcast["total_lag"] is None  # unknown: the lag is on the consumer hosts
+    assert broadcast["partial"] is False
+    assert (rows[OFFLINE]["client_local"], rows[OFFLINE]["total_lag"] > 0) == (False, True)
+
+    assert main(["groups", "--cluster", "sandbox"]) == 0
+    header, *body = capfd.readouterr().out.splitlines()
+    lag = header.split().index("LAG")
+    (line,) = [row for row in body if row.split()[0] == BROADCAST]
+    assert line.split()[lag] == "client-local"
+    assert "offsets on each consumer host (offsets.json), none on the brokers" in line
 
 
 def test_snapshot_names_every_group_asked_for(

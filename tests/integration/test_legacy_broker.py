@@ -1,6 +1,6 @@
 """Against a real RocketMQ 4.9.7 broker: "never committed" is told from "committed 0", a queue
-committed below an expired commit log's min offset is flagged, no time is counted from 1970, and
-a plan names the broker's version as `brokers` prints it.
+committed below an expired commit log's min offset is flagged (by `lag` and `groups`), no time is
+counted from 1970, and a plan names the broker's version as `brokers` prints it.
 
 What the 4.9.7 broker answers (seen here, and asserted below where it matters): consume stats
 give 0 for a queue never committed; QUERY_CONSUMER_OFFSET (setZeroIfNotFound=false, ignored
@@ -109,6 +109,24 @@ def test_lag_flags_a_committed_offset_below_the_min(
     assert f"below min: {low - lg.LAGGING_COMMITTED} already deleted" in text
     assert "below min 1" in text
     assert "1970" not in text
+
+
+def test_groups_counts_the_queues_below_the_min(
+    legacy_cluster: LegacySandbox, config: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    target = ["--namesrv", legacy_cluster.namesrv_addr]
+    assert main(["groups", *target, "--json"]) == 0
+    rows = {r["group"]: r for r in json.loads(capfd.readouterr().out)["groups"]}
+    # As `lag` counts them (its below_min_queues), per group.
+    assert rows[lg.LAGGING]["below_min_queues"] == 1
+    assert rows[lg.BILLING]["below_min_queues"] == 0
+    assert not rows[lg.LAGGING]["partial"]
+
+    assert main(["groups", *target]) == 0
+    header, *body = capfd.readouterr().out.splitlines()
+    column = header.split().index("BELOW-MIN")
+    cells = {line.split()[0]: line.split()[column] for line in body}
+    assert (cells[lg.LAGGING], cells[lg.BILLING]) == ("1", "0")
 
 
 def test_no_time_behind_is_counted_from_1970(legacy_cluster: LegacySandbox) -> None:

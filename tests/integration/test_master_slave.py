@@ -4,8 +4,9 @@ slave in a JVM of its own).
 `brokers` shows every address with its role and broker id. With the master hung (SIGSTOP: still
 listed, silent) or stopped (the name server then lists the slave alone), `lag` reads the
 broker's queues from the slave: the values the master had, marked "from slave, master down",
-exit 0 (a complete answer, README "Exit codes"). No write goes to the slave, though a 5.3.3
-slave would take it (UPDATE_CONSUMER_OFFSET answers SUCCESS).
+exit 0 (a complete answer, README "Exit codes"); so do `groups` and `snapshot` (in its file too),
+and the console shows the slave beside its master and marks the group read from it. No write
+goes to the slave, though a 5.3.3 slave would take it (UPDATE_CONSUMER_OFFSET answers SUCCESS).
 
 The tests that need the master up come first in this file; `master_stopped` stops it for the
 rest (the cluster is this module's alone, and stays that way until the session ends).
@@ -24,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from console.config import ClusterConfig
+from console.config import ClusterConfig, Config
+from console.domain.offsets import FROM_SLAVE
+from console.remote.proxy import remote_sources
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotMaster
 from console.rocketmq.models import MessageQueue
@@ -33,7 +37,11 @@ from console.sandbox.replica import ReplicaSandbox
 from console.services.access import open_admin
 from console.services.cluster import ClusterReader
 from console.services.offset_writer import OffsetWrite, OffsetWriter, WriteOutcome
-from console.services.snapshots import take_snapshot
+from console.services.snapshots import SnapshotStore, take_snapshot
+from console.services.workspace import Workspace
+from console.ui.app import make_app
+from console.ui.themes import PROJECT_THEMES
+from tests.ui.helpers import settle, shown, status, text_of
 
 QueueKey = tuple[str, str, int]
 
@@ -195,6 +203,77 @@ def test_brokers_shows_the_master_down_and_the_slave_up(
     assert "master not registered" in rows[0]["error"]
     (line,) = stderr.splitlines()
     assert line.startswith("rmq-console: broker down: broker-r: master not registered")
+
+
+def test_groups_and_a_snapshot_name_the_broker_read_from_the_slave(
+    replica_cluster: ReplicaSandbox, tmp_path: Path, master_stopped: dict[QueueKey, Any]
+) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    broker = replica_cluster.broker
+    workspace = tmp_path / "ws"
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"workspace": str(workspace)}))
+    target = ("--namesrv", replica_cluster.namesrv_addr)
+
+    result = rmq_console("groups", "--json", *target, config=config)
+    assert (result.returncode, result.stderr) == (0, "")  # complete: every queue was read
+    document = json.loads(result.stdout)
+    assert (document["partial"], document["from_slave"]) == (False, [broker])
+    row = next(r for r in document["groups"] if r["group"] == seed.group)
+    assert row["from_slave"] == [broker]
+    assert row["total_lag"] == 24  # what the master held (test_lag_reads_from_the_slave_...)
+    text = rmq_console("groups", *target, config=config)
+    assert text.returncode == 0
+    (line,) = [row for row in text.stdout.splitlines() if row.startswith(seed.group)]
+    assert f"{FROM_SLAVE}: {broker}" in line
+
+    args = ("snapshot", "-g", seed.group, "--no-times", "--name", "replica", *target)
+    snap = rmq_console(*args, "--json", config=config)
+    assert (snap.returncode, snap.stderr) == (0, "")
+    summary = json.loads(snap.stdout)
+    assert (summary["partial"], summary["from_slave"], summary["queues"]) == (False, [broker], 4)
+    (ref,) = Workspace(workspace).snapshots("replica")
+    assert SnapshotStore(Workspace(workspace)).from_slave(ref) == (broker,)
+    text = rmq_console(*args, config=config)
+    assert text.returncode == 0
+    assert f"{FROM_SLAVE}: {broker}" in text.stdout.splitlines()
+
+
+async def test_the_console_shows_the_slave_and_the_group_read_from_it(
+    replica_cluster: ReplicaSandbox, master_stopped: dict[QueueKey, Any]
+) -> None:
+    seed = replica_cluster.seed
+    assert seed is not None
+    broker = replica_cluster.broker
+    cluster = ClusterConfig(name="replica", namesrv=(replica_cluster.namesrv_addr,))
+    config = Config(clusters=(cluster,), refresh_interval=3600, theme="rmq-dark")
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        rows = [(r["broker"], r["id"], r["role"], r["addr"], r["state"]) for r in shown(app)]
+        assert rows == [
+            (broker, "0", "MASTER", "", "DOWN"),
+            (broker, "1", "SLAVE", replica_cluster.slave_addr, "UP"),
+        ]
+        assert text_of(app, "#totals").startswith("1 broker + 1 slave (1 down)")
+        assert f"DOWN: {broker}" in status(app)
+        notes = text_of(app, "#notes")
+        assert (
+            f"{broker}: {FROM_SLAVE}: reads go to slave 1 at {replica_cluster.slave_addr}, "
+            "nothing is written to it"
+        ) in notes
+
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *seed.group, "enter", "enter")
+        await settle(pilot)
+        summary = text_of(app, "#summary")
+        assert f"{FROM_SLAVE}: {broker}" in summary
+        # Every queue read there: the lag is the master's, whole (no lower bound).
+        assert "lag 24" in summary
+        assert "≥" not in summary
+        assert len(shown(app, "#queues")) == 4
 
 
 async def _slave_committed(

@@ -1,13 +1,16 @@
-"""A partial answer is shown as partial, never as lag 0 (issue "Honest reads"), against the real
-sandbox and the real ACL cluster:
+"""A partial answer is shown as partial, never as lag 0, against the real sandbox and the real
+ACL cluster:
 
 - a broker that does not answer (its JVM paused, as in test_cli_exit_codes.py): `lag`, `groups`
   and `snapshot` name it, mark what they print as partial and exit 1; the snapshot's file
-  records what it lacks;
+  records what it lacks, and a plan from that snapshot warns and exits 1;
 - many groups read while a broker stops answering part way: every row either agrees with a calm
   full read or is marked partial;
+- the fleet scan asks the name server once for the whole scan, and never has more than the
+  batch's bound of requests in flight to one broker;
 - a wrong secret: `lag` and `groups` exit 2 naming the refused signature and the access key,
-  `snapshot` saves nothing.
+  `snapshot` saves nothing; no credentials at all: `lag`, `groups` and `plan` exit 2 naming
+  the refusal and saying to set credentials, with no lag of 0 anywhere.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +31,16 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from console.cli import main
 from console.cli.browse import _group_row
 from console.domain.gaps import Part, Why
 from console.rocketmq.admin import AdminClient
+from console.rocketmq.codes import RequestCode
 from console.sandbox import scenario
 from console.sandbox.acl import ACL_BROKER, ACL_GROUP, AclSandbox
 from console.sandbox.runner import Sandbox
-from console.services.cluster import ClusterReader
+from console.services.access import ClusterClient
+from console.services.cluster import BROKER_IN_FLIGHT, ClusterReader
 from console.services.fanout import gather_bounded
 from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.snapshots import MISSING_KEY
@@ -42,6 +49,8 @@ from tests.integration.faults import broker_answers
 
 DOWN = "broker-b"
 GROUP = scenario.GROUP_OFFLINE
+#: The name the partial snapshot is filed under, and the cluster of the spec planned from it.
+NAME = "sandbox"
 FLEET_PREFIX = "it-partial-fleet-"
 FLEET_GROUPS = 200
 FLEET_TOPIC = "payments"
@@ -78,7 +87,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory, workspace: Path) -> Path:
     path = tmp_path_factory.mktemp("partial-cli") / "config.yaml"
-    path.write_text(yaml.safe_dump({"workspace": str(workspace)}))
+    path.write_text(yaml.safe_dump({"workspace": str(workspace), "spark_master": "local[2]"}))
     return path
 
 
@@ -146,21 +155,67 @@ def test_groups_with_a_broker_down_are_all_marked(
     assert all("≥" in line for line in body)
 
 
+@pytest.fixture(scope="module")
+def partial_snapshot(
+    sandbox: Sandbox, config: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`snapshot` of GROUP taken while broker-b is paused (resumed before the tests run): the
+    run, and the summary it printed."""
+    os.kill(sandbox.pids()[DOWN], signal.SIGSTOP)
+    try:
+        target = ("--namesrv", sandbox.namesrv_addr, "--timeout", "1", "--name", NAME)
+        argv = ("snapshot", "-g", GROUP, "--no-times", "--json", *target)
+        result = rmq_console(*argv, config=config)
+    finally:
+        _resume(sandbox, DOWN)
+    return result, json.loads(result.stdout or "{}")
+
+
 def test_a_snapshot_with_a_broker_down_records_what_it_lacks(
-    sandbox: Sandbox, config: Path, workspace: Path, broker_paused: str
+    workspace: Path, partial_snapshot: tuple[subprocess.CompletedProcess[str], dict[str, Any]]
 ) -> None:
-    target = ("--namesrv", sandbox.namesrv_addr, "--timeout", "1")
-    result = rmq_console("snapshot", "-g", GROUP, "--no-times", "--json", *target, config=config)
+    result, summary = partial_snapshot
     assert result.returncode == 1, result.stderr
     assert any(f"broker {DOWN} timed out" in line for line in stderr_lines(result))
-    summary = json.loads(result.stdout)
     assert summary["partial"] is True
     assert [m["name"] for m in summary["missing"]] == [DOWN]
     path = Path(summary["path"].removeprefix("file://"))
     recorded = json.loads(pq.read_schema(path).metadata[MISSING_KEY])
     assert [(m["part"], m["name"], m["why"]) for m in recorded] == [("broker", DOWN, "timed out")]
-    refs = Workspace(workspace).snapshots(sandbox.namesrv_addr)
+    refs = Workspace(workspace).snapshots(NAME)
     assert [r.snapshot_id for r in refs] == [summary["snapshot"]]
+
+
+def test_a_plan_from_a_partial_snapshot_warns_and_exits_1(
+    sandbox: Sandbox,
+    config: Path,
+    tmp_path: Path,
+    partial_snapshot: tuple[subprocess.CompletedProcess[str], dict[str, Any]],
+) -> None:
+    _, summary = partial_snapshot
+    snapshot_id = summary["snapshot"]
+    spec = tmp_path / "spec.yaml"
+    scope = {"cluster": NAME, "groups": [GROUP], "topics": [scenario.TOPIC_ORDERS]}
+    spec.write_text(yaml.safe_dump({"scope": scope, "strategy": {"shift-by": -1}}))
+    target = ("--namesrv", sandbox.namesrv_addr)
+    result = rmq_console(
+        "plan", "--spec", str(spec), "--snapshot", snapshot_id, "--json", *target, config=config
+    )
+    # The plan is made (broker-b answers again by now), but from what the snapshot holds.
+    assert result.returncode == 1, result.stderr
+    lines = stderr_lines(result)
+    assert (
+        f"rmq-console: warning: snapshot {snapshot_id} is partial: the plan lacks what it lacks "
+        "(queues of a broker that did not answer are not in it)"
+    ) in lines
+    assert any(line.startswith(f"rmq-console: broker {DOWN} timed out: ") for line in lines)
+    document = json.loads(result.stdout)
+    assert document["partial"] is True
+    assert [(m["part"], m["name"], m["why"]) for m in document["missing"]] == [
+        ("broker", DOWN, "timed out")
+    ]
+    assert document["plan"]["snapshot"]["id"] == snapshot_id
+    assert document["plan"]["rows"] == scenario.topic_plan(scenario.TOPIC_ORDERS).queues_per_broker
 
 
 # ---- many groups while a broker stops answering -------------------------------------------------
@@ -259,6 +314,52 @@ def test_a_broker_stopping_mid_scan_leaves_no_row_wrong_and_unmarked(
         assert row["total_lag"] is None or row["total_lag"] <= calm[g]["total_lag"]
 
 
+def test_a_fleet_scan_asks_the_name_server_once_and_bounds_each_broker(
+    sandbox: Sandbox,
+    fleet: list[str],
+    config: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """`groups` over the sandbox's groups and the fleet's, every request of the command's own
+    client counted where all of them pass (`call`) on their way to the real cluster. (The
+    sandbox's trickle producer sends from this process too, with a client of its own.)"""
+    asked: Counter[tuple[str, int]] = Counter()
+    in_flight: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+    call = AdminClient.call
+
+    async def counted(self: ClusterClient, addr: str, code: int, *args: Any, **kw: Any) -> Any:
+        asked[(addr, int(code))] += 1
+        in_flight[addr] += 1
+        most[addr] = max(most[addr], in_flight[addr])
+        try:
+            return await call(self, addr, code, *args, **kw)
+        finally:
+            in_flight[addr] -= 1
+
+    monkeypatch.setattr(ClusterClient, "call", counted)
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    assert main(["groups", "--json", "--namesrv", sandbox.namesrv_addr]) == 0
+    document = json.loads(capfd.readouterr().out)
+    read = {r["group"]: r for r in document["groups"]}
+    assert set(fleet) <= set(read)
+    assert all(not read[g]["partial"] and read[g]["total_lag"] > 0 for g in fleet)
+
+    # The name server: the brokers and the topics once for the whole scan, not per group.
+    namesrv = {code: n for (addr, code), n in asked.items() if addr == sandbox.namesrv_addr}
+    assert namesrv == {
+        RequestCode.GET_BROKER_CLUSTER_INFO: 1,
+        RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: 1,
+    }
+    # Each broker: hundreds of requests (a consume-stats per group at least), at most the
+    # batch's bound at a time, and the bound reached (the scan is held by it, not by luck).
+    for addr in sandbox.broker_addrs.values():
+        sent = sum(n for (a, _), n in asked.items() if a == addr)
+        assert sent >= len(fleet), (addr, sent)
+        assert most[addr] == BROKER_IN_FLIGHT, (addr, most[addr])
+
+
 # ---- a wrong secret -----------------------------------------------------------------------------
 
 
@@ -327,3 +428,72 @@ def test_a_wrong_secret_saves_no_snapshot(
     assert lines[0] == "rmq-console: no snapshot saved: nothing could be read"
     assert _names_the_refused_signature(lines[1], acl_cluster.user.username), lines
     assert not list(ws.glob("snapshots/**/*.parquet"))
+
+
+# ---- no credentials at all ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def no_credentials(acl_cluster: AclSandbox, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A config naming the ACL cluster with no credentials: every request goes unsigned."""
+    root = tmp_path_factory.mktemp("acl-unsigned")
+    config = {
+        "clusters": [{"name": "acl", "namesrv": acl_cluster.namesrv_addr}],
+        "workspace": str(root / "ws"),
+        "spark_master": "local[2]",
+    }
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    spec = {"scope": {"cluster": "acl", "groups": [ACL_GROUP]}, "strategy": {"shift-by": -1}}
+    (root / "spec.yaml").write_text(yaml.safe_dump(spec))
+    return path
+
+
+#: Stands for the spec file the fixture wrote, in a command line below.
+SPEC = "<spec>"
+
+
+def _says_to_set_credentials(line: str) -> bool:
+    return line.startswith(
+        f"rmq-console: broker {ACL_BROKER} {Why.AUTHENTICATION}: {ACL_BROKER} accepts signed "
+        "requests only: set credentials (access key and secret) for this cluster in the config"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["lag", "-g", ACL_GROUP],
+        ["lag", "-g", ACL_GROUP, "--json"],
+        ["groups", "--json"],
+        ["plan", "--spec", SPEC],
+    ],
+    ids=["lag", "lag-json", "groups-json", "plan"],
+)
+def test_no_credentials_is_named_as_a_refusal_and_reads_no_lag(
+    acl_cluster: AclSandbox, no_credentials: Path, command: list[str]
+) -> None:
+    spec = str(no_credentials.parent / "spec.yaml")
+    argv = [spec if a == SPEC else a for a in command]
+    result = rmq_console(*argv, config=no_credentials)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = stderr_lines(result)
+    if argv[0] == "plan":
+        # The cluster's answer, not the spec's fault, and no plan left behind.
+        assert lines[0] == "rmq-console: no plan: the snapshot could not be taken"
+        lines = lines[1:]
+        assert not (no_credentials.parent / "ws" / "plans").exists()
+    assert len(lines) == 1, result.stderr
+    assert _says_to_set_credentials(lines[0]), lines[0]
+    assert "has no offsets" not in result.stderr
+    if "--json" in argv:
+        document = json.loads(result.stdout)
+        assert document["partial"] is True
+        assert [(m["part"], m["why"]) for m in document["missing"]] == [
+            (str(Part.BROKER), str(Why.AUTHENTICATION))
+        ]
+        assert document.get("total_lag") is None
+        assert not document.get("groups")
+        assert not document.get("queues")
+    else:
+        assert result.stdout == ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from console.cli.browse import _group_row, _missing_cell, _total_cell, lag_document
+from console.cli.browse import _group_row, _missing_cell, _note_cell, _total_cell, lag_document
 from console.cli.plan import _warn_partial
 from console.cli.render import MISSING_LINES, report_missing
 from console.domain.gaps import EXIT_OK, EXIT_PARTIAL, Gap, Part, Why
@@ -37,6 +37,24 @@ def test_a_partial_group_is_marked_and_its_lag_a_lower_bound() -> None:
     assert _missing_cell(row["missing"]) == "PARTIAL: broker-b timed out"
     whole = _group_row("billing", _offsets())
     assert (whole["partial"], _total_cell(whole, "total_lag"), _missing_cell([])) == (False, 60, "")
+
+
+def test_a_row_says_where_its_lag_is_where_it_was_read_and_what_is_deleted() -> None:
+    queues = (
+        QueueOffsets("orders", "broker-a", 0, 50, 100, 40),  # below min: 10 already deleted
+        QueueOffsets("orders", "broker-b", 0, 0, 100, 90),
+    )
+    row = _group_row("billing", GroupOffsets("billing", 0, queues, from_slave=("broker-b",)))
+    assert (row["below_min_queues"], row["from_slave"], row["total_lag"]) == (1, ["broker-b"], 70)
+    assert row["partial"] is False  # read from a slave, but whole
+    assert _note_cell(row) == "from slave, master down: broker-b"
+    partial = _group_row("billing", GroupOffsets("billing", 0, queues, gaps=(DOWN,)))
+    assert _total_cell(partial, "below_min_queues") == "≥1"
+
+    broadcast = GroupOffsets("news", 0, (), message_model="BROADCASTING")
+    row = _group_row("news", broadcast)
+    assert (row["client_local"], row["total_lag"]) == (True, None)  # unknown, never 0
+    assert "offsets on each consumer host" in _note_cell(row)
 
 
 def test_a_group_nothing_was_read_of_has_no_lag_at_all() -> None:

@@ -5,7 +5,8 @@ history over the last hour or day (`t`).
 A read that lacks parts says so under the headline (what is missing and why), its total lag is
 a lower bound, and the sparkline starts again where what was read changed. A committed offset
 below the queue's min (its messages already deleted) is flagged on the queue and the headline;
-a time behind is never one counted from 1970."""
+a time behind is never one counted from 1970. Queues read from a slave, their master down, are
+named under the headline."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline, Static
 
 from console.domain.gaps import at_least
-from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
+from console.domain.offsets import FROM_SLAVE, GroupOffsets, QueueKey, QueueOffsets
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
@@ -306,7 +307,9 @@ class GroupScreen(DataScreen):
         self.delays = message.delays
         if not message.summary.offsets.clients:
             self.assignments = {}
-        answered = {q.broker for q in message.summary.offsets.queues}
+        o = message.summary.offsets
+        # A broker read from its slave says nothing of its master.
+        answered = {q.broker for q in o.queues} - set(o.from_slave)
         if self.cluster_session.observe_answers(answered):
             self.show_brokers()
         self.redraw()
@@ -370,6 +373,8 @@ class GroupScreen(DataScreen):
         )
         lines = [first, second]
         lines += [toned(app, line, "text-error") for line in missing_lines(o)]
+        if o.from_slave:
+            lines.append(toned(app, f"{FROM_SLAVE}: {', '.join(o.from_slave)}", "text-warning"))
         deleted = [q for q in o.queues if triage.below_min(q)]
         if deleted:
             lines.append(toned(app, below_min_line(deleted), "text-warning"))

@@ -1,4 +1,5 @@
-"""Cluster overview: brokers and their health, topic and group totals; t and g go further."""
+"""Cluster overview: every broker address (masters and slaves) and its health, topic and group
+totals; t and g go further."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from console.domain.gaps import Why
+from console.domain.offsets import FROM_SLAVE
 from console.rocketmq.errors import RocketMQError
+from console.rocketmq.models import MASTER_ID
 from console.services import mqadmin_commands
-from console.services.session import ClusterSession
+from console.services.session import ClusterSession, label
 from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen
@@ -23,6 +26,8 @@ from console.ui.widgets.tablemodel import Column, Row, cell
 
 COLUMNS = (
     Column("broker", "BROKER", "broker"),
+    Column("id", "ID", "broker id (0: the master)", numeric=True),
+    Column("role", "ROLE", "master or slave"),
     Column("addr", "ADDRESS", "address"),
     Column("state", "STATE", "state"),
     Column("version", "VERSION", "version"),
@@ -87,26 +92,39 @@ class OverviewScreen(DataScreen):
         self.show_notes(self.broker_notes())
 
     def broker_notes(self) -> list[str]:
-        """Why each broker that does not answer does not, in full (the NOTE column is cut)."""
-        return [
-            f"{b.name}: {b.error}" if b.error else f"{b.name}: no answer"
-            for b in self.cluster_session.brokers
+        """Why each broker that does not answer does not, in full (the NOTE column is cut),
+        and where the reads of a broker whose master is down go."""
+        session = self.cluster_session
+        notes = [
+            f"{label(b)}: {b.error}" if b.error else f"{label(b)}: no answer"
+            for b in session.brokers
             if not b.up
         ]
+        notes += [
+            f"{name}: {FROM_SLAVE}: reads go to slave {s.broker_id} at {s.addr}, "
+            "nothing is written to it"
+            for name, s in sorted(session.from_slave.items())
+        ]
+        return notes
 
     def broker_rows(self) -> list[Row]:
         now = self.console.clock_ms()
         rows = []
         for b in self.cluster_session.brokers:
-            seen_at = self.cluster_session.last_seen_ms.get(b.name)
+            seen_at = self.cluster_session.last_seen_ms.get((b.name, b.broker_id))
             seen = now - seen_at if seen_at is not None else None
             word = "UP" if b.up else REFUSED_STATES.get(b.why, "DOWN") if b.why else "DOWN"
             state = toned(self.app, word, "text-success" if b.up else "text-error", bold=not b.up)
+            # A master keeps the broker's name as its key (selections survive a slave showing
+            # up); a slave is keyed by its id as well.
+            key = b.name if b.broker_id == MASTER_ID else f"{b.name}/{b.broker_id}"
             rows.append(
                 Row(
-                    b.name,
+                    key,
                     (
                         cell(b.name),
+                        cell(b.broker_id),
+                        cell(b.role),
                         cell(b.addr),
                         cell(word, state),
                         cell(b.version, b.version or "-"),
@@ -124,7 +142,11 @@ class OverviewScreen(DataScreen):
         brokers = session.brokers
         down, refused = len(session.down), len(session.refused)
         topics, groups = self.totals
-        text = Text(f"{len(brokers)} brokers")
+        named = len({b.name for b in brokers})
+        slaves = sum(1 for b in brokers if b.broker_id != MASTER_ID)
+        text = Text(f"{named} broker{'s' if named != 1 else ''}")
+        if slaves:
+            text.append(f" + {slaves} slave{'s' if slaves != 1 else ''}")
         if down:
             text.append(f" ({down} down)", style="bold")
         if refused:
@@ -145,4 +167,6 @@ class OverviewScreen(DataScreen):
 
     def mqadmin_lines(self) -> list[str]:
         ns = self.cluster_session.cluster.namesrv
-        return mqadmin_commands.overview(ns, [b.addr for b in self.cluster_session.brokers])
+        return mqadmin_commands.overview(
+            ns, [b.addr for b in self.cluster_session.brokers if b.addr]
+        )
