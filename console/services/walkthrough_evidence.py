@@ -19,7 +19,7 @@ from typing import Any
 from console.config import Config
 from console.domain.journal import Journal, QueueState
 from console.domain.offsets import GroupOffsets, QueueOffsets
-from console.domain.plan import choose_reset_path
+from console.domain.plan import choose_reset_path, stamp
 from console.domain.walkthrough import Evidence, StepKind
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.rocketmq.topics import dlq_topic, retry_topic
@@ -162,7 +162,10 @@ def _check_snapshot(ctx: EvidenceContext, text: str, now_ms: int) -> Answer:
         try:
             by_id = store.at(cluster, [ctx.group], at)
         except SnapshotNotFound as exc:
-            raise AnswerError(str(exc)) from None
+            recorded = _recorded_offsets(ctx, at, text)
+            if recorded is None:
+                raise AnswerError(f"{exc}, and no lag history of it goes back that far") from None
+            return recorded
     if ctx.group not in store.groups_in(by_id):
         raise AnswerError(f"snapshot {by_id.snapshot_id} holds no offsets of {ctx.group}")
     shown = f"snapshot {by_id.snapshot_id} (taken {show_time(by_id.taken_at_ms)})"
@@ -172,6 +175,38 @@ def _check_snapshot(ctx: EvidenceContext, text: str, now_ms: int) -> Answer:
         shown,
         {"id": by_id.snapshot_id, "taken_at": by_id.taken_at_ms},
     )
+
+
+def _recorded_offsets(ctx: EvidenceContext, at_ms: int, text: str) -> Answer | None:
+    """The group's committed offsets at `at_ms` as the console's lag history recorded them,
+    written as an offsets file for a from-file plan; None without such a record."""
+    from console.services.lag_history import LagHistory
+
+    root = ctx.workspace.local_root
+    if root is None:
+        return None
+    point = LagHistory(root).offsets_at(ctx.run.cluster, ctx.group, at_ms)
+    if point is None or point.client_local:
+        return None
+    # The group's own topics: its retry queue keeps moving with redeliveries and is left alone.
+    known = {q.key: q.committed for q in point.topic_queues if q.committed is not None}
+    if not known:
+        return None
+    path = root / "walkthroughs" / f"{stamp(point.at_ms)}-{_safe(ctx.group)}-offsets.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["topic,broker,queue_id,offset"]
+    lines += [f"{t},{b},{q},{offset}" for (t, b, q), offset in sorted(known.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lacks = f"; not recorded then: {', '.join(point.missing)}" if point.partial else ""
+    shown = (
+        f"the offsets recorded at {show_time(point.at_ms)} (lag history, {len(known)} "
+        f"queue(s){lacks})"
+    )
+    return Answer(text, {"from-file": str(path)}, shown, {"taken_at": point.at_ms})
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
 async def _check_queue(ctx: EvidenceContext, choices_from: str, text: str) -> Answer:
@@ -636,6 +671,16 @@ def _history_now(ctx: EvidenceContext) -> Evidence:
                     f"{j.kind} {j.apply_id} at {show_time(j.started_at_ms)}: "
                     f"{j.count(QueueState.VERIFIED)}/{len(j.queues)} verified ({j.status})"
                 )
+    if root is not None:
+        from console.services.lag_history import LagHistory
+
+        series = LagHistory(root).series(ctx.run.cluster, ctx.group)
+        if series.points:
+            first, last = series.points[0], series.points[-1]
+            lines.append(
+                f"lag history: {len(series.points)} sample(s) of its committed offsets, "
+                f"{show_time(first.at_ms)} .. {show_time(last.at_ms)}"
+            )
     latest = mine[-1].snapshot_id if mine else None
     return Evidence("history", TITLES["history"], tuple(lines), {"latest_snapshot": latest})
 
