@@ -69,9 +69,11 @@ class Tmux:
         )
         return out.stdout
 
-    def wait_for(self, ready: Callable[[str], bool], what: str) -> str:
-        """Poll the pane until `ready(screen)`, up to DEADLINE seconds."""
-        deadline = time.monotonic() + DEADLINE
+    def wait_for(
+        self, ready: Callable[[str], bool], what: str, *, seconds: float = DEADLINE
+    ) -> str:
+        """Poll the pane until `ready(screen)`, up to `seconds`."""
+        deadline = time.monotonic() + seconds
         while True:
             screen = self.screen()
             if ready(screen):
