@@ -45,7 +45,7 @@ def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -
     tmux.keys(*["Down"] * index, "Enter")
 
 
-def apply_and_report(tmux: Tmux, group: str) -> str:
+def apply_and_report(tmux: Tmux, group: str, workspace: Path) -> Path:
     tmux.wait_for(lambda s: "Enter: preview the reset" in s, "every step answered")
     tmux.keys("Enter")
     # Spark starts cold in the console's own process: minutes on a loaded machine.
@@ -53,18 +53,20 @@ def apply_and_report(tmux: Tmux, group: str) -> str:
         lambda s: re.search(r"^ plan \d{8}T", s, re.M) is not None, "the plan", seconds=600
     )
     tmux.keys("a")
-    tmux.wait_for(lambda s: f"type {group} to apply" in s, "the confirm dialog")
+    tmux.wait_for(lambda s: f"type {group} to confirm" in s, "the confirm dialog")
     tmux.keys("BTab")  # from Cancel to the group name box
     tmux.text(group)
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "finished" in s and "verified" in s, "the apply's result", seconds=180)
     tmux.keys("Escape")
     tmux.keys("Escape")
-    screen = tmux.wait_for(lambda s: "report: " in s, "the walkthrough's report", seconds=120)
-    assert "verified (finished)" in screen, screen
-    report = "".join(line.strip() for line in screen.split("report: ", 1)[1].splitlines()[:3])
+    screen = tmux.wait_for(
+        lambda s: "report:" in s and "/reports/" in s, "the walkthrough's report", seconds=120
+    )
+    assert re.search(r"(\d+)/\1 verified \(finished\)", " ".join(screen.split())), screen
     tmux.keys("q")
-    return report.split(".md", 1)[0] + ".md"
+    (report,) = (workspace / "reports").glob(f"*-{group}.md")
+    return report
 
 
 def test_drain_a_flood_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: Path) -> None:
@@ -74,8 +76,8 @@ def test_drain_a_flood_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: Path) ->
     tmux.keys("Enter")  # the default: latest
     tmux.wait_for(lambda s: "never delivered" in s and "Which topics?" in s, "the skip's span")
     tmux.keys("Enter")
-    report = apply_and_report(tmux, group)
-    assert "Verified: all" in Path(report).read_text()
+    report = apply_and_report(tmux, group, tmp_path / "ws")
+    assert "Verified: all" in report.read_text()
     held = asyncio.run(_committed(sandbox, group))
     assert all(held[q] is not None and held[q] > before[q] for q in before)  # type: ignore[operator]
 
@@ -94,8 +96,8 @@ def test_skip_a_retry_backlog_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: P
     tmux.keys("C-u")
     tmux.text("2")
     tmux.keys("Enter")
-    report = apply_and_report(tmux, group)
-    text = Path(report).read_text()
+    report = apply_and_report(tmux, group, tmp_path / "ws")
+    text = report.read_text()
     assert retry_topic(group) in text
     assert "Verified: all" in text
 

@@ -307,7 +307,6 @@ class WalkthroughScreen(ConsoleScreen):
         self.report = message.where
         if self.run is not None:
             self.run.report_path = message.where
-        self.notify(f"report written: {message.where}", title="Walkthrough", timeout=20)
         self._show()
 
     # ---- showing it --------------------------------------------------------------------------
@@ -327,7 +326,8 @@ class WalkthroughScreen(ConsoleScreen):
         )
         self.query_one("#walk-evidence", Static).update(self._evidence_text(run))
         # The newest evidence is what the question is about: keep it in view.
-        self.query_one("#walk-evidence-pane", VerticalScroll).scroll_end(animate=False)
+        pane = self.query_one("#walk-evidence-pane", VerticalScroll)
+        self.call_after_refresh(pane.scroll_end, animate=False)
         ask = self.query_one("#walk-ask", Label)
         why = self.query_one("#walk-why", Label)
         step = run.next_step
@@ -344,6 +344,7 @@ class WalkthroughScreen(ConsoleScreen):
             why.update(Text(options or step.why, style="italic"))
             why.display = bool(options or step.why)
         elif run.journal is not None:
+            self.query_one("#walk-answer", Input).display = False
             ask.update(Text(self._result_line(run)))
             why.update(Text(f"report: {self.report}" if self.report else "writing the report…"))
             why.display = True
