@@ -157,12 +157,15 @@ def body_head(body: bytes) -> tuple[str, bool, bool]:
     return raw.hex(" "), True, len(body) > len(raw)
 
 
-def local_time(ms: int) -> str | None:
+def local_time(ms: int, *, short: bool = False) -> str | None:
     """Epoch ms in this machine's zone, with the zone: what an operator compares with the
-    application's logs. None for 0 (unknown)."""
+    application's logs (`short`: to the second, the zone as an offset only). None for 0
+    (unknown)."""
     if ms <= 0:
         return None
     when = datetime.fromtimestamp(ms / 1000).astimezone()
+    if short:
+        return when.strftime("%Y-%m-%d %H:%M:%S %z")
     return when.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} " + when.strftime("%z %Z")
 
 

@@ -13,7 +13,7 @@ import pytest
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView
 from console.domain.plan import PLAN_COLUMNS, PlanRow
 from console.ui.screens import preview
-from console.ui.screens.dialogs import CommandsDialog, ErrorDialog
+from console.ui.screens.dialogs import BoundaryDialog, CommandsDialog, ErrorDialog
 from console.ui.screens.preview import PreviewScreen
 from console.ui.widgets.plandiff import PlanDiff
 from tests.unit.test_plan_preview import (
@@ -118,10 +118,10 @@ async def test_a_small_plan_shows_its_boundaries_at_80x24(monkeypatch: pytest.Mo
         text = "\n".join(lines)
         assert "boundary · orders/broker-a/0" in text
         first = next(ln for ln in lines if "first @1000" in ln)
-        assert "2023-11-14 22:12:20.000 +0000 UTC" in first
-        assert "tags created" in first
-        assert "keys order-1000  id AC1100010000000003E8" in text
+        assert "2023-11-14 22:12:20 +0000" in first
+        assert "tags created  keys order-1000" in first
         assert '{"order": 1000}' in text
+        assert "boundary · orders/broker-a/0 · enter: details" in text
         assert "skipped" not in text  # a replay skips nothing
         # Every diff row still in view above the pane, and the status line and keys below it.
         for q in (0, 1, 2):
@@ -137,6 +137,30 @@ async def test_a_small_plan_shows_its_boundaries_at_80x24(monkeypatch: pytest.Mo
         assert any("skipped @999" in ln for ln in lines)
         assert '{"poison": true}' in text
         assert all(len(ln) <= 80 for ln in lines)
+
+        await pilot.press("enter")  # the details: ids and all, and the mqadmin lines
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, BoundaryDialog)
+        details = "\n".join(screen_lines(app))
+        assert "first consumed after the reset · offset 1000" in details
+        assert "msg id     AC1100010000000003E8" in details
+        assert "offset id  7F000001000060E6000000000000AECF" in details
+        assert "stored     2023-11-14 22:12:20.000 +0000 UTC" in details
+        assert "↑↓ scroll · esc closes" in details
+        await pilot.press("end")  # the last skipped, further down
+        await pilot.wait_for_scheduled_animations()
+        details = "\n".join(screen_lines(app))
+        assert "msg id     AC1100010000000003E7" in details
+        assert '{"poison": true}' in details
+        assert "mqadmin queryMsgByOffset -t orders -b broker-a -i 1 -o 999 -n" in details
+        assert dialog.commands == [
+            "mqadmin queryMsgByOffset -t orders -b broker-a -i 1 -o 999 -n 10.0.0.9:9876",
+            "mqadmin queryMsgByOffset -t orders -b broker-a -i 1 -o 1000 -n 10.0.0.9:9876",
+        ]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, PreviewScreen)
 
         await pilot.press("down")  # not changed by the plan
         await pilot.pause()

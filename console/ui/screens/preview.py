@@ -29,7 +29,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
-from console.domain.messages import BoundaryRequest
+from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
 from console.services import mqadmin_commands
@@ -51,8 +51,9 @@ from console.ui.messages import (
 )
 from console.ui.screens.apply import ApplyConfirmed, ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.base import ConsoleScreen
-from console.ui.screens.dialogs import ErrorDialog
+from console.ui.screens.dialogs import BoundaryDialog, ErrorDialog
 from console.ui.tones import toned
+from console.ui.widgets.boundary import detail_text
 from console.ui.widgets.plandiff import PlanDiff
 from console.ui.widgets.rowtable import RowTable
 
@@ -250,6 +251,30 @@ class PreviewScreen(ConsoleScreen):
     ) -> None:
         read = await self.cluster_session.source.boundary_messages(wanted)
         self.post_message(BoundariesRead(plan_id, keys, tuple(read)))
+
+    def on_row_table_row_selected(self, message: RowTable.RowSelected) -> None:
+        """enter on a diff row: its boundary in full, once read."""
+        diff = self.query_one(PlanDiff)
+        row = diff.current_row
+        known = diff.boundaries.get(message.key)
+        if row is None or not isinstance(known, Boundary):
+            return
+        message.stop()
+        where = f"{row.topic}/{row.broker}/{row.queue_id}"
+        self.app.push_screen(
+            BoundaryDialog(where, detail_text(self.app, known), self._message_commands(row))
+        )
+
+    def _message_commands(self, row: PlanRow) -> list[str]:
+        """mqadmin lines that print the messages at a row's boundary."""
+        if row.target is None or not row.changed:
+            return []
+        skips = row.current is not None and row.target > row.current
+        namesrv = self.cluster_session.cluster.namesrv
+        return [
+            mqadmin_commands.message(namesrv, row.topic, row.broker, row.queue_id, offset)
+            for offset in ((row.target - 1, row.target) if skips else (row.target,))
+        ]
 
     def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
         self.refresh_bindings()  # `b` is there for a changed row only
@@ -522,16 +547,10 @@ class PreviewScreen(ConsoleScreen):
             ),
         ]
         row = self.query_one(PlanDiff).current_row
-        if row is not None and row.target is not None and row.changed:
+        reads = self._message_commands(row) if row is not None else []
+        if reads:
             lines.append("# the message at the selected queue's boundary (reads only)")
-            skips = row.current is not None and row.target > row.current
-            for offset in (row.target - 1, row.target) if skips else (row.target,):
-                lines.append(
-                    mqadmin_commands.message(
-                        session.cluster.namesrv, row.topic, row.broker, row.queue_id, offset
-                    )
-                )
-        return lines
+        return lines + reads
 
 
 class _Posted:

@@ -32,7 +32,8 @@ class BoundaryPane(Static):
             self.display = False
             return
         self.display = True
-        self.border_title = f"boundary · {row.topic}/{row.broker}/{row.queue_id}"
+        details = " · enter: details" if isinstance(boundary, Boundary) else ""
+        self.border_title = f"boundary · {row.topic}/{row.broker}/{row.queue_id}{details}"
         self.update(pane_text(self.app, row, boundary, on_demand=on_demand))
 
 
@@ -67,13 +68,46 @@ def _message_lines(
         # The reason on a line of its own: it is what the operator reads, and it is long.
         tone = "text-warning" if note and not note.startswith("nothing after") else "text-muted"
         return [head, Text("  ").append_text(toned(app, note or "unknown", tone))]
-    when = local_time(view.store_time_ms) or "store time unknown"
+    when = local_time(view.store_time_ms, short=True) or "store time unknown"
     head.append(f"  {when}  {view.size} B")
     if view.tags:
         head.append(f"  tags {view.tags}")
-    ids = Text("  ")
     if view.keys:
-        ids.append(f"keys {' '.join(view.keys)}  ")
-    ids.append(f"id {view.msg_id or view.offset_msg_id}")
-    body = Text("  " + view.body_text)
-    return [head, ids, body]
+        head.append(f"  keys {' '.join(view.keys)}")
+    return [head, Text("  " + view.body_text)]
+
+
+def detail_text(app: Any, boundary: Boundary) -> Text:
+    """Both messages in full (ids, hosts, properties), for the details dialog."""
+    r = boundary.request
+    blocks = [
+        _detail(
+            app, "first consumed after the reset", r.target, boundary.first, boundary.first_note
+        )
+    ]
+    if r.skips or boundary.last_note is not None:
+        blocks.append(
+            _detail(app, "last skipped", r.target - 1, boundary.last_skipped, boundary.last_note)
+        )
+    if boundary.from_slave:
+        blocks.append(toned(app, "read from the slave: its master does not answer", "text-muted"))
+    return Text("\n\n").join(blocks)
+
+
+def _detail(app: Any, title: str, offset: int, view: MessageView | None, note: str | None) -> Text:
+    head = toned(app, f"{title} · offset {offset}", "text-accent", bold=True)
+    if view is None:
+        return Text("\n").join([head, Text(f"  {note or 'unknown'}")])
+    size = f"{view.size} bytes" + (f" ({view.compression} compressed)" if view.compression else "")
+    rows = [
+        ("stored", local_time(view.store_time_ms) or "unknown"),
+        ("born", f"{local_time(view.born_time_ms) or 'unknown'} at {view.born_host}"),
+        ("keys", " ".join(view.keys) or "-"),
+        ("tags", view.tags or "-"),
+        ("msg id", view.msg_id or "- (the producer set none)"),
+        ("offset id", view.offset_msg_id),
+        ("size", size),
+        ("reconsume", str(view.reconsume_times)),
+        ("body", view.body_text),
+    ]
+    return Text("\n").join([head, *(Text(f"  {k:<10} {v}") for k, v in rows)])
