@@ -22,6 +22,7 @@ MODULES = (
     "tests.benchmarks.tui",
     "tests.benchmarks.plan",
     "tests.benchmarks.connect",
+    "tests.benchmarks.boundary",
     "tests.benchmarks.apply",
     # Last: its 2,000 groups stay in the sandbox, which ends with the run.
     "tests.benchmarks.fleet",

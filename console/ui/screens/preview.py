@@ -135,6 +135,8 @@ class PreviewScreen(ConsoleScreen):
         yield PlanDiff(id="plan")
 
     def on_mount(self) -> None:
+        # No notes here (they are a refreshing screen's): the line goes to the diff.
+        self.show_notes([])
         self._show_stage()
         self._show_plan()
         self.query_one("#value", Input).focus()

@@ -32,8 +32,6 @@ class BoundaryPane(Static):
             self.display = False
             return
         self.display = True
-        details = " · enter: details" if isinstance(boundary, Boundary) else ""
-        self.border_title = f"boundary · {row.topic}/{row.broker}/{row.queue_id}{details}"
         self.update(pane_text(self.app, row, boundary, on_demand=on_demand))
 
 
@@ -69,11 +67,13 @@ def _message_lines(
         tone = "text-warning" if note and not note.startswith("nothing after") else "text-muted"
         return [head, Text("  ").append_text(toned(app, note or "unknown", tone))]
     when = local_time(view.store_time_ms, short=True) or "store time unknown"
-    head.append(f"  {when}  {view.size} B")
-    if view.tags:
-        head.append(f"  tags {view.tags}")
+    # What tells one message from another first: the rest is cut first at 80 columns.
+    head.append(f"  {when}")
     if view.keys:
         head.append(f"  keys {' '.join(view.keys)}")
+    if view.tags:
+        head.append(f"  tags {view.tags}")
+    head.append(f"  {view.size} B")
     return [head, Text("  " + view.body_text)]
 
 
