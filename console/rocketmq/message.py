@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from .errors import ProtocolError
@@ -103,8 +103,9 @@ class Message:
     reconsume_times: int
     prepared_transaction_offset: int
     #: The body as consumed (decompressed when it could be); as stored when `body_note` says
-    #: why it could not be.
-    body: bytes
+    #: why it could not be. Out of the repr: a message that ends up in a log line or a
+    #: traceback must not carry its body there.
+    body: bytes = field(repr=False)
     #: Length of the body as stored (compressed, when it was).
     stored_body_size: int
     properties: tuple[tuple[str, str], ...]
