@@ -108,9 +108,9 @@ async def _read(reader: ClusterReader, where: _Where, request: BoundaryRequest) 
             at = found.get(start)
             last = MessageView.of(at, request.broker) if at else _absent(result, start, first=False)
         first_msg = next((m for m in result.messages if m.queue_offset >= request.target), None)
-        if first_msg is None and _worth_asking(result, request.target):
-            # A skip whose last message is deleted, or a batch cut short: the first is asked
-            # on its own.
+        if first_msg is None and skip and _worth_asking(result, request.target):
+            # A skip whose last message is deleted, or a batch the broker cut short (a large
+            # message): the first is asked on its own.
             result, from_slave = await _pull(reader, where, request, request.target, 1)
             first_msg = next((m for m in result.messages if m.queue_offset >= request.target), None)
         first = (
