@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "console.cli.browse",
     "console.cli.sandbox",
     "console.cli.plan",
+    "console.cli.messages",
     "console.cli.apply",
     "console.cli.spark",
     "console.cli.walkthrough",

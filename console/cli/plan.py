@@ -17,9 +17,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from console.cli.messages import (
+    boundaries_document,
+    print_boundaries,
+    read_boundaries_of,
+    report_unread,
+)
 from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
+from console.domain.messages import Boundary, boundary_requests
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets
 from console.redact import redact_text
 
@@ -74,6 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--snapshot", metavar="ID", help="plan from this snapshot, not a fresh one")
     p.add_argument("--csv", type=Path, metavar="FILE", help="also export the rows as CSV")
     p.add_argument("--impact", action="store_true", help="estimate the catch-up time too")
+    p.add_argument(
+        "--boundary",
+        action="store_true",
+        help="also print, per changed queue, the first message consumed after the reset (and "
+        "the last one skipped, for a skip)",
+    )
     add_engine_arguments(p)
     p.add_argument(
         "--allow-future",
@@ -213,6 +226,7 @@ def _plan(args: argparse.Namespace) -> int:
             impact=args.impact,
             out_uri=out_uri,
             csv=args.csv,
+            with_rows=args.boundary,
         )
     except SnapshotNotFound as exc:
         print(redact_text(f"rmq-console: error: {exc}"), file=sys.stderr)
@@ -222,14 +236,33 @@ def _plan(args: argparse.Namespace) -> int:
         print("rmq-console: no plan: the snapshot could not be taken", file=sys.stderr)
         report_missing(exc.gaps, what="groups")
         return EXIT_NOTHING_READ
-    return finish_plan(flow, failure, workspace, as_json=args.json)[0]
+    boundaries = _boundaries(target, flow) if args.boundary and failure is None else None
+    extra = {"boundaries": boundaries_document(boundaries)} if boundaries is not None else {}
+    code = finish_plan(flow, failure, workspace, as_json=args.json, extra=extra)[0]
+    if boundaries is None:
+        return code
+    if not args.json:
+        print_boundaries(boundaries)
+    return max(code, report_unread(boundaries))
+
+
+def _boundaries(target: Target, flow: ResetFlow) -> list[Boundary] | None:
+    """The boundary of every queue the plan changes (None: no plan)."""
+    if flow.result is None:
+        return None
+    return read_boundaries_of(target, boundary_requests(flow.rows))
 
 
 def finish_plan(
-    flow: ResetFlow, failure: str | None, workspace: Workspace, *, as_json: bool
+    flow: ResetFlow,
+    failure: str | None,
+    workspace: Workspace,
+    *,
+    as_json: bool,
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[int, PlanResult | None]:
     """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
-    plan when there is one."""
+    plan when there is one. `extra` goes into the JSON document."""
     from console.domain.plan import warning_text
     from console.services.planning import warning_counts
     from console.services.reset_flow import Stage
@@ -256,6 +289,7 @@ def finish_plan(
                     {"code": code, "text": warning_text(code), "queues": n}
                     for code, n in warned.items()
                 ],
+                **(extra or {}),
             }
         )
     else:
@@ -274,6 +308,7 @@ def run_plan(
     impact: bool = False,
     out_uri: str | None = None,
     csv: Path | None = None,
+    with_rows: bool = False,
 ) -> tuple[ResetFlow, str | None]:
     """Plan `wanted` (a spec, or a plan CSV to import) on a fresh snapshot or `snapshot_id`,
     with the job's progress on stderr; the flow holds the result, the second value why the job
@@ -306,7 +341,7 @@ def run_plan(
                     spec,
                     _Terminal(flow),
                     flow.switch,
-                    with_rows=False,
+                    with_rows=with_rows,
                     with_impact=impact,
                     snapshot=snapshot,
                     out_uri=out_uri,

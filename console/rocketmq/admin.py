@@ -35,6 +35,7 @@ from .errors import (
     RocketMQError,
 )
 from .frame import Command
+from .message import decode_messages
 from .models import (
     MASTER_ID,
     BoundaryType,
@@ -45,6 +46,8 @@ from .models import (
     ConsumeStats,
     ConsumeTimeSpan,
     MessageQueue,
+    PullResult,
+    PullStatus,
     QueueConsumeStats,
     QueueData,
     QueueStats,
@@ -58,6 +61,16 @@ from .signing import Credentials
 DEFAULT_TOPIC = "TBW102"
 PRODUCER_GROUP = "rmq_console_producer"
 PERM_READ_WRITE = 6
+#: The group an admin pulls with (the brokers create it for their tools; mqadmin uses it too).
+TOOLS_GROUP = "TOOLS_CONSUMER"
+#: PullSysFlag: the subscription is in the request (bit 2); no commit, no suspend.
+PULL_SYS_FLAG = 0x4
+_PULL_ANSWERS = {
+    ResponseCode.SUCCESS: PullStatus.FOUND,
+    ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
+    ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.RETRY_IMMEDIATELY,
+    ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_MOVED,
+}
 #: After this long without an answer from a name server, the next one is asked too (the first
 #: to answer wins); at most half the request timeout.
 HEDGE_S = 1.0
@@ -432,6 +445,54 @@ class AdminClient:
         )
         ts = _ext_int(resp, "timestamp")
         return ts if ts > 0 else None
+
+    async def pull_message(
+        self,
+        addr: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        *,
+        max_nums: int = 1,
+        group: str = TOOLS_GROUP,
+        timeout: float | None = None,
+    ) -> PullResult:
+        """Read up to `max_nums` messages from `offset` on, as `mqadmin queryMsgByOffset` does:
+        no commit, no long poll, every tag.
+
+        A pull leaves state behind for the pulling group (its subscription, a pull offset) and
+        erases a server-side reset pending for that group and queue: `group` is never the
+        group being administered, hence the brokers' own TOOLS_CONSUMER.
+        """
+        resp = await self.call(
+            addr,
+            RequestCode.PULL_MESSAGE,
+            {
+                "consumerGroup": group,
+                "topic": topic,
+                "queueId": queue_id,
+                "queueOffset": offset,
+                "maxMsgNums": max_nums,
+                "sysFlag": PULL_SYS_FLAG,
+                "commitOffset": 0,
+                "suspendTimeoutMillis": 0,
+                "subscription": "*",
+                "subVersion": 0,
+                "expressionType": "TAG",
+            },
+            timeout=timeout,
+            ok=_PULL_ANSWERS,
+        )
+        status = _PULL_ANSWERS[ResponseCode(resp.code)]
+        messages = tuple(decode_messages(resp.body)) if status is PullStatus.FOUND else ()
+        return PullResult(
+            status=status,
+            next_begin_offset=_ext_int(resp, "nextBeginOffset"),
+            min_offset=_ext_int(resp, "minOffset"),
+            max_offset=_ext_int(resp, "maxOffset"),
+            messages=messages,
+            suggest_broker_id=_ext_int(resp, "suggestWhichBrokerId"),
+        )
 
     async def server_side_reset(self, addr: str) -> bool:
         """Whether the broker resets offsets itself (5.1+ `useServerSideResetOffset`)."""

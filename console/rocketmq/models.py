@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .message import Message
+
 MASTER_ID = 0
 
 
@@ -135,3 +137,26 @@ class BoundaryType(StrEnum):
 
     LOWER = "LOWER"  # first message stored at or after the timestamp
     UPPER = "UPPER"  # last message stored at or before the timestamp
+
+
+class PullStatus(StrEnum):
+    """What a PULL_MESSAGE answered (response codes 0, 19, 20, 21)."""
+
+    FOUND = "FOUND"
+    NO_NEW_MSG = "NO_NEW_MSG"  # 19: nothing at the offset (the queue's end, or an empty queue)
+    RETRY_IMMEDIATELY = "RETRY_IMMEDIATELY"  # 20: nothing matched; a slave's "out of range"
+    OFFSET_MOVED = "OFFSET_MOVED"  # 21: below the min offset (deleted) or beyond the max
+
+
+@dataclass(frozen=True, slots=True)
+class PullResult:
+    """A pull's answer: its status, where a next pull would begin, the queue's min and max
+    offsets when the broker answered, and the messages found (empty unless FOUND)."""
+
+    status: PullStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    messages: tuple[Message, ...] = ()
+    #: The broker id the broker suggests reading from next (1: its slave; mostly 0).
+    suggest_broker_id: int = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -76,6 +76,29 @@ class TopicStatusRow:
 class TopicStatus:
     rows: list[TopicStatusRow]
     put_tps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueriedMessage:
+    """What `queryMsgByOffset` prints of one message (its header block), and its body, which
+    mqadmin writes to a file (`body_path`) rather than printing it."""
+
+    offset_id: str
+    topic: str
+    tags: str | None  # mqadmin prints "[null]" for none
+    keys: tuple[str, ...]
+    queue_id: int
+    queue_offset: int
+    commit_log_offset: int
+    reconsume_times: int
+    born_ms: int  # millisecond precision, local time
+    store_ms: int
+    born_host: str
+    store_host: str
+    sys_flag: int
+    properties: dict[str, str]
+    body_path: str
+    body: bytes | None = None
 
 
 # ---- parsing --------------------------------------------------------------------------------
@@ -149,6 +172,73 @@ def parse_topic_status(text: str) -> TopicStatus:
         )
     tps = _summary(text, "Topic Put TPS")
     return TopicStatus(rows=rows, put_tps=float(tps) if tps is not None else None)
+
+
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z ]*?):\s+(.*?)\s*$")
+
+
+def parse_query_msg(text: str) -> QueriedMessage | None:
+    """The message block of `queryMsgByOffset` (printed by QueryMsgByIdSubCommand.printMsg);
+    None when mqadmin printed none (it prints nothing for an offset without a message)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _FIELD.match(line)
+        if m and m.group(1) not in fields:
+            fields[m.group(1)] = m.group(2)
+    if "OffsetID" not in fields:
+        return None
+    try:
+        return QueriedMessage(
+            offset_id=fields["OffsetID"],
+            topic=fields["Topic"],
+            tags=_bracketed(fields["Tags"]),
+            keys=tuple((_bracketed(fields["Keys"]) or "").split()),
+            queue_id=int(fields["Queue ID"]),
+            queue_offset=int(fields["Queue Offset"]),
+            commit_log_offset=int(fields["CommitLog Offset"]),
+            reconsume_times=int(fields["Reconsume Times"]),
+            born_ms=_required_ms(fields["Born Timestamp"]),
+            store_ms=_required_ms(fields["Store Timestamp"]),
+            born_host=fields["Born Host"].lstrip("/"),
+            store_host=fields["Store Host"].lstrip("/"),
+            sys_flag=int(fields["System Flag"]),
+            properties=_java_map(fields["Properties"]),
+            body_path=fields["Message Body Path"],
+        )
+    except (KeyError, ValueError) as exc:
+        raise MqadminError(f"unexpected queryMsgByOffset output ({exc!r}):\n{text}") from None
+
+
+def _bracketed(value: str) -> str | None:
+    inner = value.removeprefix("[").removesuffix("]")
+    return None if inner == "null" else inner
+
+
+def _required_ms(value: str) -> int:
+    ms = _local_time_ms(value, _MS_FORMAT)
+    if ms is None:
+        raise ValueError(f"no time in {value!r}")
+    return ms
+
+
+def _java_map(value: str) -> dict[str, str]:
+    """A java.util.Map's toString(), `{k=v, k2=v2}` (values without ", " in them)."""
+    inner = value.strip().removeprefix("{").removesuffix("}")
+    pairs = (item.partition("=") for item in inner.split(", ") if item)
+    return {k: v for k, _, v in pairs}
+
+
+def _take_body(path: Path) -> bytes:
+    """The body file mqadmin wrote (under /tmp/rocketmq/msgbodys, its fixed place), removed
+    once read."""
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise MqadminError(
+            f"mqadmin wrote the body to {path}, which cannot be read: {exc}"
+        ) from None
+    path.unlink(missing_ok=True)
+    return body
 
 
 def _table(text: str, header_start: str) -> list[str]:
@@ -272,6 +362,22 @@ class Mqadmin:
 
     async def groups(self) -> list[GroupSummary]:
         return parse_group_list(await self.run("consumerProgress"))
+
+    async def query_msg_by_offset(
+        self, topic: str, broker_name: str, queue_id: int, offset: int
+    ) -> QueriedMessage | None:
+        """The message at a queue's offset as mqadmin reads it (a pull as TOOLS_CONSUMER, then a
+        look-up by id), with its body read from the file mqadmin wrote (and removed); None
+        when mqadmin found no message there."""
+        out = await self.run(
+            "queryMsgByOffset",
+            *("-t", topic, "-b", broker_name, "-i", str(queue_id), "-o", str(offset)),
+            until="Message Body Path:",
+        )
+        found = parse_query_msg(out)
+        if found is None:
+            return None
+        return replace(found, body=await asyncio.to_thread(_take_body, Path(found.body_path)))
 
     async def topic_status(self, topic: str) -> TopicStatus:
         out = await self.run("topicStatus", "-t", topic, until="Topic Put TPS:")

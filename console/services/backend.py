@@ -14,12 +14,14 @@ import time
 from collections.abc import Mapping, Sequence
 
 from console.config import ClusterConfig, Config
+from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey, known_delay
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
 from console.services.access import open_admin
+from console.services.boundary import read_boundaries
 from console.services.client_offsets import with_client_stores
 from console.services.cluster import BrokerRoute, ClusterReader
 from console.services.delays import NextStoreTimes
@@ -195,3 +197,6 @@ class Backend:
                 key = (mq.topic, mq.broker_name, mq.queue_id)
                 holders.setdefault(key, []).append(answer.client_id)
         return {k: tuple(sorted(v)) for k, v in holders.items()}
+
+    async def boundary_messages(self, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
+        return await read_boundaries(self.reader, wanted)

@@ -77,3 +77,9 @@ def queue_resets(
     if len(moves) > limit:
         lines.append(f"# ... and {len(moves) - limit} more queues (see the journal)")
     return lines
+
+
+def message(namesrv: Sequence[str], topic: str, broker: str, queue_id: int, offset: int) -> str:
+    """The one message at a queue's offset (mqadmin pulls it as TOOLS_CONSUMER, as we do)."""
+    args = ["-t", topic, "-b", broker, "-i", str(queue_id), "-o", str(offset)]
+    return shlex.join(["mqadmin", "queryMsgByOffset", *args, "-n", ";".join(namesrv)])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.config import ClusterConfig
+from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
 from console.services.cluster import BrokerHealth
@@ -80,6 +81,12 @@ class ClusterOperations(Protocol):
         self, group: str, client_ids: Sequence[str]
     ) -> dict[QueueKey, tuple[str, ...]]:
         """Which online client holds each queue (several for a broadcasting group)."""
+        ...
+
+    async def boundary_messages(self, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
+        """The messages at each queue's reset (console.domain.messages), in the order asked:
+        the first consumed after it and, for a skip, the last skipped. One that cannot be read
+        carries a note saying why; this never fails for a broker."""
         ...
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from console.domain.messages import Boundary
 from console.domain.offsets import QueueKey
 from console.domain.plan import Impact, PlanRow
 from console.domain.walkthrough import Evidence
@@ -152,6 +153,16 @@ class PlanCancelled(Message):
 class ImpactEstimated(Message):
     plan_id: str  # the plan estimated: an estimate for an older plan is dropped
     impact: tuple[Impact, ...]
+
+
+@dataclass
+class BoundariesRead(Message):
+    """The messages at the reset of some queues of a plan (`plan_id`: a read for an older
+    plan is dropped)."""
+
+    plan_id: str
+    keys: tuple[str, ...]  # the diff's row key of each boundary
+    boundaries: tuple[Boundary, ...]
 
 
 @dataclass

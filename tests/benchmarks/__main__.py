@@ -22,6 +22,7 @@ MODULES = (
     "tests.benchmarks.tui",
     "tests.benchmarks.plan",
     "tests.benchmarks.connect",
+    "tests.benchmarks.boundary",
     "tests.benchmarks.apply",
     "tests.benchmarks.lag",
     # Last: its 2,000 groups stay in the sandbox, which ends with the run.

@@ -59,18 +59,32 @@ def test_spec_csv_and_import_through_the_walkthrough(
     before = asyncio.run(committed(sandbox))
     exported = tmp_path / "plan.csv"
     spec = spec_file(tmp_path, {"shift-by": -3})
-    assert main(["plan", "--cluster", "sandbox", "--spec", str(spec), "--csv", str(exported)]) == 0
+    args = ["plan", "--cluster", "sandbox", "--spec", str(spec), "--csv", str(exported)]
+    assert main([*args, "--boundary"]) == 0
     out = capfd.readouterr().out
     assert "shift-by -3" in out
     assert "dry run: the cluster was not changed" in out
+    # Every changed queue with the message its group consumes first after the reset.
+    assert "boundaries (first message consumed after the reset" in out
+    for (broker, q), offset in before.items():
+        assert offset is not None
+        assert f"{TOPIC}/{broker}/{q}  {offset} -> {offset - 3}\n  first    @{offset - 3}  " in out
     with exported.open() as f:
         rows = list(csv.DictReader(f))
     assert {(r["broker"], int(r["queue_id"])): int(r["target"]) for r in rows} == {
         k: v - 3 for k, v in before.items() if v is not None
     }
 
-    assert main(["plan", "--cluster", "sandbox", "--import", str(exported), "--json"]) == 0
+    imported_plan = ["plan", "--cluster", "sandbox", "--import", str(exported), "--json"]
+    assert main([*imported_plan, "--boundary"]) == 0
     printed = json.loads(capfd.readouterr().out)
+    boundaries = printed["boundaries"]
+    assert len(boundaries) == len(before)
+    for b in boundaries:
+        assert b["first"]["queue_offset"] == b["target"] == before[(b["broker"], b["queue_id"])] - 3
+        assert b["first"]["topic"] == TOPIC
+        assert b["first_note"] is None
+        assert b["last_skipped"] is None  # a replay skips nothing
     header = printed["plan"]
     assert header["spec"]["strategy"]["from-file"] == str(exported)
     imported = Workspace(str(tmp_path / "ws")).read_header(printed["dir"])

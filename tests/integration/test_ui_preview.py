@@ -4,8 +4,9 @@
 
 What the diff shows must be the plan written to the workspace, row for row, and what the broker
 itself says: the CURRENT column is the committed offset the wire client reads, a shift-by target
-is that offset moved, a to-timestamp target is the broker's own search for that time. Nothing is
-written to the cluster.
+is that offset moved, a to-timestamp target is the broker's own search for that time; the
+message at each queue's boundary is the broker's message at the target. Nothing is written to
+the cluster.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from textual.pilot import Pilot
 
 from console.config import ClusterConfig, Config
+from console.domain.messages import Boundary
 from console.remote.proxy import remote_sources
 from console.rocketmq.models import BoundaryType
 from console.sandbox import scenario
@@ -33,6 +35,7 @@ from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
+from console.ui.widgets.plandiff import PlanDiff, row_key
 from tests.integration.test_plan_timestamp import seek_time
 from tests.ui.helpers import screen_lines, settle, status, text_of, values
 
@@ -124,8 +127,36 @@ def assert_shown_is_written(app: ConsoleApp, flow: ResetFlow, workspace: Path) -
     # And the terminal shows them: each queue's line carries its current and target.
     lines = screen_lines(app)
     for (topic, broker, q), r in written.items():
-        line = next(ln for ln in lines if ln.split()[:3] == [topic, broker, str(q)])
+        line = next((ln for ln in lines if ln.split()[:3] == [topic, broker, str(q)]), None)
+        assert line is not None, "\n".join(lines)
         assert line.split()[5:7] == [str(r["current"]), str(r["target"])], line
+
+
+async def assert_boundaries_shown(sandbox: Sandbox, app: ConsoleApp) -> None:
+    """A plan of eight queues has its boundaries read by itself: each queue's first message
+    is the broker's message at its target, and the one under the cursor is on screen."""
+    diff = app.screen.query_one(PlanDiff)
+    shown = diff_shown(app)
+    read = diff.boundaries
+    assert {tuple(k.split("|")[1:]) for k in read} == {(t, b, str(q)) for t, b, q in shown}
+    async with sandbox.admin() as admin:
+        for key, boundary in read.items():
+            assert isinstance(boundary, Boundary), (key, boundary)
+            r = boundary.request
+            assert boundary.first is not None, boundary.first_note
+            assert boundary.first.queue_offset == r.target == shown[r.key]["target"]
+            pulled = await admin.pull_message(
+                sandbox.broker_addrs[r.broker], r.topic, r.queue_id, r.target
+            )
+            assert boundary.first.offset_msg_id == pulled.messages[0].offset_msg_id
+    row = diff.current_row
+    assert row is not None
+    current = read[row_key(row)]
+    assert isinstance(current, Boundary)
+    assert current.first is not None
+    text = "\n".join(screen_lines(app))
+    assert f"first @{row.target}" in text
+    assert " ".join(current.first.keys) in text
 
 
 async def open_preview(pilot: Pilot[int], app: ConsoleApp) -> PreviewScreen:
@@ -177,6 +208,7 @@ async def test_the_preview_shows_the_plan_it_wrote_and_the_brokers_offsets(
         summary = text_of(app, "#plan-summary")
         assert f"{GROUP}: 8/8 queues change · re-consume 40 · skip 0" in summary
         assert "reset path: " in summary
+        await assert_boundaries_shown(sandbox, app)
 
         # to-timestamp: a time inside the seeding, so some queues land between their ends.
         ts = await seek_time(sandbox)

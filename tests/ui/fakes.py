@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from console.config import ClusterConfig, Config
 from console.domain.gaps import Why
+from console.domain.messages import Absence, Boundary, BoundaryRequest
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
@@ -144,6 +145,10 @@ class FakeCluster:
             }
         }
     )
+    #: What boundary_messages answers, by queue (see FakeSource.boundary_messages).
+    boundaries: dict[QueueKey, Boundary] = field(default_factory=dict)
+    #: The requests of each boundary_messages call.
+    boundary_asks: list[tuple[BoundaryRequest, ...]] = field(default_factory=list)
     #: method name -> exception the next calls raise
     failures: dict[str, Exception] = field(default_factory=dict)
     #: method name -> event a call waits for (a slow cluster)
@@ -274,6 +279,31 @@ class FakeSource:
     ) -> dict[QueueKey, tuple[str, ...]]:
         await self._enter("assignments")
         return dict(self.cluster.assignments.get(group, {}))
+
+    async def boundary_messages(self, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
+        """From `cluster.boundaries` by queue; a queue not there reads as its broker not
+        answering, as the real service says it."""
+        await self._enter("boundary_messages")
+        self.cluster.boundary_asks.append(tuple(wanted))
+        out = []
+        for r in wanted:
+            known = self.cluster.boundaries.get(r.key)
+            if known is not None:
+                out.append(replace(known, request=r))
+                continue
+            note = f"{r.broker} did not answer: timed out"
+            out.append(
+                Boundary(
+                    r,
+                    None,
+                    note,
+                    None,
+                    note if r.skips else None,
+                    first_absence=Absence.UNANSWERED,
+                    last_absence=Absence.UNANSWERED if r.skips else None,
+                )
+            )
+        return out
 
     def close(self) -> None:
         self.cluster.closed = True

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
+from console.domain.messages import Boundary, BoundaryRequest
 from console.remote.proxy import RemoteSource, remote_source, remote_sources
 from console.rocketmq.codes import RequestCode
 from console.rocketmq.errors import ConnectError, RequestTimeout, RocketMQError
@@ -33,6 +34,7 @@ SAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
     "consume_delays": ("g1", {"broker-a": ["orders"]}),
     "dlq_queues": ("g1",),
     "assignments": ("g1", ["10.0.0.5@1"]),
+    "boundary_messages": ([BoundaryRequest("orders", "broker-a", 0, 5, 9)],),
 }
 
 
@@ -58,7 +60,7 @@ def silent() -> Iterator[str]:
 
 def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
     assert set(SAMPLE_ARGS) == set(OPERATIONS)
-    assert len(OPERATIONS) == 11
+    assert len(OPERATIONS) == 12
     for name, op in OPERATIONS.items():
         served = inspect.signature(getattr(Backend, name))
         assert list(served.parameters) == list(op.signature.parameters), name
@@ -89,6 +91,11 @@ async def test_every_operation_round_trips_through_the_network_process(
     notices = answers.pop("name_server_notices")
     assert isinstance(notices, tuple), notices
     assert all(isinstance(n, str) for n in notices)
+    # Boundaries answer every queue asked, each saying why its messages could not be read.
+    (boundary,) = answers.pop("boundary_messages")
+    assert isinstance(boundary, Boundary), boundary
+    assert boundary.unread
+    assert unreachable.namesrv[0] in (boundary.first_note or "")
     for name, answer in answers.items():
         if name in per_group:
             assert isinstance(answer, dict), name

@@ -16,6 +16,7 @@ from console.sandbox.mqadmin import (
     command_error,
     parse_consumer_progress,
     parse_group_list,
+    parse_query_msg,
     parse_topic_status,
 )
 
@@ -173,3 +174,49 @@ def test_failure_is_found_although_exit_code_is_zero() -> None:
 def test_missing_table_is_an_error() -> None:
     with pytest.raises(MqadminError, match="#Topic"):
         parse_consumer_progress("03:48:05,164 |-INFO in logback\n")
+
+
+QUERY_MSG = """\
+11:31:17,250 |-INFO in org.apache.rocketmq.common.logging.JoranConfiguratorExt@9225652 - Registering current configuration as safe fallback point
+
+OffsetID:            7F000001000060E6000000000000AECF
+Topic:               payments
+Tags:                [paid]
+Keys:                [payments-broker-a-2-5]
+Queue ID:            2
+Queue Offset:        5
+CommitLog Offset:    44751
+Reconsume Times:     0
+Born Timestamp:      2026-11-25 11:30:46,789
+Store Timestamp:     2026-11-25 11:30:46,790
+Born Host:           127.0.0.1:59642
+Store Host:          127.0.0.1:24806
+System Flag:         0
+Properties:          {MSG_REGION=DefaultRegion, UNIQ_KEY=FD000000000000000000000000000002551A4E0E2F2A7E110D860080, CLUSTER=SandboxCluster, MIN_OFFSET=0, TAGS=paid, KEYS=payments-broker-a-2-5, WAIT=true, TRACE_ON=true, MAX_OFFSET=76}
+Message Body Path:   /tmp/rocketmq/msgbodys/FD000000000000000000000000000002551A4E0E2F2A7E110D860080
+"""
+
+
+def test_query_msg_by_offset() -> None:
+    m = parse_query_msg(QUERY_MSG)
+    assert m is not None
+    assert m.offset_id == "7F000001000060E6000000000000AECF"
+    assert (m.topic, m.tags, m.keys) == ("payments", "paid", ("payments-broker-a-2-5",))
+    assert (m.queue_id, m.queue_offset, m.commit_log_offset, m.reconsume_times) == (2, 5, 44751, 0)
+    local = datetime(2026, 11, 25, 11, 30, 46, 790_000).timestamp()
+    assert m.store_ms == int(local * 1000)
+    assert m.store_ms - m.born_ms == 1
+    assert (m.born_host, m.store_host, m.sys_flag) == ("127.0.0.1:59642", "127.0.0.1:24806", 0)
+    assert m.properties["UNIQ_KEY"] == "FD000000000000000000000000000002551A4E0E2F2A7E110D860080"
+    assert m.properties["MAX_OFFSET"] == "76"
+    assert len(m.properties) == 9
+    assert m.body_path.startswith("/tmp/rocketmq/msgbodys/")
+    assert m.body is None  # read from the file by Mqadmin.query_msg_by_offset
+    untagged = QUERY_MSG.replace("[paid]", "[null]").replace("[payments-broker-a-2-5]", "[null]")
+    m2 = parse_query_msg(untagged)
+    assert m2 is not None
+    assert (m2.tags, m2.keys) == (None, ())
+    # An offset without a message: mqadmin prints only its logging lines.
+    assert parse_query_msg(QUERY_MSG.split("OffsetID")[0]) is None
+    with pytest.raises(MqadminError, match="unexpected queryMsgByOffset output"):
+        parse_query_msg(QUERY_MSG.replace("Queue ID:            2", "Queue ID:            x"))

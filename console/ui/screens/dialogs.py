@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -61,6 +61,33 @@ class CommandsDialog(ModalScreen[None]):
     def action_copy(self) -> None:
         self.app.copy_to_clipboard("\n".join(self.lines))
         self.notify("copied to the clipboard")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class BoundaryDialog(ModalScreen[None]):
+    """The messages at one queue's boundary in full (ids, hosts, sizes), and the mqadmin
+    commands that print them."""
+
+    BINDINGS = [Binding("escape,enter", "close", "Close", id="dialog_close")]
+
+    def __init__(self, queue: str, details: Text, commands: Sequence[str]) -> None:
+        super().__init__(classes="dialog")
+        self.queue = queue
+        self.details = details
+        self.commands = list(commands)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(f"The reset's boundary on {self.queue}"), classes="dialog-title")
+            with VerticalScroll(id="boundary-details"):
+                yield Static(self.details)
+                yield Static(Text("\n".join(self.commands)), id="boundary-commands")
+            yield Label(Text("↑↓ scroll · esc closes"), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#boundary-details").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -29,8 +29,10 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
+from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
+from console.services import mqadmin_commands
 from console.services.appliers import ApplierSource, ClusterAppliers
 from console.services.planners import ClusterPlanners, PlannerSource
 from console.services.reset_flow import CancelSwitch, ResetFlow, ResetForm, Stage, drive_plan
@@ -40,6 +42,7 @@ from console.ui.messages import (
     ApplyFinished,
     ApplyProgressed,
     ApplyRefused,
+    BoundariesRead,
     ImpactEstimated,
     PlanCancelled,
     PlanComputed,
@@ -53,9 +56,11 @@ from console.ui.screens.apply import (
     apply_summary,
 )
 from console.ui.screens.base import ConsoleScreen
-from console.ui.screens.dialogs import ErrorDialog
+from console.ui.screens.dialogs import BoundaryDialog, ErrorDialog
 from console.ui.tones import toned
+from console.ui.widgets.boundary import detail_text
 from console.ui.widgets.plandiff import PlanDiff
+from console.ui.widgets.rowtable import RowTable
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -66,6 +71,10 @@ if TYPE_CHECKING:
 
 PLAN_GROUP = "plan"
 APPLY_GROUP = "apply"
+BOUNDARY_GROUP = "boundary"
+#: A plan changing at most this many queues has its boundary messages read as soon as it is
+#: computed; a larger one row by row, on `b`.
+AUTO_BOUNDARIES = 32
 # Which form field each input edits.
 _TEXT_FIELDS = {"value": "value", "topics": "topics", "brokers": "brokers", "queues": "queue_ids"}
 _CHECK_FIELDS = {"retry": "include_retry", "clamp": "clamp"}
@@ -78,6 +87,7 @@ class PreviewScreen(ConsoleScreen):
         Binding("x", "cancel_plan", "Cancel", id="preview_cancel"),
         Binding("w", "warnings_only", "Warnings only", id="preview_warnings"),
         Binding("a", "apply", "Apply", id="preview_apply"),
+        Binding("b", "boundary", "Boundary", id="preview_boundary"),
     ]
 
     def __init__(
@@ -140,6 +150,8 @@ class PreviewScreen(ConsoleScreen):
 
     def on_mount(self) -> None:
         self.query_one("#value", Input).display = self.flow.form.takes_value
+        # No notes here (they are a refreshing screen's): the line goes to the diff.
+        self.show_notes([])
         self._show_stage()
         self._show_plan()
         self.query_one("#value", Input).focus()
@@ -201,6 +213,9 @@ class PreviewScreen(ConsoleScreen):
             return True if self._can_apply else None
         if action == "preview":
             return True if self.flow.can_begin and not self.applying else None
+        if action == "boundary":
+            row = self.query_one(PlanDiff).current_row if self.flow.result else None
+            return True if row is not None and row.changed else None
         return True
 
     @property
@@ -238,6 +253,61 @@ class PreviewScreen(ConsoleScreen):
 
     def action_warnings_only(self) -> None:
         self.query_one(PlanDiff).toggle_warnings()
+
+    # ---- the messages at the boundary ------------------------------------------------------------
+
+    def action_boundary(self) -> None:
+        """Read the boundary of the queue under the cursor (again, when it was read)."""
+        diff = self.query_one(PlanDiff)
+        row = diff.current_row
+        if row is not None and self.flow.result is not None:
+            self._read_boundaries(diff.boundary_requests([row]))
+
+    def _read_boundaries(self, wanted: dict[str, BoundaryRequest]) -> None:
+        result = self.flow.result
+        if not wanted or result is None:
+            return
+        self.query_one(PlanDiff).boundaries_reading(list(wanted))
+        self.read_boundaries(result.header.plan_id, tuple(wanted), tuple(wanted.values()))
+
+    @work(group=BOUNDARY_GROUP, exit_on_error=False)
+    async def read_boundaries(
+        self, plan_id: str, keys: tuple[str, ...], wanted: tuple[BoundaryRequest, ...]
+    ) -> None:
+        read = await self.cluster_session.source.boundary_messages(wanted)
+        self.post_message(BoundariesRead(plan_id, keys, tuple(read)))
+
+    def on_row_table_row_selected(self, message: RowTable.RowSelected) -> None:
+        """enter on a diff row: its boundary in full, once read."""
+        diff = self.query_one(PlanDiff)
+        row = diff.current_row
+        known = diff.boundaries.get(message.key)
+        if row is None or not isinstance(known, Boundary):
+            return
+        message.stop()
+        where = f"{row.topic}/{row.broker}/{row.queue_id}"
+        self.app.push_screen(
+            BoundaryDialog(where, detail_text(self.app, known), self._message_commands(row))
+        )
+
+    def _message_commands(self, row: PlanRow) -> list[str]:
+        """mqadmin lines that print the messages at a row's boundary."""
+        if row.target is None or not row.changed:
+            return []
+        skips = row.current is not None and row.target > row.current
+        namesrv = self.cluster_session.cluster.namesrv
+        return [
+            mqadmin_commands.message(namesrv, row.topic, row.broker, row.queue_id, offset)
+            for offset in ((row.target - 1, row.target) if skips else (row.target,))
+        ]
+
+    def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
+        self.refresh_bindings()  # `b` is there for a changed row only
+
+    def on_boundaries_read(self, message: BoundariesRead) -> None:
+        result = self.flow.result
+        if result is not None and result.header.plan_id == message.plan_id:
+            self.query_one(PlanDiff).show_boundaries(message.keys, message.boundaries)
 
     # ---- applying ----------------------------------------------------------------------------
 
@@ -380,6 +450,8 @@ class PreviewScreen(ConsoleScreen):
             self._show_plan()
         if group == APPLY_GROUP:
             self._apply_ended()
+        if group == BOUNDARY_GROUP:
+            self.query_one(PlanDiff).boundaries_failed(str(error) or type(error).__name__)
         super().worker_failed(group, error)
 
     # ---- what the job did --------------------------------------------------------------------
@@ -395,7 +467,13 @@ class PreviewScreen(ConsoleScreen):
         self.status.update_state(refreshed_at_ms=message.result.header.snapshot.taken_at_ms)
         self._show_stage()
         self._show_plan()
-        self.query_one(PlanDiff).focus_table()
+        diff = self.query_one(PlanDiff)
+        diff.focus_table()
+        wanted = diff.boundary_requests(message.rows)
+        diff.read_on_demand(len(wanted) > AUTO_BOUNDARIES)
+        if not diff.on_demand:
+            self._read_boundaries(wanted)
+        self.refresh_bindings()
 
     def on_impact_estimated(self, message: ImpactEstimated) -> None:
         if self.flow.impact_estimated(message.plan_id, message.impact):
@@ -489,12 +567,17 @@ class PreviewScreen(ConsoleScreen):
             return ["# preview a plan first: its mqadmin equivalent appears here"]
         from console.services.planning import mqadmin_lines  # loaded with the plan already
 
-        return [
+        lines = [
             "# these commands WRITE offsets; the console has not run them",
             *mqadmin_lines(
                 result.header, self.flow.rows, session.cluster.namesrv, session.known_brokers
             ),
         ]
+        row = self.query_one(PlanDiff).current_row
+        reads = self._message_commands(row) if row is not None else []
+        if reads:
+            lines.append("# the message at the selected queue's boundary (reads only)")
+        return lines + reads
 
 
 class _Posted:

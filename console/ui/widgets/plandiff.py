@@ -7,15 +7,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from console.domain.messages import Boundary, BoundaryRequest, boundary_requests
 from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning, ResetPathKind
 from console.domain.spec import describe, parse_spec
 from console.ui import format as fmt
 from console.ui.tones import toned
+from console.ui.widgets.boundary import READING, BoundaryPane
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell
 
 DIFF_COLUMNS = (
@@ -36,16 +40,26 @@ _SEVERE = {PlanWarning.BELOW_MIN, PlanWarning.BROADCASTING, PlanWarning.NO_SOURC
 
 
 class PlanDiff(Vertical):
-    """The summary line(s) (`#plan-summary`) over the diff table (`#diff`)."""
+    """The summary line(s) (`#plan-summary`) over the diff table (`#diff`), and under it the
+    messages at the boundary of the queue under the cursor (`#boundary`)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.only_warnings = False
         self._rows: tuple[PlanRow, ...] = ()
+        self._by_key: dict[str, PlanRow] = {}
+        #: Row key -> its boundary, READING, or why it could not be read.
+        self.boundaries: dict[str, Boundary | str] = {}
+        #: Boundaries are read row by row on request (`b`), not all at once.
+        self.on_demand = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="plan-summary")
         yield DataView("diff", DIFF_COLUMNS, id="diff")
+        yield BoundaryPane(id="boundary")
+
+    def on_mount(self) -> None:
+        self._show_boundary()
 
     @property
     def table(self) -> DataView:
@@ -62,8 +76,54 @@ class PlanDiff(Vertical):
         self.note(summary_text(self.app, header, group, impact))
 
     def show_rows(self, rows: tuple[PlanRow, ...]) -> None:
+        if rows != self._rows:
+            self.boundaries = {}
         self._rows = rows
+        self._by_key = {row_key(r): r for r in rows}
         self._fill()
+        self._show_boundary()
+
+    # ---- the boundary pane ---------------------------------------------------------------------
+
+    @property
+    def current_row(self) -> PlanRow | None:
+        """The plan row under the cursor."""
+        key = self.table.current_key
+        return self._by_key.get(key) if key is not None else None
+
+    def boundary_requests(self, rows: Sequence[PlanRow]) -> dict[str, BoundaryRequest]:
+        """Row key -> the request for its boundary, for the rows the plan changes."""
+        return {row_key(r): q for r in rows for q in boundary_requests([r])}
+
+    def read_on_demand(self, on_demand: bool) -> None:
+        """Whether boundaries are read row by row on `b` (a large plan), or all at once."""
+        self.on_demand = on_demand
+        self._show_boundary()
+
+    def boundaries_reading(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            self.boundaries[key] = READING
+        self._show_boundary()
+
+    def show_boundaries(self, keys: Sequence[str], read: Sequence[Boundary]) -> None:
+        self.boundaries.update(zip(keys, read, strict=True))
+        self._show_boundary()
+
+    def boundaries_failed(self, why: str) -> None:
+        """The reads still under way failed (the network process, not a broker)."""
+        for key, state in self.boundaries.items():
+            if state == READING:
+                self.boundaries[key] = why
+        self._show_boundary()
+
+    def _show_boundary(self) -> None:
+        row = self.current_row
+        state = self.boundaries.get(row_key(row)) if row is not None else None
+        self.query_one(BoundaryPane).show(row, state, on_demand=self.on_demand)
+
+    @on(RowTable.CursorMoved)
+    def _cursor_moved(self, event: RowTable.CursorMoved) -> None:
+        self._show_boundary()
 
     def toggle_warnings(self) -> None:
         self.only_warnings = not self.only_warnings
@@ -74,6 +134,10 @@ class PlanDiff(Vertical):
         view = self.table
         view.title = "diff (warnings only)" if self.only_warnings else "diff"
         view.set_rows([diff_row(self.app, r) for r in rows])
+
+
+def row_key(r: PlanRow) -> str:
+    return f"{r.group}|{r.topic}|{r.broker}|{r.queue_id}"
 
 
 def diff_row(app: Any, r: PlanRow) -> Row:
@@ -91,7 +155,7 @@ def diff_row(app: Any, r: PlanRow) -> Row:
     if r.clamp:
         target += "*"  # clamped: the reason is in the warnings
     return Row(
-        f"{r.group}|{r.topic}|{r.broker}|{r.queue_id}",
+        row_key(r),
         (
             cell(r.topic),
             cell(r.broker),

@@ -62,6 +62,18 @@ class RowTable(ScrollView, can_focus=True):
         def control(self) -> RowTable:
             return self.table
 
+    class CursorMoved(Message):
+        """The cursor is on another row (moved by the operator, not by new data)."""
+
+        def __init__(self, table: RowTable, key: str | None) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+        @property
+        def control(self) -> RowTable:
+            return self.table
+
     class HeaderSelected(Message):
         def __init__(self, table: RowTable, column: int) -> None:
             super().__init__()
@@ -125,6 +137,8 @@ class RowTable(ScrollView, can_focus=True):
     def watch_cursor_row(self, old: int, new: int) -> None:
         self._scroll_to_cursor()
         self.refresh()
+        if old != new:
+            self.post_message(self.CursorMoved(self, self.cursor_key))
 
     def _visible_rows(self) -> int:
         return max(self.scrollable_content_region.height - 1, 1)
