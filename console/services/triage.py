@@ -272,7 +272,7 @@ def _evaluate_read(window: Sequence[Sample], min_samples: int) -> Verdict:
     worst: Verdict | None = None
     worst_lag = -1
     for q in voters:
-        verdict = _queue_status(q, window, latest.online, min_samples)
+        verdict = queue_status(q, window, latest.online, min_samples)
         lag = q.lag or 0
         severity = verdict.status.severity
         if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
@@ -281,9 +281,10 @@ def _evaluate_read(window: Sequence[Sample], min_samples: int) -> Verdict:
     return Verdict(worst.status, worst.reason, complete, worst.queue)
 
 
-def _queue_status(
+def queue_status(
     q: QueueOffsets, window: Sequence[Sample], online: bool, min_samples: int
 ) -> Verdict:
+    """One queue of the latest refresh (`q`) under `STATUS_RULES` over the window."""
     where = f"{q.topic}@{q.broker}:{q.queue_id}"
     lag = q.lag or 0
     if lag == 0:
