@@ -116,7 +116,9 @@ class StuckQueue:
     topic: str
     broker: str
     queue_id: int
-    committed: int  # at the last read (the same at every read for STALLED)
+    #: At the last read (the same at every read for STALLED); None only for a retry queue on
+    #: which nothing is committed (its growth is the finding).
+    committed: int | None
     max_offset: int  # at the last read
     seconds: float  # from the first read to the last
     reads: int
@@ -130,8 +132,8 @@ class StuckQueue:
         return (self.topic, self.broker, self.queue_id)
 
     @property
-    def lag(self) -> int:
-        return max(self.max_offset - self.committed, 0)
+    def lag(self) -> int | None:
+        return None if self.committed is None else max(self.max_offset - self.committed, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +209,8 @@ def find_stuck(reads: Sequence[GroupOffsets]) -> StuckReport:
     unknown: list[UnknownQueue] = []
     for key in keys:
         series = [queues.get(key) for queues in by_read]
-        why = _unread(key, series, ordered)
+        # A retry queue is judged on its growth: its max offsets are enough.
+        why = _unread(key, series, ordered, need_committed=not is_retry_topic(key[0]))
         if why is not None:
             unknown.append(UnknownQueue(*key, why))
             continue
@@ -247,7 +250,6 @@ class _Evidence:
 
     def finding(self, kind: Finding, rule: str) -> StuckQueue:
         last = self.series[-1]
-        assert last.committed is not None
         return StuckQueue(
             kind=kind,
             topic=last.topic,
@@ -304,11 +306,19 @@ def _online(reads: Sequence[GroupOffsets]) -> bool | None:
 
 
 def _unread(
-    key: QueueKey, series: Sequence[QueueOffsets | None], reads: Sequence[GroupOffsets]
+    key: QueueKey,
+    series: Sequence[QueueOffsets | None],
+    reads: Sequence[GroupOffsets],
+    *,
+    need_committed: bool,
 ) -> str | None:
-    """Why the queue cannot be judged (None: it can): not in every read, or no committed
-    offset."""
-    absent = [r for q, r in zip(series, reads, strict=True) if q is None or q.committed is None]
+    """Why the queue cannot be judged (None: it can): not in every read, or (when it counts)
+    no committed offset."""
+    absent = [
+        r
+        for q, r in zip(series, reads, strict=True)
+        if q is None or (need_committed and q.committed is None)
+    ]
     if not absent:
         return None
     if all(q is not None for q in series):
@@ -416,7 +426,10 @@ async def consumer_caches(
     clients = [c.client_id for c in read.clients]
     if not wanted or not clients:
         return {}, ()
-    addrs = read_addrs(await reader.routes())
+    try:
+        addrs = read_addrs(await reader.routes())
+    except RocketMQError as exc:
+        return {}, (f"no client asked: the name server did not say where the brokers are ({exc})",)
     # The broker forwards the request over the client's own connection: ask through the broker
     # of a stalled queue, which that client pulls from and so certainly heartbeats.
     brokers = sorted({k[1] for k in wanted if k[1] in addrs}) or sorted(addrs)

@@ -31,7 +31,7 @@ def read(
     queues: Queues,
     *,
     broker_b: Queues | None = None,
-    retry: tuple[int, int] | None = None,
+    retry: tuple[int, int | None] | None = None,
     online: bool = True,
     gaps: Sequence[Gap] = (),
     unreachable: tuple[str, ...] = (),
@@ -205,6 +205,21 @@ def test_retry_growth_is_evidence_on_a_stalled_queue_too() -> None:
     )
     (stalled,) = report.stalled
     assert stalled.retry_growth == 2
+
+
+def test_a_retry_queue_is_judged_on_growth_even_with_nothing_committed() -> None:
+    still = find_stuck([read(0, {}, retry=(4, None)), read(1, {}, retry=(4, None))])
+    assert still.stuck == ()
+    assert still.unknown == ()
+    assert still.clear == ((RETRY, "broker-a", 0),)
+    grew = find_stuck([read(0, {}, retry=(4, None)), read(1, {}, retry=(6, None))])
+    (found,) = grew.stuck
+    assert (found.kind, found.committed, found.lag, found.arrived) == (
+        Finding.RETRY_GROWING,
+        None,
+        None,
+        2,
+    )
 
 
 def test_a_retry_topic_growing_with_nobody_online_is_not_a_sign() -> None:
