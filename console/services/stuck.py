@@ -23,7 +23,7 @@ things delay that pull, measured on the sandbox's 5.3.3 brokers:
 
 - a pull the broker is holding (long polling) is answered when a message arrives on the queue,
   or at the latest when its hold expires (15 s, checked every 5 s): a skip reached a stuck
-  orderly consumer in about 1 s with messages arriving, in up to about 20 s without;
+  orderly consumer in about 1 s with messages arriving, in 6.5 to 19 s without;
 - a Java push consumer whose cache for the queue is past a threshold (`pullThresholdForQueue`,
   default 1,000 messages; `pullThresholdSizeForQueue`, 100 MiB; for a concurrent consumer also a
   span of `consumeConcurrentlyMaxSpan` offsets) sends **no pull at all** for it. A stuck queue
