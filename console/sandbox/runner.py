@@ -231,7 +231,7 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
 async def _populate(
     sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
 ) -> None:
-    """Seed the scenario and start the live consumers and the trickle producer."""
+    """Seed the scenario and start the live consumers and the trickle producers."""
     factory = sb._consumer_factory
     live = list(sc.live_groups())
     launching: list[asyncio.Task[JavaConsumer]] = []

@@ -88,9 +88,10 @@ public final class SandboxConsumer {
         // for all the others' batches), and in-flight stays small, as for a real slow consumer.
         // A small buffer per queue also bounds how long a reset takes to show: what was pulled
         // before it is consumed first (8 queues x 100 messages at 125 ms would be 100 s).
-        // A stuck orderly queue keeps pulling until its cache holds pullThresholdForQueue
-        // messages; past that it sends no pull at all, so it never hears of a server-side reset
-        // (PULL_OFFSET_MOVED comes as the answer to a pull): its groups pass a larger one.
+        // A stuck orderly queue keeps pulling only until its cache holds more than
+        // pullThresholdForQueue messages; past that it sends no pull at all, so it never hears
+        // of a server-side reset (PULL_OFFSET_MOVED is the answer to a pull). The poisoned group
+        // (scenario.py) passes the Java client's own defaults instead.
         consumer.setPullBatchSize(pullBatch);
         consumer.setPullThresholdForQueue(pullThreshold);
         // The heartbeat sent at start can be skipped when it races the client's own first
