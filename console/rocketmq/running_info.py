@@ -4,12 +4,14 @@ The broker forwards the request to the client and returns the client's own answe
 slow as the client (the broker waits up to 10 s) and its shape depends on the client: Java clients
 send `mqTable` keyed by MessageQueue objects (fastjson's non-standard keys). The queues in
 `mqTable` are the ones rebalancing assigned to that client, which is how the dashboard (and the
-console) shows the client of each queue.
+console) shows the client of each queue. Each value is the client's process queue for it
+(`ProcessQueueInfo`): what it has pulled and not yet committed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import fastjson
 from .admin import AdminClient, message_queue_from_key
@@ -22,10 +24,27 @@ DEFAULT_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessQueueInfo:
+    """One queue's cache in a push consumer (the client's `ProcessQueueInfo`)."""
+
+    #: The offset the client would commit now.
+    commit_offset: int
+    #: Messages pulled and not yet committed (an orderly consumer's message in flight included).
+    cached_count: int
+    cached_min: int
+    cached_max: int
+    cached_mib: int
+    locked: bool  # an orderly consumer holds the queue's lock on the broker
+    dropped: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerRunningInfo:
     client_id: str
     queues: tuple[MessageQueue, ...]
     properties: dict[str, str]
+    #: The client's cache of each queue it holds (the queues of `queues` whose entry parsed).
+    process_queues: dict[MessageQueue, ProcessQueueInfo] = field(default_factory=dict)
 
 
 async def consumer_running_info(
@@ -42,16 +61,40 @@ async def consumer_running_info(
         {"consumerGroup": group, "clientId": client_id, "jstackEnable": False},
         timeout=timeout,
     )
-    body = fastjson.loads(resp.body) if resp.body else {}
+    return parse_running_info(client_id, resp.body)
+
+
+def parse_running_info(client_id: str, raw: bytes | None) -> ConsumerRunningInfo:
+    body = fastjson.loads(raw) if raw else {}
     if not isinstance(body, dict):
         raise ProtocolError("consumer running info is not an object")
     table = body.get("mqTable") or {}
     props = body.get("properties") or {}
     if not isinstance(table, dict) or not isinstance(props, dict):
         raise ProtocolError("consumer running info: mqTable/properties are not objects")
-    queues = sorted(message_queue_from_key(k) for k in table)
+    entries = {message_queue_from_key(k): v for k, v in table.items()}
+    caches = {mq: pq for mq, v in entries.items() if (pq := _process_queue(v)) is not None}
     return ConsumerRunningInfo(
         client_id=client_id,
-        queues=tuple(queues),
+        queues=tuple(sorted(entries)),
         properties={str(k): str(v) for k, v in props.items()},
+        process_queues=dict(sorted(caches.items())),
     )
+
+
+def _process_queue(value: Any) -> ProcessQueueInfo | None:
+    """None when the client sent something else (another client's shape): no cache known."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return ProcessQueueInfo(
+            commit_offset=int(value["commitOffset"]),
+            cached_count=int(value["cachedMsgCount"]),
+            cached_min=int(value["cachedMsgMinOffset"]),
+            cached_max=int(value["cachedMsgMaxOffset"]),
+            cached_mib=int(value.get("cachedMsgSizeInMiB", 0)),
+            locked=bool(value.get("locked", False)),
+            dropped=bool(value.get("droped", False)),  # sic: the Java field's name
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

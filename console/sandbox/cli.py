@@ -156,6 +156,11 @@ def print_ready(sb: Sandbox) -> None:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
         print(f"  seed: {phases}; retry backlog {sb.report.retry_backlog}, ", end="")
         print(f"dead letters {sb.report.dead_letters}")
+        for mq, offset in sb.report.poisoned.items():
+            print(
+                f"  poison message: {mq.topic} {mq.broker_name} queue {mq.queue_id} offset "
+                f"{offset} ({sc.GROUP_POISON} is stuck there)"
+            )
         print("  groups:")
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")

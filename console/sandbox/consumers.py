@@ -33,6 +33,10 @@ class ConsumerSpec:
     fail_every: int = 0  # RECONSUME_LATER for every Nth delivery: fills %RETRY%<group>
     max_reconsume: int | None = None  # small values send failing messages to %DLQ%<group>
     threads: int = 1
+    orderly: bool = False  # MessageListenerOrderly: a failed message holds up its queue
+    poison_key: str | None = None  # every delivery of a message with this key fails
+    pull_batch: int | None = None  # pullBatchSize; None: SandboxConsumer's default (4)
+    pull_threshold: int | None = None  # pullThresholdForQueue; None: its default (12)
 
     def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
         args = [
@@ -48,6 +52,14 @@ class ConsumerSpec:
         ]  # fmt: skip
         if self.max_reconsume is not None:
             args += ["--max-reconsume", str(self.max_reconsume)]
+        if self.orderly:
+            args += ["--orderly", "true"]
+        if self.poison_key is not None:
+            args += ["--poison-key", self.poison_key]
+        if self.pull_batch is not None:
+            args += ["--pull-batch", str(self.pull_batch)]
+        if self.pull_threshold is not None:
+            args += ["--pull-threshold", str(self.pull_threshold)]
         return args
 
 

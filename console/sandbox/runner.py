@@ -141,6 +141,10 @@ class _ConsumerFactory:
             sleep_ms=plan.sleep_ms,
             fail_every=plan.fail_every,
             max_reconsume=plan.max_reconsume,
+            orderly=plan.orderly,
+            poison_key=plan.poison_key,
+            pull_batch=plan.pull_batch,
+            pull_threshold=plan.pull_threshold,
         )
         consumer = JavaConsumer(
             spec,
@@ -227,9 +231,9 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
 async def _populate(
     sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
 ) -> None:
-    """Seed the scenario and start the live consumers and the trickle producer."""
+    """Seed the scenario and start the live consumers and the trickle producers."""
     factory = sb._consumer_factory
-    live = [g for g in sc.GROUPS if g.setup is sc.Setup.LIVE_CONSUMER]
+    live = list(sc.live_groups())
     launching: list[asyncio.Task[JavaConsumer]] = []
 
     def launch_live() -> None:
@@ -252,10 +256,12 @@ async def _populate(
     await wait_committed(
         admin, sb.broker_addrs, live, {t.name: t.queues_per_broker for t in sc.TOPICS}
     )
-    background.append(
+    background.extend(
         asyncio.create_task(
-            trickle(admin, sb.broker_addrs, sb.trickle_stats), name="sandbox-trickle"
+            trickle(admin, sb.broker_addrs, sb.trickle_stats, rate),
+            name=f"sandbox-trickle-{rate.topic}",
         )
+        for rate in sc.TRICKLES
     )
     sb.timings.live_start = time.monotonic() - t
 

@@ -9,6 +9,9 @@ uneven the way it is in production):
                at a rate that rises and falls (about 2–14 msg/s, period 60 s).
 - ``payments`` 8+8 queues. Stable after the seed: safe for exact offset assertions.
 - ``audit``    4+4 queues. Stable after the seed.
+- ``ledger``   4+4 queues. Keeps growing after the seed, slowly: a trickle of its own sends
+               1 msg/s to its queues in turn (one message per queue every 8 s). One message
+               on broker-a queue 1, sent after the seed's batches, has the key ``POISON``.
 
 Messages are sent in batches about a second apart, so their store times differ and a
 timestamp search lands between batches (`SeedReport.batches` records the boundaries).
@@ -30,6 +33,16 @@ Groups (all CLUSTERING unless noted):
 - ``analytics-etl``    OFFLINE, partly committed: offsets only on broker-a queues 0–3 of
   ``payments``; every other queue has NOTHING committed (unknown, not 0).
 - ``inventory-sync``   OFFLINE and caught up: committed at the max offset of ``audit`` (lag 0).
+- ``ledger-sync``      ONLINE, ORDERLY, stuck on one queue: a Java push consumer on ``ledger``
+  (MessageListenerOrderly) that fails every delivery of a message keyed ``POISON``
+  (SUSPEND_CURRENT_QUEUE_A_MOMENT, retried forever, as orderly consumers do by default). Its
+  committed offset on broker-a queue 1 stays at the poison message while messages pile up
+  behind it; its other queues keep up with the trickle. Skipping that one message (shift-by
+  +1 on that queue) frees it. It keeps the Java client's own pull settings (pullBatchSize
+  32, pullThresholdForQueue 1000) rather than the other consumers' small cache: the broker
+  hands a server-side reset to the consumer only as the answer to a pull, and a queue whose
+  cache is past the threshold sends none (README, "Skipping a poison message"). At 1 msg
+  every 8 s that takes over two hours of being stuck.
 """
 
 from __future__ import annotations
@@ -42,6 +55,7 @@ from console.rocketmq.models import MessageModel
 TOPIC_ORDERS = "orders"
 TOPIC_PAYMENTS = "payments"
 TOPIC_AUDIT = "audit"
+TOPIC_LEDGER = "ledger"
 
 GROUP_LIVE = "shipping-service"
 GROUP_BROADCAST = "notifications"
@@ -50,6 +64,10 @@ GROUP_RETRY = "risk-engine"
 GROUP_DLQ = "fraud-audit"
 GROUP_PARTIAL = "analytics-etl"
 GROUP_CAUGHT_UP = "inventory-sync"
+GROUP_POISON = "ledger-sync"
+
+#: A message whose keys include this is failed every time by the consumers given it.
+POISON_KEY = "POISON"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +102,17 @@ class GroupPlan:
     fail_every: int = 0
     max_reconsume: int | None = None
     retry_max_times: int = 16
+    orderly: bool = False  # MessageListenerOrderly instead of MessageListenerConcurrently
+    poison_key: str | None = None  # fail every delivery of a message with this key
+    pull_batch: int | None = None  # pullBatchSize; None: the sandbox consumers' small default
+    pull_threshold: int | None = None  # pullThresholdForQueue; None: likewise
 
 
 TOPICS: tuple[TopicPlan, ...] = (
     TopicPlan(TOPIC_ORDERS, 4, base_messages=120, step=20, tags="created"),
     TopicPlan(TOPIC_PAYMENTS, 8, base_messages=60, step=8, tags="paid"),
     TopicPlan(TOPIC_AUDIT, 4, base_messages=40, step=6, tags="logged"),
+    TopicPlan(TOPIC_LEDGER, 4, base_messages=20, step=4, tags="posted"),
 )
 
 GROUPS: tuple[GroupPlan, ...] = (
@@ -143,16 +166,44 @@ GROUPS: tuple[GroupPlan, ...] = (
         Setup.HAND_COMMITTED,
         "offline group that is fully caught up (lag 0)",
     ),
+    GroupPlan(
+        GROUP_POISON,
+        TOPIC_LEDGER,
+        Setup.LIVE_CONSUMER,
+        "online orderly group stuck on a poison message (broker-a queue 1)",
+        orderly=True,
+        poison_key=POISON_KEY,
+        pull_batch=32,
+        pull_threshold=1000,
+    ),
 )
 
 BATCHES = 6  # the seed sends each queue's messages in this many timed batches
 BATCH_PAUSE_S = 1.0
 OFFLINE_COMMIT_FRACTION = 0.6  # billing-service committed at 60 % of each queue
 PARTIAL_COMMIT_QUEUES = range(4)  # analytics-etl: broker-a queues 0..3 of payments
-TRICKLE_TOPIC = TOPIC_ORDERS
-TRICKLE_MEAN_RATE = 8.0  # msg/s, about what shipping-service consumes
-TRICKLE_AMPLITUDE = 6.0
-TRICKLE_PERIOD_S = 60.0
+#: The poisoned queue of ``ledger``: (index of the broker in name order, queue id).
+POISON_QUEUE = (0, 1)
+#: Messages sent to the poisoned queue right after the poison one: waiting behind it.
+POISON_BACKLOG = 3
+
+
+@dataclass(frozen=True, slots=True)
+class TricklePlan:
+    """A producer that keeps sending to every queue of `topic` in turn after the seed."""
+
+    topic: str
+    mean_rate: float  # msg/s
+    amplitude: float = 0.0  # msg/s; the rate is a sine around the mean
+    period_s: float = 60.0
+
+
+TRICKLES: tuple[TricklePlan, ...] = (
+    # About what shipping-service consumes, rising and falling, so its lag moves.
+    TricklePlan(TOPIC_ORDERS, mean_rate=8.0, amplitude=6.0, period_s=60.0),
+    # Slow: messages keep arriving behind ledger-sync's poison without filling its cache soon.
+    TricklePlan(TOPIC_LEDGER, mean_rate=1.0),
+)
 
 
 def topic_plan(name: str) -> TopicPlan:
@@ -161,3 +212,13 @@ def topic_plan(name: str) -> TopicPlan:
 
 def group_plan(name: str) -> GroupPlan:
     return next(g for g in GROUPS if g.name == name)
+
+
+def growing_topics() -> frozenset[str]:
+    """Topics whose max offsets keep moving after the seed (a trickle sends to them)."""
+    return frozenset(t.topic for t in TRICKLES)
+
+
+def live_groups() -> tuple[GroupPlan, ...]:
+    """Groups whose consumers keep running after the seed: their committed offsets move."""
+    return tuple(g for g in GROUPS if g.setup is Setup.LIVE_CONSUMER)

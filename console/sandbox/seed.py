@@ -50,6 +50,8 @@ class SeedReport:
     retry_backlog: int  # unconsumed messages in %RETRY%risk-engine after its consumer stopped
     dead_letters: int  # messages in %DLQ%fraud-audit
     phases: dict[str, float]  # seconds per seeding step
+    #: The queue offset of each poison message sent (scenario.POISON_KEY), by queue
+    poisoned: dict[MessageQueue, int]
 
     @property
     def max_offsets(self) -> dict[MessageQueue, int]:
@@ -91,6 +93,7 @@ async def seed_scenario(
     }
     try:
         batches = await send_batches(admin, brokers)
+        poisoned = await send_poison(admin, brokers)
         lap("send")
         committed = await commit_by_hand(admin, brokers, batches[-1].max_offsets)
         lap("commit")
@@ -108,6 +111,7 @@ async def seed_scenario(
         retry_backlog=retry_backlog,
         dead_letters=dead_letters,
         phases=phases,
+        poisoned=poisoned,
     )
 
 
@@ -212,6 +216,35 @@ async def send_patiently(
             if exc.code != ResponseCode.SYSTEM_BUSY or attempt >= _BUSY_RETRIES:
                 raise
             await asyncio.sleep(0.1 * attempt)
+
+
+async def send_poison(admin: AdminClient, brokers: Mapping[str, str]) -> dict[MessageQueue, int]:
+    """The poison message on `scenario.POISON_QUEUE` of ledger, then a few ordinary ones behind
+    it: ledger-sync stops there with messages waiting. Returns the poison's queue and offset."""
+    plan = sc.topic_plan(sc.TOPIC_LEDGER)
+    broker_index, queue_id = sc.POISON_QUEUE
+    broker = sorted(brokers)[broker_index]
+    addr = brokers[broker]
+    poison = await send_patiently(
+        admin,
+        addr,
+        plan.name,
+        queue_id,
+        b'{"poison":true}',
+        tags=plan.tags,
+        keys=f"{sc.POISON_KEY} {plan.name}-poison",
+    )
+    for n in range(sc.POISON_BACKLOG):
+        await send_patiently(
+            admin,
+            addr,
+            plan.name,
+            queue_id,
+            json.dumps({"topic": plan.name, "behind_poison": n}).encode(),
+            tags=plan.tags,
+            keys=f"{plan.name}-behind-poison-{n}",
+        )
+    return {MessageQueue(plan.name, broker, queue_id): poison.queue_offset}
 
 
 def _batch_slice(total: int, batch: int) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""A producer that keeps sending to one topic at a rate that rises and falls, so lag moves."""
+"""Producers that keep sending to a topic after the seed (scenario.TRICKLES), so lag moves."""
 
 from __future__ import annotations
 
@@ -23,24 +23,24 @@ class TrickleStats:
     failed: int = 0
 
 
-def rate_at(elapsed: float) -> float:
+def rate_at(plan: sc.TricklePlan, elapsed: float) -> float:
     """Messages per second `elapsed` seconds after the start: a slow sine around the mean."""
-    phase = 2 * math.pi * elapsed / sc.TRICKLE_PERIOD_S
-    return max(0.0, sc.TRICKLE_MEAN_RATE + sc.TRICKLE_AMPLITUDE * math.sin(phase))
+    phase = 2 * math.pi * elapsed / plan.period_s
+    return max(0.0, plan.mean_rate + plan.amplitude * math.sin(phase))
 
 
 async def trickle(
     admin: AdminClient,
     brokers: Mapping[str, str],
     stats: TrickleStats,
-    topic: sc.TopicPlan | None = None,
+    rate: sc.TricklePlan,
 ) -> None:
-    """Send to every queue of `topic` in turn until cancelled.
+    """Send to every queue of the plan's topic in turn until cancelled.
 
     A broker that fails a send is skipped for a moment (tests stop brokers on purpose); the
     producer never gives up, so lag keeps moving once the broker is back.
     """
-    plan = topic or sc.topic_plan(sc.TRICKLE_TOPIC)
+    plan = sc.topic_plan(rate.topic)
     targets = itertools.cycle(
         [(b, q) for b in sorted(brokers) for q in range(plan.queues_per_broker)]
     )
@@ -50,7 +50,7 @@ async def trickle(
     seq = 0
     while True:
         await asyncio.sleep(_TICK_S)
-        budget += rate_at(time.monotonic() - started) * _TICK_S
+        budget += rate_at(rate, time.monotonic() - started) * _TICK_S
         while budget >= 1.0:
             budget -= 1.0
             broker, queue_id = next(targets)
@@ -64,7 +64,7 @@ async def trickle(
                     queue_id,
                     f'{{"live":true,"seq":{seq}}}'.encode(),
                     tags=plan.tags,
-                    keys=f"live-{seq}",
+                    keys=f"live-{plan.name}-{seq}",
                 )
             except RocketMQError:
                 stats.failed += 1

@@ -353,7 +353,7 @@ def _evaluate_read(window: Sequence[Reading], min_samples: int) -> Verdict:
     worst: Verdict | None = None
     worst_lag = -1
     for key, (_, lag) in latest.points.items():
-        verdict = _queue_status(key, lag, window, latest.online, min_samples)
+        verdict = queue_status(key, lag, window, latest.online, min_samples)
         severity = verdict.status.severity
         if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
             worst, worst_lag = verdict, lag
@@ -361,9 +361,11 @@ def _evaluate_read(window: Sequence[Reading], min_samples: int) -> Verdict:
     return Verdict(worst.status, worst.reason, complete, worst.queue, rule=worst.rule)
 
 
-def _queue_status(
+def queue_status(
     key: QueueKey, lag: int, window: Sequence[Reading], online: bool, min_samples: int
 ) -> Verdict:
+    """One queue of the latest refresh, with its lag there, under `STATUS_RULES` over the
+    window."""
     topic, broker, queue_id = key
     where = f"{topic}@{broker}:{queue_id}"
     if lag == 0:

@@ -30,3 +30,21 @@ async def redelivered_from(
         await asyncio.sleep(1)
     # Each target offset came again (it lies behind where the group stood), and nothing older.
     return {k: min(delivered[k]) for k in targets if k in delivered}
+
+
+EVENT = re.compile(r"^(DELIVERED|FAILED) (\S+) (\S+) (\d+) (\d+)$", re.MULTILINE)
+
+
+def queue_events(
+    log: Path, seen_from: int, topic: str, broker: str, queue_id: int
+) -> list[tuple[str, int]]:
+    """("DELIVERED" or "FAILED", offset) for one queue, in the order the consumer printed them
+    after byte `seen_from`."""
+    with log.open() as f:
+        f.seek(seen_from)
+        text = f.read()
+    return [
+        (kind, int(offset))
+        for kind, t, b, q, offset in EVENT.findall(text)
+        if (t, b, int(q)) == (topic, broker, queue_id)
+    ]

@@ -25,8 +25,8 @@ from console.services.cluster import ClusterReader
 pytestmark = pytest.mark.integration
 
 CLUSTERING_GROUPS = [g.name for g in scenario.GROUPS if g.model == "CLUSTERING"]
-MOVING = {scenario.GROUP_LIVE}
-GROWING_TOPICS = {scenario.TOPIC_ORDERS}
+MOVING = {g.name for g in scenario.live_groups()}
+GROWING_TOPICS = scenario.growing_topics()
 
 Key = tuple[str, str, int]
 

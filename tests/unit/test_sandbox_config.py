@@ -91,6 +91,28 @@ def test_consumer_arguments(tmp_path: Path) -> None:
     assert pairs["--fail-every"] == "3"
     assert pairs["--max-reconsume"] == "1"
     assert pairs["--offset-dir"] == str(tmp_path)
+    assert "--orderly" not in pairs
+    assert "--pull-threshold" not in pairs  # SandboxConsumer's own small default
+
+
+def test_poison_consumer_arguments(tmp_path: Path) -> None:
+    plan = sc.group_plan(sc.GROUP_POISON)
+    spec = ConsumerSpec(
+        plan.name,
+        plan.name,
+        (plan.topic,),
+        orderly=plan.orderly,
+        poison_key=plan.poison_key,
+        pull_batch=plan.pull_batch,
+        pull_threshold=plan.pull_threshold,
+    )
+    args = spec.program_args("127.0.0.1:9876", tmp_path)
+    pairs = dict(zip(args[::2], args[1::2], strict=True))
+    assert pairs["--orderly"] == "true"
+    assert pairs["--poison-key"] == sc.POISON_KEY
+    # The Java client's defaults: a stuck queue keeps pulling (and so hears of a skip) until a
+    # thousand messages wait behind the poison one.
+    assert (pairs["--pull-batch"], pairs["--pull-threshold"]) == ("32", "1000")
 
 
 def test_scenario_names_are_unique_and_cover_every_case() -> None:
@@ -101,6 +123,8 @@ def test_scenario_names_are_unique_and_cover_every_case() -> None:
     assert any(g.model is MessageModel.BROADCASTING for g in sc.GROUPS)
     assert {g.topic for g in sc.GROUPS} <= {t.name for t in sc.TOPICS}
     assert all(4 <= t.queues_per_broker <= 16 for t in sc.TOPICS)
+    assert sc.growing_topics() <= {t.name for t in sc.TOPICS}
+    assert {g.name for g in sc.live_groups()} >= {sc.GROUP_LIVE, sc.GROUP_POISON}
 
 
 @pytest.mark.parametrize("total", [0, 1, 5, 6, 7, 120, 143])
