@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from console.services.walkthroughs import WalkthroughRun
 
 BAD_INPUT = 2
+#: Changed queues whose boundary messages are read for the report (the plan lists them all).
+BOUNDARIES = 60
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -262,6 +264,12 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
         return 2
     run.plan_rows = tuple(plan.rows)
     run.loaded_plan = plan
+    from console.cli.messages import print_boundaries, read_boundaries_of
+    from console.domain.messages import boundary_requests
+
+    # What the group reads first after the reset (and, for a skip, what it gives up last).
+    run.boundaries = tuple(read_boundaries_of(target, boundary_requests(plan.rows)[:BOUNDARIES]))
+    print_boundaries(run.boundaries)
     if code != 0:
         run.ended = "the plan is partial: not applied"
         return code

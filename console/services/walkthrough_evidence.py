@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.config import Config
+from console.domain.gaps import Gap
 from console.domain.journal import Journal, QueueState
-from console.domain.offsets import GroupOffsets, QueueOffsets
+from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
 from console.domain.plan import choose_reset_path, stamp
 from console.domain.walkthrough import Evidence, StepKind
 from console.rocketmq.errors import NotFoundError, RocketMQError
@@ -534,6 +535,7 @@ async def _time_per_queue(ctx: EvidenceContext) -> Evidence:
     queues = [q for q in o.topic_queues if q.committed is not None]
     found, lacks = await _search_all(ctx, queues, at_ms)
     lines = [f"{answer.shown}, local zone {local_zone()}"]
+    firsts = await _first_messages(ctx, queues, found)
     per_queue: list[str] = []
     replay = skip = 0
     ahead: list[str] = []
@@ -544,7 +546,10 @@ async def _time_per_queue(ctx: EvidenceContext) -> Evidence:
         name = queue_name(*q.key)
         if target <= q.committed:
             replay += q.committed - target
-            per_queue.append(f"{name}: {q.committed} -> {target} ({q.committed - target:,} again)")
+            per_queue.append(
+                f"{name}: {q.committed} -> {target} ({q.committed - target:,} again)"
+                + firsts.get(q.key, "")
+            )
         else:
             skip += target - q.committed
             ahead.append(name)
@@ -572,6 +577,30 @@ async def _time_per_queue(ctx: EvidenceContext) -> Evidence:
         {"replay": replay, "skip": skip, "targets": {queue_name(*k): v for k, v in found.items()}},
         gaps,
     )
+
+
+async def _first_messages(
+    ctx: EvidenceContext, queues: Sequence[QueueOffsets], targets: Mapping[QueueKey, int]
+) -> dict[QueueKey, str]:
+    """`; first: 10:05:02 keys K` for each queue going back: the message it is delivered first
+    (read with a pull as TOOLS_CONSUMER, never as the group)."""
+    from console.domain.messages import BoundaryRequest
+    from console.services.boundary import read_boundaries
+
+    wanted = [
+        BoundaryRequest(q.topic, q.broker, q.queue_id, q.committed, targets[q.key])
+        for q in queues
+        if q.key in targets and q.committed is not None and targets[q.key] < q.committed
+    ]
+    out: dict[QueueKey, str] = {}
+    for b in await read_boundaries(ctx.reader, wanted):
+        m = b.first
+        if m is None:
+            out[b.request.key] = f"; first: {b.first_note}"
+        else:
+            keys = f" keys {' '.join(m.keys)}" if m.keys else ""
+            out[b.request.key] = f"; first stored {show_time(m.store_time_ms)}{keys}"
+    return out
 
 
 async def _skip_span(ctx: EvidenceContext) -> Evidence:
@@ -689,49 +718,126 @@ async def _moved_on(ctx: EvidenceContext) -> Evidence:
     """After an apply: whether online consumers took the new offsets up and consumed past them
     (a read-back only proves the broker holds the target; a consumer that never pulls again
     would leave it there), or, with nobody online, that the offsets wait at their targets."""
+    from console.services.stuck import Progress, wait_moved_on
+
     journal = ctx.run.journal
     if journal is None:
         return Evidence("moved-on", TITLES["moved-on"], ("nothing was applied",))
-    mine = [q for q in journal.queues if q.group == ctx.group and q.state is QueueState.VERIFIED]
+    targets = {
+        (q.topic, q.broker, q.queue_id): q.target
+        for q in journal.queues
+        if q.group == ctx.group and q.state is QueueState.VERIFIED
+    }
     o = await ctx.offsets(fresh=True)
     if not o.clients:
         return Evidence(
             "moved-on",
             TITLES["moved-on"],
-            (f"no consumer online: {len(mine)} queue(s) wait at their targets for the next start",),
+            (
+                f"no consumer online: {len(targets)} queue(s) wait at their targets for the next "
+                "start",
+            ),
             {"online": False, "moved": 0, "not_moved": 0},
         )
-    deadline = time.monotonic() + ctx.moved_on_s
-    moved: set[tuple[str, str, int]] = set()
-    while True:
-        now = {q.key: q for q in o.queues}
-        for jq in mine:
-            q = now.get((jq.topic, jq.broker, jq.queue_id))
-            if q is not None and q.committed is not None and _past(q, jq.target):
-                moved.add(q.key)
-        if len(moved) == len(mine) or time.monotonic() >= deadline:
-            break
-        await asyncio.sleep(2.0)
-        o = await ctx.offsets(fresh=True)
-    waiting = [jq for jq in mine if (jq.topic, jq.broker, jq.queue_id) not in moved]
-    lines = [f"{len(moved)}/{len(mine)} queue(s) consumed past their targets"]
-    for jq in waiting[:SHOWN_QUEUES]:
+    report = await wait_moved_on(ctx.reader, ctx.group, targets, timeout=ctx.moved_on_s)
+    moved = [q for q in report.queues if q.state is Progress.MOVED_ON]
+    # Nothing after the target yet is not a failure to move on: nothing shows either way.
+    waiting = [q for q in report.queues if q.state is Progress.NOTHING_AFTER]
+    stuck = [q for q in report.queues if q not in moved and q not in waiting]
+    lines = [
+        f"{len(moved)}/{len(report.queues)} queue(s) consumed past their targets within "
+        f"{report.seconds:.0f}s"
+    ]
+    if waiting:
+        lines.append(f"{len(waiting)} queue(s) at their targets with no message after them yet")
+    for q in stuck[:SHOWN_QUEUES]:
         lines.append(
-            f"  {queue_name(jq.topic, jq.broker, jq.queue_id)}: not yet past {jq.target} after "
-            f"{ctx.moved_on_s:.0f}s: the consumer may not have pulled since (look at its log)"
+            f"  {queue_name(q.topic, q.broker, q.queue_id)}: {q.state} ({q.target}); the "
+            "consumer may not have pulled since: if it holds a full cache, restart it"
         )
     return Evidence(
         "moved-on",
         TITLES["moved-on"],
         tuple(lines),
-        {"online": True, "moved": len(moved), "not_moved": len(waiting)},
-        _gaps(o),
+        {"online": True, "moved": len(moved), "not_moved": len(stuck)},
+        tuple(missing_of(report.gaps)),
     )
 
 
-def _past(q: QueueOffsets, target: int) -> bool:
-    # Caught up at the end counts: there was nothing after the target to consume.
-    return q.committed is not None and (q.committed > target or q.committed == q.max_offset)
+async def _stuck(ctx: EvidenceContext) -> Evidence:
+    """Queues whose committed offset did not move while messages waited and clients were
+    online, or whose retry topic grew: read a few times over the watch window."""
+    from console.services.stuck import Finding, watch_group
+
+    report = await watch_group(ctx.reader, ctx.group, seconds=ctx.watch_s)
+    lines = [
+        f"watched {report.seconds:.0f}s over {report.reads} reads: {len(report.stuck)} stuck, "
+        f"{len(report.clear)} moving or caught up, {len(report.unknown)} unknown"
+    ]
+    names: list[str] = []
+    for i, q in enumerate(report.stuck, 1):
+        name = queue_name(q.topic, q.broker, q.queue_id)
+        names.append(name)
+        what = "committed unchanged" if q.kind is Finding.STALLED else "retry topic growing"
+        lines.append(
+            f"{i}. {name}: {what} at {q.committed}, lag {_lag_text(q.lag, False)}, "
+            f"{q.arrived} arrived meanwhile"
+            + (f", retry +{q.retry_growth}" if q.retry_growth else "")
+        )
+        if q.cache is not None:
+            warn = " (restart that consumer after the skip)" if q.cache.flow_controlled else ""
+            lines.append(f"   {q.cache.line()}{warn}")
+    for u in report.unknown[:SHOWN_QUEUES]:
+        lines.append(f"   unknown: {queue_name(u.topic, u.broker, u.queue_id)}: {u.why}")
+    if report.online is False:
+        lines.append("no consumer online: nothing can be stuck consuming; the lag is not consumed")
+    if not report.stuck:
+        lines.append("no stuck queue found in this window: watch longer or look at the lag chart")
+    lacks = tuple(sorted({*report.missing, *report.cache_missing}))
+    return Evidence(
+        "stuck", TITLES["stuck"], tuple(lines), {"queues": names, "count": len(names)}, lacks
+    )
+
+
+async def _message_at_committed(ctx: EvidenceContext) -> Evidence:
+    """The message the group is at on the chosen queue (the one a +1 skip gives up): read
+    with a pull as TOOLS_CONSUMER, never as the group."""
+    from console.domain.messages import BoundaryRequest
+    from console.services.boundary import read_boundaries
+
+    answer = _answered(ctx, StepKind.QUEUE)
+    if answer is None:
+        return Evidence("message-at-committed", TITLES["message-at-committed"], ("no queue yet",))
+    e = answer.extras
+    committed = int(e["committed"])
+    request = BoundaryRequest(e["topic"], e["broker"], int(e["queue_id"]), committed, committed + 1)
+    (boundary,) = await read_boundaries(ctx.reader, [request])
+    m = boundary.last_skipped
+    if m is None:
+        note = boundary.last_note or "could not be read"
+        return Evidence(
+            "message-at-committed",
+            TITLES["message-at-committed"],
+            (f"{answer.shown} at {committed}: {note}",),
+            {},
+            (note,) if boundary.unread else (),
+        )
+    lines = [
+        f"{answer.shown} at offset {m.queue_offset}: stored {show_time(m.store_time_ms)}, "
+        f"{m.size} bytes, delivered again {m.reconsume_times} time(s)",
+        f"keys {' '.join(m.keys) or '-'} · tags {m.tags or '-'}",
+        f"msg id {m.msg_id or '-'} · offset msg id {m.offset_msg_id}",
+        "its body shows in the preview's boundary pane (never in reports or logs)",
+    ]
+    nxt = boundary.first
+    if nxt is not None:
+        lines.append(f"next: offset {nxt.queue_offset} stored {show_time(nxt.store_time_ms)}")
+    return Evidence(
+        "message-at-committed",
+        TITLES["message-at-committed"],
+        tuple(lines),
+        {"offset": m.queue_offset, "msg_id": m.msg_id or m.offset_msg_id},
+    )
 
 
 TITLES: Mapping[str, str] = {
@@ -744,6 +850,8 @@ TITLES: Mapping[str, str] = {
     "history": "Snapshots and applies of the group",
     "moved-on": "Did the consumers move on",
     "time-per-queue": "The time, queue by queue",
+    "stuck": "Stuck queues",
+    "message-at-committed": "The message it cannot get past",
     "skip-span": "What the skip gives up",
 }
 
@@ -757,9 +865,15 @@ EVIDENCE: dict[str, Provider] = {
     "history": _history,
     "moved-on": _moved_on,
     "time-per-queue": _time_per_queue,
+    "stuck": _stuck,
+    "message-at-committed": _message_at_committed,
     "skip-span": _skip_span,
 }
 
 
 def evidence_names() -> list[str]:
     return sorted(EVIDENCE)
+
+
+def missing_of(gaps: Iterable[Gap]) -> list[str]:
+    return sorted({g.line() for g in gaps})

@@ -21,6 +21,7 @@ from console.domain.journal import QueueState
 from console.remote.proxy import remote_sources
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
+from console.sandbox import scenario as sc
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.cluster import ClusterReader
@@ -35,6 +36,7 @@ from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
+from tests.integration.consumer_log import queue_events
 from tests.integration.test_apply import committed, new_group
 from tests.ui.helpers import screen_lines, settle, status
 
@@ -54,7 +56,7 @@ async def admin(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
         yield client
 
 
-def console(sandbox: Sandbox, workspace: Path) -> ConsoleApp:
+def console(sandbox: Sandbox, workspace: Path, *, watch: float = 1.0) -> ConsoleApp:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,), colour="red")
     config = Config(
         clusters=(cluster,),
@@ -62,7 +64,7 @@ def console(sandbox: Sandbox, workspace: Path) -> ConsoleApp:
         theme="rmq-dark",
         spark_master="local[2]",
         workspace=str(workspace),
-        walkthrough_watch=1.0,
+        walkthrough_watch=watch,
     )
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
@@ -276,3 +278,53 @@ async def test_a_retry_backlog_skipped(
         held = await admin.query_consumer_offset(q.broker_addr, group, q.topic, q.queue_id)
         assert held == q.target == 4
     report_says(report, "Retry backlog", retry_topic(group))
+
+
+async def test_skip_a_poison_message(sandbox: Sandbox, admin: AdminClient, tmp_path: Path) -> None:
+    """ledger-sync, an orderly consumer, fails every delivery of a message keyed POISON: the test
+    sends one to a queue of its own choosing, the walkthrough finds that queue stuck, shows the
+    message, skips exactly it, and sees the consumer move past it."""
+    group, broker, queue = sc.GROUP_POISON, "broker-b", 3
+    addr = sandbox.broker_addrs[broker]
+    log = sandbox.consumers[group].log
+    seen_from = log.stat().st_size
+    sent = await admin.send_message(
+        addr, sc.TOPIC_LEDGER, queue, b'{"poison":"walkthrough"}', keys=f"{sc.POISON_KEY} wt"
+    )
+    poison = sent.queue_offset
+    await admin.send_message(addr, sc.TOPIC_LEDGER, queue, b"{}", keys="behind-the-poison")
+    deadline = time.monotonic() + 60
+    while await admin.query_consumer_offset(addr, group, sc.TOPIC_LEDGER, queue) != poison:
+        assert time.monotonic() < deadline, "ledger-sync never reached the poison message"
+        await asyncio.sleep(0.5)
+    mine = f"{sc.TOPIC_LEDGER}/{broker}/{queue}"
+
+    app = console(sandbox, tmp_path / "ws", watch=6.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_walkthrough(pilot, app, group, "skip-poison")
+        assert screen.run is not None
+        found = screen.run.values()["stuck.queues"]
+        assert mine in found, [e.lines for e in screen.run.evidence]
+        assert all(q.startswith(f"{sc.TOPIC_LEDGER}/") for q in found)
+        await answer(pilot, screen, str(found.index(mine) + 1))
+        shown = next(e for e in screen.run.evidence if e.name == "message-at-committed")
+        assert shown.values["offset"] == poison
+        assert any(sc.POISON_KEY in line for line in shown.lines)
+        report = await preview_apply_report(pilot, app, screen, group)
+    run = screen.run
+    assert run.journal is not None
+    (written,) = run.journal.queues
+    assert (written.broker, written.queue_id, written.before, written.target) == (
+        broker,
+        queue,
+        poison,
+        poison + 1,
+    )
+    moved = next(e for e in run.after if e.name == "moved-on")
+    assert moved.values == {"online": True, "moved": 1, "not_moved": 0}, moved.lines
+    events = queue_events(log, seen_from, sc.TOPIC_LEDGER, broker, queue)
+    # The consumer moved on: the message after the poison one was delivered, and the poison
+    # one never again after that.
+    moved_on_at = events.index(("DELIVERED", poison + 1))
+    assert ("DELIVERED", poison) not in events[moved_on_at:]
+    report_says(report, "Skip a poison message", "The message it cannot get past")

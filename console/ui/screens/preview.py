@@ -98,7 +98,7 @@ class PreviewScreen(ConsoleScreen):
         appliers: ApplierSource | None = None,
         *,
         spec: ResetSpec | None = None,
-        on_applied: Callable[[ResetFlow, Journal, str], None] | None = None,
+        on_applied: Callable[[ResetFlow, Journal, str, tuple[Boundary, ...]], None] | None = None,
     ) -> None:
         super().__init__(session)
         self.cluster_session = session
@@ -411,7 +411,9 @@ class PreviewScreen(ConsoleScreen):
         self._apply_ended()
         self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
         if self.on_applied is not None:
-            self.on_applied(self.flow, message.journal, message.journal_path)
+            known = self.query_one(PlanDiff).boundaries.values()
+            read = tuple(b for b in known if isinstance(b, Boundary))
+            self.on_applied(self.flow, message.journal, message.journal_path, read)
 
     def _apply_ended(self) -> None:
         self.applying = False

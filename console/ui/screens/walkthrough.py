@@ -41,6 +41,7 @@ from console.ui.tones import toned
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
+    from console.domain.messages import Boundary
     from console.services.appliers import ApplierSource
     from console.services.planners import PlannerSource
     from console.services.reset_flow import ResetFlow
@@ -275,7 +276,9 @@ class WalkthroughScreen(ConsoleScreen):
             )
         )
 
-    def applied(self, flow: ResetFlow, journal: Journal, where: str) -> None:
+    def applied(
+        self, flow: ResetFlow, journal: Journal, where: str, boundaries: tuple[Boundary, ...]
+    ) -> None:
         """The preview's apply finished (whatever its result): the plan and the journal join
         the run, the evidence after the apply is gathered, then the report is written."""
         run = self.run
@@ -285,6 +288,7 @@ class WalkthroughScreen(ConsoleScreen):
         if result is not None:
             run.plan_header, run.plan_uri = result.header, result.uri
         run.plan_rows = flow.rows
+        run.boundaries = boundaries
         run.journal, run.journal_path = journal, where
         self.read_evidence(run.walkthrough.after, AFTER_STEP)
 
