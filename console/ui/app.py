@@ -155,10 +155,17 @@ class ConsoleApp(App[int]):
     def open_cluster(self, cluster: ClusterConfig) -> None:
         from console.ui.screens.overview import OverviewScreen
 
-        session = ClusterSession(
+        self.push_screen(OverviewScreen(self.session_for(cluster)))
+
+    def session_for(self, cluster: ClusterConfig) -> ClusterSession:
+        """The open session of `cluster` (a screen of it is on the stack), else a new one."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ConsoleScreen) and screen.session is not None:
+                if screen.session.cluster.name == cluster.name:
+                    return screen.session
+        return ClusterSession(
             cluster, self.connect(cluster), History(self.window), lag=self.lag_history
         )
-        self.push_screen(OverviewScreen(session))
 
     def is_root(self, screen: Screen[Any]) -> bool:
         consoles = [s for s in self.screen_stack if isinstance(s, ConsoleScreen)]

@@ -19,6 +19,8 @@ from console.services.triage import GroupSummary
 from console.ui.widgets.tablemodel import Row
 
 if TYPE_CHECKING:
+    from console.config import ClusterConfig
+
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.domain.journal import Journal
     from console.services.apply import ApplyProgress
@@ -240,3 +242,10 @@ class WalkthroughAnswerRefused(Message):
 @dataclass
 class WalkthroughReported(Message):
     where: str
+
+
+@dataclass
+class SnapshotGroupsRead(Message):
+    cluster: ClusterConfig
+    snapshot_id: str
+    groups: tuple[str, ...]

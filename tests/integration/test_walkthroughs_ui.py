@@ -242,6 +242,42 @@ async def test_put_the_group_back_where_it_was(
     report_says(report, ref.snapshot_id)
 
 
+async def test_put_back_from_a_snapshot_in_history(
+    sandbox: Sandbox, admin: AdminClient, tmp_path: Path
+) -> None:
+    """History, a snapshot row, `w`: the put-back walkthrough for its group, the snapshot
+    already given; Enter takes it."""
+    group, before = await new_group(sandbox, admin)
+    reader = ClusterReader(admin, sandbox.cluster_name)
+    snap = await take_snapshot(reader, "sandbox", [group], with_times=False)
+    ref = SnapshotStore(Workspace(tmp_path / "ws")).save(snap)
+    moved = [
+        OffsetWrite(sandbox.broker_addrs[b], group, TOPIC_ORDERS, q, offset + 2)
+        for (b, q), offset in before.items()
+    ]
+    assert (await OffsetWriter(admin).write(moved)).ok
+    app = console(sandbox, tmp_path / "ws")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot)
+        await pilot.press("H")
+        await settled(pilot)
+        await pilot.press("slash", *ref.snapshot_id, "enter")
+        await settled(pilot)
+        await pilot.press("w")
+        await settled(pilot)
+        screen = app.screen
+        assert isinstance(screen, WalkthroughScreen), status(app)
+        assert screen.run is not None
+        assert screen.run.walkthrough.name == "put-back"
+        assert screen.group == group
+        await pilot.press("enter")  # the snapshot, given by History
+        await settled(pilot)
+        assert screen.run.answers["back_to"].value == {"to-snapshot": ref.snapshot_id}
+        report = await preview_apply_report(pilot, app, screen, group)
+    assert await committed(sandbox, admin, group) == before
+    report_says(report, ref.snapshot_id)
+
+
 async def group_with_retry_backlog(sandbox: Sandbox, admin: AdminClient) -> tuple[str, int]:
     """A group of its own whose %RETRY% topic holds messages it has not consumed."""
     group, _ = await new_group(sandbox, admin)

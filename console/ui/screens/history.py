@@ -28,6 +28,7 @@ from console.ui.messages import (
     HistoryRead,
     PlanProgressed,
     ResumeChecked,
+    SnapshotGroupsRead,
     UndoChecked,
 )
 from console.ui.screens.apply import (
@@ -105,6 +106,7 @@ class HistoryScreen(ConsoleScreen):
         Binding("r", "reload", "Reload", id="history_reload"),
         Binding("u", "undo", "Undo", id="history_undo"),
         Binding("R", "resume", "Resume", id="history_resume"),
+        Binding("w", "put_back", "Put back", id="history_put_back"),
     ]
 
     def __init__(self, actions: JournalActionSource | None = None) -> None:
@@ -171,6 +173,59 @@ class HistoryScreen(ConsoleScreen):
             )
             return True if applies and self.writing is None else None
         return True
+
+    def action_put_back(self) -> None:
+        """On a snapshot: the put-back walkthrough for its group, the snapshot chosen."""
+        e = self.current
+        if e is None or e.what != "snapshot":
+            self.notify(
+                "choose a snapshot to put a group back to it (u undoes an apply)",
+                severity="warning",
+                markup=False,
+            )
+            return
+        cluster = next((c for c in self.console.config.clusters if c.name == e.cluster), None)
+        if cluster is None:
+            self.app.push_screen(
+                ErrorDialog("Put back", f"cluster {e.cluster!r} is not in the config")
+            )
+            return
+        self.read_snapshot_groups(e.ref, cluster)
+
+    @work(thread=True, exclusive=True, group="history-snapshot", exit_on_error=False)
+    def read_snapshot_groups(self, snapshot_id: str, cluster: ClusterConfig) -> None:
+        from console.services.snapshots import SnapshotStore
+        from console.services.workspace import Workspace
+
+        store = SnapshotStore(Workspace(self.console.config.workspace_path))
+        groups = sorted(store.groups_in(store.find(cluster.name, snapshot_id)))
+        self.post_message(SnapshotGroupsRead(cluster, snapshot_id, tuple(groups)))
+
+    def on_snapshot_groups_read(self, message: SnapshotGroupsRead) -> None:
+        from console.ui.screens.walkthrough import WalkthroughScreen
+
+        groups = message.groups
+        # The group the operator came from, when the snapshot holds it.
+        beneath = [
+            g for s in self.app.screen_stack if isinstance(g := getattr(s, "group", None), str)
+        ]
+        chosen = next((g for g in reversed(beneath) if g in groups), None)
+        if chosen is None and len(groups) == 1:
+            chosen = groups[0]
+        if chosen is None:
+            self.notify(
+                f"snapshot {message.snapshot_id} holds {len(groups)} groups "
+                f"({', '.join(groups[:6])}{'…' if len(groups) > 6 else ''}): open the group, "
+                f"w, put-back, and give {message.snapshot_id}",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+            return
+        session = self.console.session_for(message.cluster)
+        self.app.push_screen(
+            WalkthroughScreen(session, chosen, "put-back", prefill={"back_to": message.snapshot_id})
+        )
 
     def action_undo(self) -> None:
         self._begin("undo")

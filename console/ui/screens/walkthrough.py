@@ -17,6 +17,7 @@ is written.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -65,8 +66,11 @@ class WalkthroughScreen(ConsoleScreen):
         source: WalkthroughSource | None = None,
         planners: PlannerSource | None = None,
         appliers: ApplierSource | None = None,
+        prefill: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(session)
+        #: Answers already known (a snapshot chosen in History), put in the box for its step.
+        self.prefill = dict(prefill or {})
         self.cluster_session = session
         self.group = group
         self.crumb = f"walkthrough {group}"
@@ -344,6 +348,8 @@ class WalkthroughScreen(ConsoleScreen):
             default = f" [{step.default}]" if step.default else ""
             options = "  ".join(f"{i} {o.label}" for i, o in enumerate(step.options, 1))
             ask.update(Text(f"{n}/{total} {step.ask}{default}"))
+            if step.id in self.prefill:
+                self.query_one("#walk-answer", Input).value = self.prefill.pop(step.id)
             self.query_one("#walk-answer", Input).placeholder = step.default or "answer, then Enter"
             why.update(Text(options or step.why, style="italic"))
             why.display = bool(options or step.why)
