@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
+from console.domain.messages import BoundaryRequest
 from console.remote.proxy import remote_source
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import RequestCode, ResponseCode
@@ -64,6 +65,7 @@ async def test_every_operation_answers_as_the_backend_does(
         "consume_delays": (scenario.GROUP_OFFLINE, brokers),
         "dlq_queues": (STATIC_GROUP,),
         "assignments": (scenario.GROUP_LIVE, [c.client_id for c in live.clients]),
+        "boundary_messages": ([BoundaryRequest(scenario.TOPIC_PAYMENTS, "broker-a", 0, 0, 1)],),
     }
     assert set(args) == set(OPERATIONS)
     for name, call_args in args.items():

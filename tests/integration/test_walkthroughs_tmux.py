@@ -35,6 +35,7 @@ def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -
     tmux.keys("g")
     tmux.wait_for(lambda s: "refreshed" in s, "the group list")
     tmux.keys("/")
+    tmux.wait_for(lambda s: "filter: words to match" in s, "the filter box")
     tmux.text(group)
     tmux.wait_for(lambda s: re.search(r"groups · 1/\d+", s) is not None, "the filtered list")
     tmux.keys("Enter", "Enter")
