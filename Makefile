@@ -26,7 +26,7 @@ lint: deps
 	$(VENV)/bin/lint-imports
 
 test: lint jars
-	$(PY) -m pytest
+	$(PY) -m tests.streams
 
 demo: jars
 	$(VENV)/bin/rmq-console demo

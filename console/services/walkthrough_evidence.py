@@ -871,9 +871,5 @@ EVIDENCE: dict[str, Provider] = {
 }
 
 
-def evidence_names() -> list[str]:
-    return sorted(EVIDENCE)
-
-
 def missing_of(gaps: Iterable[Gap]) -> list[str]:
     return sorted({g.line() for g in gaps})

@@ -9,7 +9,6 @@ reads credentials, and the text goes through the same mask as every other output
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from console.domain.journal import QueueState
@@ -204,8 +203,3 @@ def _result(run: WalkthroughRun) -> str:
 
 def _n(value: int | None) -> str:
     return "unknown" if value is None else str(value)
-
-
-def report_dir(workspace: Workspace) -> Path | None:
-    root = workspace.local_root
-    return None if root is None else root / REPORTS

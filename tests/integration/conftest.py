@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from console.locations import CACHE_ENV
 from console.sandbox.acl import AclOptions, AclSandbox
 from console.sandbox.background import (
     Background,
@@ -30,7 +31,11 @@ from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
 from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions
-from console.services.spark_runner import SparkRunner
+from console.services.spark_runner import SparkRunner, close_shared_runner, shared_runner
+from tests.connect import ConnectServer
+
+#: The master the UI tests' consoles plan on: their warm session is `plan_runner`'s.
+CONSOLE_SPARK_MASTER = "local[2]"
 
 _HERE = Path(__file__).parent
 _measured: dict[str, str] = {}
@@ -164,7 +169,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture(scope="session")
 def plan_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkRunner]:
-    """One warm local Spark session for the tests that plan in-process before applying."""
+    """One warm local Spark session for the tests that plan in-process before applying, and
+    the same one the consoles of the UI tests find (`shared_runner`, the console's own warm
+    session, on the same master): one Spark JVM for all of them, stopped at the end."""
     log = tmp_path_factory.mktemp("plan-spark") / "spark.log"
-    with SparkRunner("local[2]", log_path=log) as runner:
-        yield runner
+    try:
+        yield shared_runner(CONSOLE_SPARK_MASTER, log)
+    finally:
+        close_shared_runner()
+
+
+@pytest.fixture
+def warm_cli(connect: ConnectServer, monkeypatch: pytest.MonkeyPatch) -> ConnectServer:
+    """CLI commands run in the test process find the session's Spark Connect server, as after
+    `rmq-console spark up`, instead of starting Spark each time."""
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
+    return connect

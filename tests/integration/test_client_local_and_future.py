@@ -16,6 +16,7 @@ from console.cli import main
 from console.domain.offsets import CLIENT_LOCAL_NOTE
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
+from tests.connect import ConnectServer
 
 BROADCAST = scenario.GROUP_BROADCAST
 OFFLINE = scenario.GROUP_OFFLINE
@@ -25,7 +26,9 @@ STABLE = scenario.TOPIC_PAYMENTS
 
 
 @pytest.fixture
-def config(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def config(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm_cli: ConnectServer
+) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
         yaml.safe_dump(

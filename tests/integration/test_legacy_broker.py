@@ -25,10 +25,16 @@ from console.rocketmq.codes import RequestCode, ResponseCode
 from console.sandbox import legacy as lg
 from console.sandbox.legacy import LegacySandbox
 from console.services.backend import Backend
+from tests.connect import ConnectServer
 
 
 @pytest.fixture
-def config(legacy_cluster: LegacySandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def config(
+    legacy_cluster: LegacySandbox,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    warm_cli: ConnectServer,
+) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"workspace": str(tmp_path / "ws"), "spark_master": "local[2]"}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(path))

@@ -45,6 +45,7 @@ from console.services.fanout import gather_bounded
 from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.snapshots import MISSING_KEY
 from console.services.workspace import Workspace
+from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
 
 DOWN = "broker-b"
@@ -189,6 +190,7 @@ def test_a_snapshot_with_a_broker_down_records_what_it_lacks(
 def test_a_plan_from_a_partial_snapshot_warns_and_exits_1(
     sandbox: Sandbox,
     config: Path,
+    warm_cli: ConnectServer,
     tmp_path: Path,
     partial_snapshot: tuple[subprocess.CompletedProcess[str], dict[str, Any]],
 ) -> None:
@@ -471,7 +473,7 @@ def _says_to_set_credentials(line: str) -> bool:
     ids=["lag", "lag-json", "groups-json", "plan"],
 )
 def test_no_credentials_is_named_as_a_refusal_and_reads_no_lag(
-    acl_cluster: AclSandbox, no_credentials: Path, command: list[str]
+    acl_cluster: AclSandbox, no_credentials: Path, command: list[str], warm_cli: ConnectServer
 ) -> None:
     spec = str(no_credentials.parent / "spec.yaml")
     argv = [spec if a == SPEC else a for a in command]

@@ -16,13 +16,16 @@ from console.cli import main
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
 from console.services.workspace import Workspace
+from tests.connect import ConnectServer
 
 GROUP = scenario.GROUP_OFFLINE
 TOPIC = scenario.TOPIC_ORDERS
 
 
 @pytest.fixture
-def config(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def config(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm_cli: ConnectServer
+) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
         yaml.safe_dump(

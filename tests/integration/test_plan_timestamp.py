@@ -25,6 +25,7 @@ from console.services.planning import Planner
 from console.services.snapshots import SnapshotStore
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.connect import ConnectServer
 
 ORACLE = Path(__file__).resolve().parents[2] / "console" / "sandbox" / "java" / "OffsetOracle.java"
 Queue = tuple[str, str, int]
@@ -80,16 +81,17 @@ async def seek_time(sandbox: Sandbox) -> int:
     return sorted(firsts)[len(firsts) // 2] + 2_500
 
 
-async def test_to_timestamp_targets_match_the_tools(sandbox: Sandbox, tmp_path: Path) -> None:
+async def test_to_timestamp_targets_match_the_tools(
+    sandbox: Sandbox, plan_runner: SparkRunner, tmp_path: Path
+) -> None:
     ts = await seek_time(sandbox)
     spec = ResetSpec(
         Scope("sandbox", (GROUP_OFFLINE, GROUP_RETRY), include_retry=True), ToTimestamp(ts)
     )
-    with SparkRunner("local[2]", log_path=tmp_path / "spark.log", warm_up=False) as runner:
-        async with sandbox.admin() as admin:
-            reader = ClusterReader(admin, sandbox.cluster_name)
-            planner = Planner(Workspace(tmp_path / "ws"), runner, reader=reader, cluster="sandbox")
-            result = await planner.plan(spec)
+    async with sandbox.admin() as admin:
+        reader = ClusterReader(admin, sandbox.cluster_name)
+        planner = Planner(Workspace(tmp_path / "ws"), plan_runner, reader=reader, cluster="sandbox")
+        result = await planner.plan(spec)
     rows = planner.rows(result.uri).to_pylist()
     ours = {(r["topic"], r["broker"], r["queue_id"]): r["target"] for r in rows}
     assert {t for t, _, _ in ours} >= {"orders", "payments", f"%RETRY%{GROUP_RETRY}"}
@@ -102,7 +104,7 @@ async def test_to_timestamp_targets_match_the_tools(sandbox: Sandbox, tmp_path: 
 
 
 def test_plan_command_is_a_dry_run(
-    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm_cli: ConnectServer
 ) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(f"workspace: {tmp_path / 'ws'}\n")

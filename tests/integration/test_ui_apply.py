@@ -22,7 +22,7 @@ from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.services.journal_store import AuditLog, JournalStore
 from console.services.reset_flow import Stage
-from console.services.spark_runner import close_shared_runner
+from console.services.spark_runner import SparkRunner
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen
@@ -34,6 +34,12 @@ from tests.ui.helpers import screen_lines, settle, status, text_of
 from tests.ui.helpers import shown as rows_shown
 
 PLAN_TIMEOUT_S = 900.0
+
+
+@pytest.fixture(autouse=True)
+def _warm_spark(plan_runner: SparkRunner) -> SparkRunner:
+    # The consoles' previews plan on the session's warm Spark, as one console keeps one.
+    return plan_runner
 
 
 @pytest.fixture
@@ -85,76 +91,73 @@ async def test_apply_from_the_preview_then_undo_from_history(
     group, before = await new_group(sandbox, admin)
     workspace = tmp_path / "ws"
     app = console(sandbox, workspace)
-    try:
-        async with app.run_test(size=(80, 24)) as pilot:
-            await previewed(pilot, app, group)
-            await pilot.press("a")
-            await settled(pilot)
-            dialog = app.screen
-            assert isinstance(dialog, ConfirmApplyDialog), status(app)
-            assert app.focused is not None
-            assert app.focused.id == "cancel"
-            shown = "\n".join(screen_lines(app))
-            assert "Apply to sandbox?" in shown
-            assert f"{len(before)} queue(s) of {group} change" in shown
-            assert f"{group} time span:" in shown
-            assert "server-side reset" in shown
-            apply_button = dialog.query_one("#apply", Button)
-            assert apply_button.disabled
-            await pilot.click("#confirm-group")
-            await pilot.press(*"billing-service")  # another group's name opens nothing
-            await pilot.pause()
-            assert apply_button.disabled
-            await pilot.press("ctrl+u", *group)
-            await pilot.pause()
-            assert not apply_button.disabled
-            assert await committed(sandbox, admin, group) == before  # nothing written yet
-            await pilot.press("enter")
-            await settled(pilot)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await previewed(pilot, app, group)
+        await pilot.press("a")
+        await settled(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmApplyDialog), status(app)
+        assert app.focused is not None
+        assert app.focused.id == "cancel"
+        shown = "\n".join(screen_lines(app))
+        assert "Apply to sandbox?" in shown
+        assert f"{len(before)} queue(s) of {group} change" in shown
+        assert f"{group} time span:" in shown
+        assert "server-side reset" in shown
+        apply_button = dialog.query_one("#apply", Button)
+        assert apply_button.disabled
+        await pilot.click("#confirm-group")
+        await pilot.press(*"billing-service")  # another group's name opens nothing
+        await pilot.pause()
+        assert apply_button.disabled
+        await pilot.press("ctrl+u", *group)
+        await pilot.pause()
+        assert not apply_button.disabled
+        assert await committed(sandbox, admin, group) == before  # nothing written yet
+        await pilot.press("enter")
+        await settled(pilot)
 
-            result = app.screen
-            assert isinstance(result, ApplyResultDialog), status(app)
-            table = result.query_one("#apply-queues", DataTable)
-            states = {table.get_row_at(i)[0] for i in range(table.row_count)}
-            assert (table.row_count, states) == (len(before), {"verified"})
-            assert f"finished · {len(before)} verified" in text_of(app, "#apply-result")
-            assert await committed(sandbox, admin, group) == {k: v - 2 for k, v in before.items()}
-            (applied,) = JournalStore(workspace).all()
-            assert isinstance(applied, Journal)
-            assert applied.apply_id == result.journal.apply_id
-            lines = list(AuditLog(workspace).read())
-            assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
+        result = app.screen
+        assert isinstance(result, ApplyResultDialog), status(app)
+        table = result.query_one("#apply-queues", DataTable)
+        states = {table.get_row_at(i)[0] for i in range(table.row_count)}
+        assert (table.row_count, states) == (len(before), {"verified"})
+        assert f"finished · {len(before)} verified" in text_of(app, "#apply-result")
+        assert await committed(sandbox, admin, group) == {k: v - 2 for k, v in before.items()}
+        (applied,) = JournalStore(workspace).all()
+        assert isinstance(applied, Journal)
+        assert applied.apply_id == result.journal.apply_id
+        lines = list(AuditLog(workspace).read())
+        assert sorted((x["broker"], x["queue"]) for x in lines) == sorted(before)
 
-            # History lists the apply first (newest); `u` plans its undo on the same warm
-            # Spark session and confirms it like an apply.
-            await pilot.press("escape")
-            await settled(pilot)
-            await pilot.press("H")
-            await settled(pilot)
-            assert isinstance(app.screen, HistoryScreen), status(app)
-            assert rows_shown(app)[0]["ref"] == applied.apply_id
-            await pilot.press("u")
-            await settled(pilot)
-            dialog = app.screen
-            assert isinstance(dialog, ConfirmApplyDialog), (
-                text_of(app, "#history-step"),
-                status(app),
-            )
-            assert dialog.summary.title == f"Undo {applied.apply_id} on sandbox?"
-            assert app.focused is not None
-            assert app.focused.id == "cancel"
-            assert dialog.query_one("#apply", Button).disabled
-            await pilot.click("#confirm-group")
-            await pilot.press(*group, "enter")
-            await settled(pilot)
-            undone = app.screen
-            assert isinstance(undone, ApplyResultDialog), "\n".join(screen_lines(app))
-            assert undone.journal.undo_of == applied.apply_id
-            table = undone.query_one("#apply-queues", DataTable)
-            states = {table.get_row_at(i)[0] for i in range(table.row_count)}
-            assert (table.row_count, states) == (len(before), {"verified"})
-    finally:
-        close_shared_runner()
+        # History lists the apply first (newest); `u` plans its undo on the same warm
+        # Spark session and confirms it like an apply.
+        await pilot.press("escape")
+        await settled(pilot)
+        await pilot.press("H")
+        await settled(pilot)
+        assert isinstance(app.screen, HistoryScreen), status(app)
+        assert rows_shown(app)[0]["ref"] == applied.apply_id
+        await pilot.press("u")
+        await settled(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmApplyDialog), (
+            text_of(app, "#history-step"),
+            status(app),
+        )
+        assert dialog.summary.title == f"Undo {applied.apply_id} on sandbox?"
+        assert app.focused is not None
+        assert app.focused.id == "cancel"
+        assert dialog.query_one("#apply", Button).disabled
+        await pilot.click("#confirm-group")
+        await pilot.press(*group, "enter")
+        await settled(pilot)
+        undone = app.screen
+        assert isinstance(undone, ApplyResultDialog), "\n".join(screen_lines(app))
+        assert undone.journal.undo_of == applied.apply_id
+        table = undone.query_one("#apply-queues", DataTable)
+        states = {table.get_row_at(i)[0] for i in range(table.row_count)}
+        assert (table.row_count, states) == (len(before), {"verified"})
 
     assert await committed(sandbox, admin, group) == before  # the before-image, exactly
     kinds = sorted(
@@ -170,15 +173,12 @@ async def test_a_read_only_cluster_offers_no_apply(
     group, before = await new_group(sandbox, admin)
     workspace = tmp_path / "ws"
     app = console(sandbox, workspace, read_only=True)
-    try:
-        async with app.run_test(size=(80, 24)) as pilot:
-            screen = await previewed(pilot, app, group)
-            assert "READ-ONLY" in screen_lines(app)[0]
-            assert screen.check_action("apply", ()) is None
-            await pilot.press("a")
-            await settled(pilot)
-            assert app.screen is screen
-    finally:
-        close_shared_runner()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await previewed(pilot, app, group)
+        assert "READ-ONLY" in screen_lines(app)[0]
+        assert screen.check_action("apply", ()) is None
+        await pilot.press("a")
+        await settled(pilot)
+        assert app.screen is screen
     assert await committed(sandbox, admin, group) == before
     assert JournalStore(workspace).all() == []

@@ -12,7 +12,6 @@ the cluster.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
 from console.services import files
 from console.services.reset_flow import ResetFlow, Stage
-from console.services.spark_runner import close_shared_runner
+from console.services.spark_runner import SparkRunner
 from console.services.workspace import ROWS, Workspace
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
@@ -43,6 +42,14 @@ GROUP = scenario.GROUP_OFFLINE  # committed by hand, nothing consumes: its offse
 TOPIC = scenario.TOPIC_ORDERS
 # Spark's first start, and a plan job, on two cores shared with other test runs.
 PLAN_TIMEOUT_S = 900.0
+
+
+@pytest.fixture(autouse=True)
+def _warm_spark(plan_runner: SparkRunner) -> SparkRunner:
+    # The consoles' previews plan on the session's warm Spark, as one console keeps one.
+    return plan_runner
+
+
 Queue = tuple[str, str, int]
 
 
@@ -52,7 +59,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def console(sandbox: Sandbox, workspace: Path) -> Iterator[ConsoleApp]:
+def console(sandbox: Sandbox, workspace: Path) -> ConsoleApp:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
     config = Config(
         clusters=(cluster,),
@@ -61,8 +68,7 @@ def console(sandbox: Sandbox, workspace: Path) -> Iterator[ConsoleApp]:
         spark_master="local[2]",
         workspace=str(workspace),
     )
-    yield make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
-    close_shared_runner()  # the console's warm session, started by the preview
+    return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
 
 async def settled(pilot: Pilot[int]) -> None:

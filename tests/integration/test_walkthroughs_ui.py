@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,7 @@ from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.cluster import ClusterReader
 from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.snapshots import SnapshotStore, take_snapshot
-from console.services.spark_runner import close_shared_runner
+from console.services.spark_runner import SparkRunner
 from console.services.walkthroughs import load_walkthroughs
 from console.services.workspace import Workspace
 from console.ui.app import ConsoleApp, make_app
@@ -43,11 +43,10 @@ from tests.ui.helpers import screen_lines, settle, status
 STEP_TIMEOUT_S = 600.0
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _warm_spark() -> Iterator[None]:
-    # One warm Spark session for every preview of the module, as one console keeps one.
-    yield
-    close_shared_runner()
+@pytest.fixture(autouse=True)
+def _warm_spark(plan_runner: SparkRunner) -> SparkRunner:
+    # The consoles' previews plan on the session's warm Spark, as one console keeps one.
+    return plan_runner
 
 
 @pytest.fixture
