@@ -5,10 +5,10 @@ poll, a JVM starting), on Spark, on a terminal. One process leaves both cores mo
 the tests run in three streams, each a pytest session of its own:
 
 - `apart`: unit, UI and Spark tests, and the integration tests whose clusters are their own
-  (the ACL broker, the 4.9.7 broker, the master/slave pair): no main sandbox is started;
-- `sandbox-1`, `sandbox-2`: the tests against the main sandbox, split by their measured cost,
-  each stream with a sandbox of its own (the tests make groups of their own, so nothing
-  depends on which tests ran before in the same sandbox).
+  (the 4.9.7 broker, the master/slave pair): no main sandbox is started;
+- `sandbox-1`, `sandbox-2`: the tests against the main sandbox (and the ACL cluster's, all in
+  the second), split by their measured cost, each stream with a sandbox of its own (the tests
+  make groups of their own, so nothing depends on which tests ran before in the same sandbox).
 
 Each stream's output is printed whole when it ends, then one line per stream; the exit code is
 the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every stream.
@@ -16,6 +16,7 @@ the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to eve
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,19 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 INTEGRATION = ROOT / "tests" / "integration"
 
-#: Integration files whose tests use clusters of their own, never the main sandbox.
-APART = (
-    "test_access_denied.py",
-    "test_acl.py",
-    "test_acl_apply.py",
-    "test_acl_connect.py",
-    "test_acl_plan.py",
-    "test_legacy_broker.py",
-    "test_master_slave.py",
-)
+#: A test function that takes the main sandbox (`sandbox: Sandbox`, or a fixture of it).
+_MAIN = re.compile(r"\bsandbox\s*:\s*(Sandbox|Any)\b")
+#: The ACL cluster: its files share one stream, so it starts once.
+_ACL = re.compile(r"\bacl_cluster\b")
 
 #: Seconds a file takes against a warm sandbox (measured; a file not listed counts DEFAULT_S).
 COST_S = {
+    "test_acl_plan.py": 80,
+    "test_access_denied.py": 40,
+    "test_acl.py": 30,
     "test_walkthroughs_ui.py": 150,
     "test_apply.py": 110,
     "test_partial_reads.py": 100,
@@ -66,13 +64,25 @@ DEFAULT_S = 15
 
 
 def streams() -> dict[str, list[str]]:
-    """The three streams' arguments for pytest: directories and files, relative to the root."""
-    files = sorted(p.name for p in INTEGRATION.glob("test_*.py"))
-    apart = [f for f in files if f in APART]
-    rest = sorted((f for f in files if f not in APART), key=lambda f: -COST_S.get(f, DEFAULT_S))
+    """The three streams' arguments for pytest: directories and files, relative to the root.
+
+    Integration files that never take the main sandbox (the 4.9.7 broker, the master/slave
+    pair) go with the unit, UI and Spark tests; those taking the ACL cluster go together to the
+    second sandbox stream; the rest are shared out by cost, most costly first."""
+    apart: list[str] = []
     halves: list[list[str]] = [[], []]
     load = [0, 0]
-    for f in rest:
+    rest: list[str] = []
+    for path in sorted(INTEGRATION.glob("test_*.py")):
+        text = path.read_text()
+        if not _MAIN.search(text) and not _ACL.search(text):
+            apart.append(path.name)
+        elif _ACL.search(text):
+            halves[1].append(path.name)
+            load[1] += COST_S.get(path.name, DEFAULT_S)
+        else:
+            rest.append(path.name)
+    for f in sorted(rest, key=lambda f: -COST_S.get(f, DEFAULT_S)):
         i = 0 if load[0] <= load[1] else 1
         halves[i].append(f)
         load[i] += COST_S.get(f, DEFAULT_S)
