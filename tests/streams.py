@@ -35,6 +35,7 @@ _ACL = re.compile(r"\bacl_cluster\b")
 #: Seconds a file takes against a warm sandbox (measured; a file not listed counts DEFAULT_S).
 COST_S = {
     "test_acl_plan.py": 80,
+    "test_acl_standalone.py": 45,
     "test_access_denied.py": 40,
     "test_acl.py": 30,
     "test_walkthroughs_ui.py": 150,

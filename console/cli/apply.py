@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from console.services.apply import ApplyProgress
     from console.services.apply_check import ApplyCheck
     from console.services.plan_load import LoadedPlan
+    from console.services.reset_flow import ResetFlow
 
 
 REFUSED = 2
@@ -158,9 +159,11 @@ async def apply_loaded(
     root: Path,
     *,
     undo_of: str | None = None,
+    flow: ResetFlow | None = None,
 ) -> tuple[int, Journal | None]:
     """Check, confirm (`args.confirm` or a terminal), write and verify a loaded plan, printing
-    as `apply` does; the exit code and the journal (None when refused before writing)."""
+    as `apply` does; the exit code and the journal (None when refused before writing). A
+    walkthrough's `flow`, when given, is told each step as the console's preview tells it."""
     from console.services.apply import Applier
     from console.services.apply_check import check_apply
     from console.services.cluster import ClusterReader
@@ -169,17 +172,31 @@ async def apply_loaded(
     with _narration(args):
         async with target.admin(write=True) as admin:
             reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
+            if flow is not None:
+                flow.begin_apply()
             check = await check_apply(reader, plan)
             brokers = {w.row.broker: w.broker_addr for w in check.writes}
             _print_check(check, target, brokers)
             refusals = check.refusals(accept_drift=args.accept_drift)
+            if not refusals and not check.writes:
+                refusals = ("the plan changes no queue: nothing to apply",)
             if refusals:
-                return _refused(refusals), None
-            if not check.writes:
-                return _refused(["the plan changes no queue: nothing to apply"]), None
+                return _refused(refusals, flow), None
+            if flow is not None:
+                flow.checked(check)
             groups = sorted({g.group for g in check.groups})
             if not _confirmed(groups, args.confirm):
+                if flow is not None:
+                    flow.declined()
                 return REFUSED, None
+            if flow is not None:
+                flow.confirmed(args.accept_drift)
+
+            def progressed(p: ApplyProgress) -> None:
+                _progress(p)
+                if flow is not None:
+                    flow.apply_progressed(p)
+
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             loop.add_signal_handler(signal.SIGINT, stop.set)
@@ -189,13 +206,15 @@ async def apply_loaded(
                     accept_drift=args.accept_drift,
                     kind="apply" if undo_of is None else "undo",
                     undo_of=undo_of,
-                    on_progress=_progress,
+                    on_progress=progressed,
                     stop=stop,
                 )
             except PlanRefused as exc:
-                return _refused(exc.reasons), None
+                return _refused(exc.reasons, flow), None
             finally:
                 loop.remove_signal_handler(signal.SIGINT)
+    if flow is not None:
+        flow.applied(journal, str(JournalStore(root).path(journal.apply_id)))
     return _report(args, journal, root), journal
 
 
@@ -439,7 +458,9 @@ def _print_journal(j: Journal, path: Path) -> None:
         )
 
 
-def _refused(reasons: Sequence[str]) -> int:
+def _refused(reasons: Sequence[str], flow: ResetFlow | None = None) -> int:
+    if flow is not None:
+        flow.apply_refused(tuple(reasons))
     for reason in reasons:
         print(redact_text(f"rmq-console: refused: {reason}"), file=sys.stderr)
     print("rmq-console: nothing was written", file=sys.stderr)

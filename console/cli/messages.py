@@ -137,17 +137,24 @@ def print_boundaries(boundaries: Sequence[Boundary]) -> None:
             _print_one("skipped", r.target - 1, b.last_skipped, b.last_note)
 
 
+#: Where a boundary's second and later lines start, and the width they keep to (a terminal of
+#: 80 columns, or a ticket pasted from one).
+_INDENT = " " * 11
+_WIDTH = 80
+
+
 def _print_one(label: str, offset: int, view: MessageView | None, note: str | None) -> None:
     head = f"  {label:<8} @{offset}"
     if view is None:
         print(f"{head}  {note}")
         return
     keys = " ".join(view.keys) or "-"
-    print(
-        f"{head}  {local_time(view.store_time_ms)}  keys {keys}  tags {view.tags or '-'}  "
-        f"id {view.msg_id or view.offset_msg_id}  {view.size} B"
-    )
-    print(f"  {'':<8} {view.body_text}")
+    print(f"{head}  {local_time(view.store_time_ms)}  {view.size} B")
+    print(f"{_INDENT}id {view.msg_id or view.offset_msg_id}")
+    print(f"{_INDENT}keys {keys}  tags {view.tags or '-'}")
+    body, room = view.body_text, _WIDTH - len(_INDENT)
+    for start in range(0, len(body), room):
+        print(f"{_INDENT}{body[start : start + room]}")
 
 
 def boundaries_document(boundaries: Sequence[Boundary]) -> list[dict[str, Any]]:

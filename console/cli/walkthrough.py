@@ -251,6 +251,7 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
         run.ended = f"the cluster could not be read for the plan: {exc}"
         print(f"rmq-console: no plan: {run.ended}", file=sys.stderr)
         return 2
+    run.flow = flow
     code, result = finish_plan(flow, failure, workspace, as_json=False)
     if result is None:
         run.ended = f"no plan: {flow.error or failure or flow.stage}"
@@ -289,7 +290,7 @@ def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int
     apply_args = argparse.Namespace(
         json=False, confirm=args.confirm, accept_drift=args.accept_drift
     )
-    code, journal = asyncio.run(apply_loaded(apply_args, target, plan, root))
+    code, journal = asyncio.run(apply_loaded(apply_args, target, plan, root, flow=run.flow))
     if journal is None:
         run.ended = "refused before writing: nothing was written"
     else:

@@ -6,8 +6,9 @@ module turns those bytes into `Message` values and nothing else; bytes that are 
 records raise `MessageDecodeError`, never an IndexError or a struct error.
 
 Bodies are kept as bytes and never logged. A body the producer compressed (sysFlag bit 0) is
-decompressed when its codec is zlib (the Java client's default) or zstd; an LZ4 body, or one
-whose codec bits this version does not know, is kept as stored with a note saying so.
+decompressed when its codec is zlib (the Java client's default), zstd or LZ4 (an LZ4 frame, as
+the Java client's `Lz4Compressor` writes); one whose codec bits this version does not know is
+kept as stored with a note saying so.
 """
 
 from __future__ import annotations
@@ -279,6 +280,8 @@ def _body(stored: bytes, sys_flag: int) -> tuple[bytes, str | None, str | None]:
             return _inflate(stored), label, None
         if codec is Compression.ZSTD:
             return _unzstd(stored), label, None
+        if codec is Compression.LZ4:
+            return _unlz4(stored), label, None
     except _TooLarge:
         limit = MAX_DECOMPRESSED // (1024 * 1024)
         return stored, label, f"compressed ({label}): over {limit} MiB uncompressed, not shown"
@@ -304,6 +307,23 @@ def _inflate(data: bytes) -> bytes:
     if len(out) > MAX_DECOMPRESSED:
         raise _TooLarge
     if not inflater.eof:
+        raise _Corrupt("the compressed data ends early")
+    return out
+
+
+def _unlz4(data: bytes) -> bytes:
+    try:
+        import lz4.frame
+    except ImportError:  # an install without it shows the body as not shown
+        raise _Corrupt("lz4 is not installed") from None
+    decompressor = lz4.frame.LZ4FrameDecompressor()
+    try:
+        out: bytes = decompressor.decompress(data, max_length=MAX_DECOMPRESSED + 1)
+    except RuntimeError as exc:  # what lz4.frame raises for bytes that are not a frame
+        raise _Corrupt(str(exc)) from None
+    if len(out) > MAX_DECOMPRESSED:
+        raise _TooLarge
+    if not decompressor.eof:
         raise _Corrupt("the compressed data ends early")
     return out
 

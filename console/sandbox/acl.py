@@ -35,8 +35,9 @@ from console.sandbox.cache import cache_root
 from console.sandbox.cluster import ClusterConfig, SandboxCluster
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import ClusterPorts, free_ports
-from console.sandbox.seed import SeedBatch, send_patiently, wait_for_routes
+from console.sandbox.seed import SeedBatch, commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
+from console.services.offset_writer import OffsetWrite
 
 ACL_CLUSTER = "AclCluster"
 ACL_BROKER = "broker-acl"
@@ -226,9 +227,10 @@ async def seed_acl(admin: AdminClient, addr: str) -> AclSeed:
                 offsets[mq] = max(offsets[mq], sent.queue_offset + 1)
         batches.append(SeedBatch(batch, started, _now_ms(), dict(offsets)))
     committed = {mq: n // 2 for mq, n in offsets.items()}
-    # One queue at a time: concurrent first commits of a new topic@group are lost (§9.1).
-    for mq, offset in committed.items():
-        await admin.update_consumer_offset(addr, ACL_GROUP, mq.topic, mq.queue_id, offset)
+    await commit_offsets(
+        admin,
+        (OffsetWrite(addr, ACL_GROUP, mq.topic, mq.queue_id, o) for mq, o in committed.items()),
+    )
     return AclSeed(ACL_TOPIC, ACL_GROUP, batches, committed)
 
 

@@ -36,8 +36,9 @@ from console.sandbox.cluster import ClusterConfig, SandboxCluster
 from console.sandbox.errors import SeedError
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import free_ports
-from console.sandbox.seed import send_patiently, wait_for_routes
+from console.sandbox.seed import commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
+from console.services.offset_writer import OffsetWrite
 
 LEGACY_VERSION = "4.9.7"
 LEGACY_CLUSTER = "LegacyCluster"
@@ -174,10 +175,14 @@ async def seed_legacy(admin: AdminClient, addr: str, expiry_timeout: float) -> L
             body = f'{{"queue": {queue_id}, "seq": {seq}}}'.encode()
             await send_patiently(admin, addr, ORDERS, queue_id, body, tags="v4", keys=str(seq))
     committed = {MessageQueue(ORDERS, LEGACY_BROKER, q): o for q, o in BILLING_COMMITTED.items()}
-    for mq, offset in committed.items():
-        await admin.update_consumer_offset(addr, BILLING, mq.topic, mq.queue_id, offset)
     expired = MessageQueue(EXPIRED, LEGACY_BROKER, 0)
-    await admin.update_consumer_offset(addr, LAGGING, EXPIRED, 0, LAGGING_COMMITTED)
+    await commit_offsets(
+        admin,
+        [
+            *(OffsetWrite(addr, BILLING, mq.topic, mq.queue_id, o) for mq, o in committed.items()),
+            OffsetWrite(addr, LAGGING, EXPIRED, 0, LAGGING_COMMITTED),
+        ],
+    )
     committed[expired] = LAGGING_COMMITTED
     never = tuple(
         MessageQueue(ORDERS, LEGACY_BROKER, q)

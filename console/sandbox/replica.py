@@ -32,8 +32,9 @@ from console.sandbox.cluster import ClusterConfig, SandboxCluster, slave_name
 from console.sandbox.errors import StartupError
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import ClusterPorts, free_ports
-from console.sandbox.seed import send_patiently, wait_for_routes
+from console.sandbox.seed import commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
+from console.services.offset_writer import OffsetWrite
 
 REPLICA_CLUSTER = "ReplicaCluster"
 REPLICA_BROKER = "broker-r"
@@ -165,9 +166,10 @@ async def seed_replica(admin: AdminClient, addr: str) -> ReplicaSeed:
             )
             max_offsets[mq] = sent.queue_offset + 1
     committed = {mq: 1 + mq.queue_id * 2 for mq in max_offsets}
-    # One queue at a time: concurrent first commits of a new topic@group are lost (§9.1).
-    for mq, offset in committed.items():
-        await admin.update_consumer_offset(addr, REPLICA_GROUP, mq.topic, mq.queue_id, offset)
+    await commit_offsets(
+        admin,
+        (OffsetWrite(addr, REPLICA_GROUP, mq.topic, mq.queue_id, o) for mq, o in committed.items()),
+    )
     return ReplicaSeed(REPLICA_TOPIC, REPLICA_GROUP, max_offsets, committed)
 
 

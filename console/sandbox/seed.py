@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -273,14 +273,23 @@ async def commit_by_hand(
         },
         sc.GROUP_CAUGHT_UP: {mq: m for mq, m in max_offsets.items() if mq.topic == sc.TOPIC_AUDIT},
     }
-    report = await OffsetWriter(admin).write(
-        OffsetWrite(brokers[mq.broker_name], group, mq.topic, mq.queue_id, offset)
-        for group, offsets in targets.items()
-        for mq, offset in offsets.items()
+    await commit_offsets(
+        admin,
+        (
+            OffsetWrite(brokers[mq.broker_name], group, mq.topic, mq.queue_id, offset)
+            for group, offsets in targets.items()
+            for mq, offset in offsets.items()
+        ),
     )
+    return targets
+
+
+async def commit_offsets(admin: AdminClient, writes: Iterable[OffsetWrite]) -> None:
+    """Commit offsets as a group's consumer would, through the console's offset writer (each
+    new topic@group's first queue alone, then the rest at once, every one read back)."""
+    report = await OffsetWriter(admin).write(writes)
     if not report.ok:
         raise SeedError(f"committing offsets by hand: {report.summary()}")
-    return targets
 
 
 async def run_failing_consumers(

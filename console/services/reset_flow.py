@@ -7,11 +7,16 @@ and then told what the plan job did (`progressed`, `computed`, `impact_estimated
 the CLI hands it the flow itself; the console hands it an object that posts each event as a
 message, so the flow changes on the UI thread only.
 
-Stages go editing -> planning -> previewed | rejected | cancelled | failed, and from any of the
-last four back to planning. `NEXT` is the whole map: a later stage (confirm, apply, verify after
-previewed) is a new member of `Stage` and new entries in `NEXT`; no existing edge changes.
+A previewed plan is applied the same way: `begin_apply`, then what the apply service did
+(`checked`, `confirmed` or `declined`, `apply_progressed`, `applied`, `apply_refused`). The
+confirm dialog and `apply --confirm` both answer `checked` with `confirmed` or `declined`.
 
-Nothing here writes to a cluster.
+Stages go editing -> planning -> previewed | rejected | cancelled | failed, and from any of the
+last four back to planning; from previewed, checking -> confirming -> applying -> applied, with
+not-applied for a refusal or a failure and previewed again for a declined confirm. `NEXT` is the
+whole map.
+
+Nothing here writes to a cluster: the apply service does, and tells the flow.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, SpecError, StrategyKind, parse_spec
 
 if TYPE_CHECKING:
+    from console.domain.journal import Journal
+    from console.services.apply import ApplyProgress
+    from console.services.apply_check import ApplyCheck
     from console.services.planners import PreviewPlanner
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobHandle, JobProgress
@@ -51,17 +59,31 @@ class Stage(StrEnum):
     REJECTED = "rejected"  # bad input; the error names the field or line; no plan
     CANCELLED = "cancelled"  # the operator stopped the job; no plan
     FAILED = "failed"  # the job or the cluster failed; the error says how; no plan
+    CHECKING = "checking"  # the plan is read again and compared with the cluster; nothing written
+    CONFIRMING = "confirming"  # the summary waits for the operator to name the group
+    APPLYING = "applying"  # writes under way, then read back
+    APPLIED = "applied"  # the journal says per queue: verified, not yet, failed or not sent
+    NOT_APPLIED = "not applied"  # refused before writing, or the apply failed; the error says which
 
 
 _RESTART = frozenset({Stage.PLANNING, Stage.REJECTED})
+_RESTART_OR_APPLY = _RESTART | {Stage.CHECKING}
 NEXT: Mapping[Stage, frozenset[Stage]] = {
     Stage.EDITING: _RESTART,
     Stage.PLANNING: frozenset({Stage.PREVIEWED, Stage.REJECTED, Stage.CANCELLED, Stage.FAILED}),
-    Stage.PREVIEWED: _RESTART,
+    Stage.PREVIEWED: _RESTART_OR_APPLY,
     Stage.REJECTED: _RESTART,
     Stage.CANCELLED: _RESTART,
     Stage.FAILED: _RESTART,
+    Stage.CHECKING: frozenset({Stage.CONFIRMING, Stage.NOT_APPLIED}),
+    # Declined: the plan stays shown and nothing was written.
+    Stage.CONFIRMING: frozenset({Stage.APPLYING, Stage.PREVIEWED}),
+    Stage.APPLYING: frozenset({Stage.APPLIED, Stage.NOT_APPLIED}),
+    Stage.APPLIED: _RESTART,
+    # Trying the same plan again is safe: the drift check sees any queue an earlier try moved.
+    Stage.NOT_APPLIED: _RESTART_OR_APPLY,
 }
+_APPLY_STAGES = frozenset({Stage.CHECKING, Stage.CONFIRMING, Stage.APPLYING})
 
 
 class StageError(RuntimeError):
@@ -159,6 +181,34 @@ class CancelSwitch:
             handle.cancel()
 
 
+class StopSwitch:
+    """Asks a running apply to send no more writes, from the UI thread or any other; a stop
+    that comes before the apply attached its own stop reaches it when it does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stop: Callable[[], None] | None = None
+        self._requested = False
+
+    @property
+    def requested(self) -> bool:
+        return self._requested
+
+    def attach(self, stop: Callable[[], None]) -> None:
+        with self._lock:
+            self._stop = stop
+            requested = self._requested
+        if requested:
+            stop()
+
+    def request(self) -> None:
+        with self._lock:
+            self._requested = True
+            stop = self._stop
+        if stop is not None:
+            stop()
+
+
 @dataclass
 class ResetFlow:
     """One walkthrough: a cluster, the groups reset, the form, and the latest attempt."""
@@ -174,6 +224,13 @@ class ResetFlow:
     impact: tuple[Impact, ...] = ()
     error: str | None = None
     switch: CancelSwitch = field(default_factory=CancelSwitch)
+    # The apply of the plan shown, once asked for.
+    check: ApplyCheck | None = None
+    accept_drift: bool = False
+    apply_progress: ApplyProgress | None = None
+    journal: Journal | None = None
+    journal_path: str | None = None
+    stop_switch: StopSwitch = field(default_factory=StopSwitch)
 
     @classmethod
     def for_group(cls, cluster: str, group: str, form: ResetForm | None = None) -> ResetFlow:
@@ -202,6 +259,23 @@ class ResetFlow:
     def cancelling(self) -> bool:
         return self.busy and self.switch.requested
 
+    @property
+    def can_apply(self) -> bool:
+        return Stage.CHECKING in NEXT[self.stage] and self.result is not None
+
+    @property
+    def applying(self) -> bool:
+        """From the check before writing until the apply's outcome is known."""
+        return self.stage in _APPLY_STAGES
+
+    @property
+    def can_stop(self) -> bool:
+        return self.stage is Stage.APPLYING and not self.stop_switch.requested
+
+    @property
+    def stopping(self) -> bool:
+        return self.stage is Stage.APPLYING and self.stop_switch.requested
+
     # ---- the operator's steps -------------------------------------------------------------------
 
     def edit(self, **changes: Any) -> ResetForm:
@@ -216,6 +290,7 @@ class ResetFlow:
             raise StageError(f"cannot plan while {self.stage}")
         self.spec, self.progress, self.result, self.rows, self.impact = None, None, None, (), ()
         self.error = None
+        self._forget_apply()
         self.switch = CancelSwitch()
         if spec is None:
             try:
@@ -227,6 +302,22 @@ class ResetFlow:
         self.spec = spec
         self._move(Stage.PLANNING)
         return spec
+
+    def begin_apply(self) -> None:
+        """Apply the plan shown: its check (hash, age, drift, paths) comes first."""
+        if not self.can_apply:
+            raise StageError(f"cannot apply while {self.stage}")
+        self._forget_apply()
+        self.error = None
+        self._move(Stage.CHECKING)
+
+    def request_stop(self) -> bool:
+        """Ask the apply to send no more writes (what was sent is still read back and
+        recorded); False when nothing is being written or a stop was asked already."""
+        if not self.can_stop:
+            return False
+        self.stop_switch.request()
+        return True
 
     def request_cancel(self) -> bool:
         """Ask the running job to stop; False when there is none. The stage changes when the
@@ -267,7 +358,62 @@ class ResetFlow:
     def failed(self, reason: str) -> bool:
         return self._end(Stage.FAILED, reason)
 
+    # ---- what the apply did ----------------------------------------------------------------------
+
+    def checked(self, check: ApplyCheck) -> bool:
+        if self.stage is not Stage.CHECKING:
+            return False
+        self._move(Stage.CONFIRMING)
+        self.check = check
+        return True
+
+    def confirmed(self, accept_drift: bool) -> bool:
+        if self.stage is not Stage.CONFIRMING:
+            return False
+        self._move(Stage.APPLYING)
+        self.accept_drift = accept_drift
+        return True
+
+    def declined(self) -> bool:
+        if self.stage is not Stage.CONFIRMING:
+            return False
+        self._move(Stage.PREVIEWED)
+        return True
+
+    def apply_progressed(self, progress: ApplyProgress) -> bool:
+        if self.stage is not Stage.APPLYING:
+            return False
+        self.apply_progress = progress
+        return True
+
+    def applied(self, journal: Journal, journal_path: str) -> bool:
+        if self.stage is not Stage.APPLYING:
+            return False
+        self._move(Stage.APPLIED)
+        self.journal, self.journal_path = journal, journal_path
+        return True
+
+    def apply_refused(self, reasons: tuple[str, ...] | list[str]) -> bool:
+        """Refused before any write (hash, age, drift, read-only, consumers online)."""
+        return self._not_applied("; ".join(reasons))
+
+    def apply_failed(self, reason: str) -> bool:
+        """The apply broke off; its journal, if it got that far, says what moved."""
+        return self._not_applied(reason)
+
     # ---- helpers -------------------------------------------------------------------------------
+
+    def _not_applied(self, error: str) -> bool:
+        if self.stage not in (Stage.CHECKING, Stage.APPLYING):
+            return False
+        self._move(Stage.NOT_APPLIED)
+        self.error = error
+        return True
+
+    def _forget_apply(self) -> None:
+        self.check, self.accept_drift, self.apply_progress = None, False, None
+        self.journal, self.journal_path = None, None
+        self.stop_switch = StopSwitch()
 
     def _end(self, stage: Stage, error: str | None) -> bool:
         if not self.busy:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.plan import PlanHeader, PlanRow
     from console.services.plan_load import LoadedPlan
+    from console.services.reset_flow import ResetFlow
 
 #: The folder of a user's own walkthroughs, beside the config file.
 USER_FOLDER = "walkthroughs"
@@ -88,6 +89,8 @@ class WalkthroughRun:
     boundaries: tuple[Any, ...] = ()
     #: The plan as the apply loads it (hash checked), once planned.
     loaded_plan: LoadedPlan | None = None
+    #: The reset's own walkthrough (plan, confirm, apply), as the CLI drives it.
+    flow: ResetFlow | None = None
     journal: Journal | None = None
     journal_path: str | None = None
     report_path: str | None = None

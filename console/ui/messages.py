@@ -176,8 +176,8 @@ class ApplyChecked(Message):
 
 @dataclass
 class ApplyRefused(Message):
-    """The apply cannot go on (bad plan, read-only, drift found while confirming ...); nothing
-    was written unless `journal` says otherwise."""
+    """The apply cannot go on (bad plan, read-only, drift, consumers online on the offline
+    path ...); nothing was written."""
 
     reasons: tuple[str, ...]
 

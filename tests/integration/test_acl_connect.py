@@ -11,17 +11,17 @@ import json
 import os
 from pathlib import Path
 
-import yaml
-
-from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, AclSandbox
+from console.sandbox.acl import AclSandbox
 from tests.connect import ConnectServer
 from tests.integration.test_acl_plan import (
-    CLUSTER,
     between_batches,
     broker_answers,
+    file_refs,
     files_holding,
     plan_rows,
     run_cli,
+    spec_file,
+    write_config,
 )
 
 
@@ -29,26 +29,9 @@ def test_to_timestamp_with_credentials_through_connect(
     acl_cluster: AclSandbox, connect: ConnectServer, tmp_path: Path
 ) -> None:
     secret = acl_cluster.user.password
-    secrets = tmp_path / "secrets"
-    secrets.mkdir()
-    (secrets / "ak").write_text(acl_cluster.user.username + "\n")
-    (secrets / "sk").write_text(secret + "\n")
-    config = tmp_path / "config.yaml"
-    refs = {"access_key": f"file:{secrets / 'ak'}", "secret_key": f"file:{secrets / 'sk'}"}
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "clusters": [
-                    {"name": CLUSTER, "namesrv": acl_cluster.namesrv_addr, "credentials": refs}
-                ],
-                "workspace": str(tmp_path / "ws"),
-            }
-        )
-    )
+    config = write_config(tmp_path, acl_cluster, file_refs(tmp_path, acl_cluster))
     ts = between_batches(acl_cluster)
-    spec = tmp_path / "spec.yaml"
-    scope = {"cluster": CLUSTER, "groups": [ACL_GROUP], "topics": [ACL_TOPIC]}
-    spec.write_text(yaml.safe_dump({"scope": scope, "strategy": {"to-timestamp": ts}}))
+    spec = spec_file(tmp_path, {"to-timestamp": ts})
     # The server of `spark up` is found through the cache folder; nothing names it on the command.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RMQ_CONSOLE_")}
     env["RMQ_CONSOLE_CACHE"] = str(connect.cache)

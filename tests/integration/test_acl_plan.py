@@ -80,14 +80,39 @@ def configure(
         (root / "secrets" / "ak").write_text(acl.user.username + "\n")
         refs = {"access_key": f"file:{root / 'secrets' / 'ak'}", "secret_key": f"env:{SK_VAR}"}
         env[SK_VAR] = secret
-    config = {
+    path = write_config(root, acl, refs, workspace=workspace, spark_master="local[2]")
+    return path, env
+
+
+def file_refs(root: Path, acl: AclSandbox) -> dict[str, str]:
+    """Both keys in files outside the workspace: references that a process of any kind on
+    this host (a Spark Connect server, an executor on a worker) resolves itself."""
+    secrets = root / "secrets"
+    secrets.mkdir(parents=True, exist_ok=True)
+    (secrets / "ak").write_text(acl.user.username + "\n")
+    (secrets / "sk").write_text(acl.user.password + "\n")
+    return {"access_key": f"file:{secrets / 'ak'}", "secret_key": f"file:{secrets / 'sk'}"}
+
+
+def write_config(
+    root: Path,
+    acl: AclSandbox,
+    refs: dict[str, str],
+    *,
+    workspace: Path | None = None,
+    spark_master: str | None = None,
+) -> Path:
+    """`root/config.yaml`: the ACL cluster with its keys by reference, the workspace, and the
+    Spark master when one is named (else the CLI finds the server `spark up` started)."""
+    config: dict[str, Any] = {
         "clusters": [{"name": CLUSTER, "namesrv": acl.namesrv_addr, "credentials": refs}],
         "workspace": str(workspace or root / "ws"),
-        "spark_master": "local[2]",
     }
+    if spark_master is not None:
+        config["spark_master"] = spark_master
     path = root / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    return path, env
+    return path
 
 
 def run_cli(root: Path, env: dict[str, str], *args: str, timeout: float = 600) -> Run:

@@ -52,6 +52,8 @@ AUDIT = scenario.TOPIC_AUDIT
 DOWN = "broker-b"
 ZLIB = 0x1 | (0x3 << 8)
 ZSTD = 0x1 | (0x2 << 8)
+#: Over the Java producer's 4 KiB compression threshold, printable, no spaces at the ends.
+LZ4_BODY = '{"order": 8, "lines": [' + ", ".join(['"' + "b" * 40 + '"'] * 120) + "]}"
 #: mqadmin JVMs at once (each a few seconds of one core).
 MQADMIN_AT_ONCE = 3
 
@@ -80,9 +82,10 @@ async def send_raw(admin: AdminClient, addr: str, body: bytes, sys_flag: int, ta
     return int(resp.ext_fields["queueOffset"])
 
 
-async def own_messages(admin: AdminClient, addr: str) -> dict[str, int]:
-    """Offsets of a zlib, a zstd and a binary message in OWN_TOPIC, once the broker serves
-    them (a message is pullable a moment after its send is acknowledged)."""
+async def own_messages(sandbox: Sandbox, admin: AdminClient, addr: str) -> dict[str, int]:
+    """Offsets of a zlib, a zstd, a binary and an LZ4 message in OWN_TOPIC, once the broker
+    serves them (a message is pullable a moment after its send is acknowledged). The LZ4 one
+    is the Java producer's own: mqadmin's, told to compress with LZ4 a body over 4 KiB."""
     await admin.create_topic(addr, OWN_TOPIC, read_queues=1, write_queues=1)
     await wait_for_routes(admin, [OWN_TOPIC], {"broker-a"})
     text = json.dumps({"order": 7, "lines": ["a" * 30] * 20}).encode()
@@ -93,6 +96,17 @@ async def own_messages(admin: AdminClient, addr: str) -> dict[str, int]:
         ),
         "binary": await send_raw(admin, addr, bytes(range(200)), 0, "binary"),
     }
+    # The topic's one queue is ours alone: the next message takes the next offset.
+    await sandbox.mqadmin.send_message(
+        OWN_TOPIC,
+        LZ4_BODY,
+        broker_name="broker-a",
+        queue_id=0,
+        tags="lz4",
+        keys="lz4-key",
+        compress_type="LZ4",
+    )
+    offsets["lz4"] = offsets["binary"] + 1
     deadline = time.monotonic() + 30
     while await admin.max_offset(addr, OWN_TOPIC, 0) <= max(offsets.values()):
         assert time.monotonic() < deadline, "the broker did not serve the messages sent"
@@ -124,7 +138,7 @@ def same_as_mqadmin(ours: MessageView, theirs: QueriedMessage | None) -> None:
 
 async def test_boundary_messages_are_what_mqadmin_prints(sandbox: Sandbox) -> None:
     async with sandbox.admin() as admin:
-        own = await own_messages(admin, sandbox.broker_addrs["broker-a"])
+        own = await own_messages(sandbox, admin, sandbox.broker_addrs["broker-a"])
         wanted = [
             BoundaryRequest(PAYMENTS, "broker-a", 2, 10, 5),  # a replay: its first message
             BoundaryRequest(PAYMENTS, "broker-b", 7, 3, 9),  # a skip: first and last skipped
@@ -159,6 +173,11 @@ async def test_boundary_messages_are_what_mqadmin_prints(sandbox: Sandbox) -> No
     by_tag = {v.tags: v for v in views if v.topic == OWN_TOPIC}
     assert (by_tag["zlib"].compression, by_tag["zstd"].compression) == ("zlib", "zstd")
     assert by_tag["zlib"].body_head.startswith('{"order": 7')
+    lz4_view = by_tag["lz4"]
+    assert lz4_view.compression == "lz4"
+    assert lz4_view.size == len(LZ4_BODY)
+    assert lz4_view.body_truncated
+    assert LZ4_BODY.startswith(lz4_view.body_head)
     assert by_tag["binary"].body_binary
     assert by_tag["binary"].body_head.startswith("00 01 02 03")
 

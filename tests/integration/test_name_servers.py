@@ -138,3 +138,33 @@ async def test_a_dead_name_server_is_named_with_its_refusal(sandbox: Sandbox, de
         assert told.addr == dead
         assert told.reason.startswith("cannot connect")
         assert told.line().endswith(f"; using {sandbox.namesrv_addr}")
+
+
+async def test_the_console_names_a_name_server_that_does_not_answer(
+    sandbox: Sandbox, hung: str, tmp_path: Path
+) -> None:
+    """The console through its network process, the hung name server first: the overview is
+    read from the one that answers, and the status line names the one that did not."""
+    from console.config import ClusterConfig, Config
+    from console.remote.proxy import remote_sources
+    from console.ui.app import make_app
+    from console.ui.themes import PROJECT_THEMES
+    from tests.ui.helpers import screen_lines, settle, shown, status
+
+    cluster = ClusterConfig(name="sandbox", namesrv=(hung, sandbox.namesrv_addr))
+    config = Config(
+        clusters=(cluster,), refresh_interval=3600, theme="rmq-dark", workspace=str(tmp_path)
+    )
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 60
+        while not {r["broker"] for r in shown(app, "#brokers")} >= {"broker-a", "broker-b"}:
+            assert time.monotonic() < deadline, f"no brokers shown; status: {status(app)}"
+            await pilot.press("r")
+            await settle(pilot)
+        line = status(app)
+        assert f"name server {hung} did not answer" in line, line
+        assert f"using {sandbox.namesrv_addr}" in line, line
+        # The header names the cluster's name servers once, the hung one among them.
+        top = "\n".join(screen_lines(app)[:2])
+        assert top.count(hung) <= 1

@@ -16,10 +16,13 @@ import pytest
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply import ApplyProgress
 from console.services.apply_check import ApplyCheck
+from console.services.reset_flow import Stage
 from console.ui.screens import preview
 from console.ui.screens.apply import ApplyResultDialog
 from console.ui.screens.group import GroupScreen
 
+from ..unit.test_reset_flow import SPEC
+from ..unit.test_reset_flow import result as previewed
 from .fakes import fake_app
 from .helpers import settle, text_of
 from .test_mqadmin_csv_reset import IdlePlanners
@@ -91,11 +94,17 @@ async def test_x_stops_the_writes_and_the_result_says_where(
         assert isinstance(screen, preview.PreviewScreen)
         assert screen.check_action("cancel_plan", ()) is None  # nothing is being written
         screen.appliers = Appliers(applier)
-        # As after the confirm dialog: the apply starts on its worker.
-        screen.applying = True
-        screen.start_writing(cast(ApplyCheck, object()), False)
+        # As after a preview and the confirm dialog: the apply starts on its worker.
+        check = cast(ApplyCheck, object())
+        flow = screen.flow
+        flow.begin(SPEC)
+        flow.computed(previewed(), ())
+        flow.begin_apply()
+        flow.checked(check)
+        flow.confirmed(accept_drift=False)
+        screen.start_writing(check, False)
         for _ in range(200):
-            if screen.check_action("cancel_plan", ()) and screen.apply_progress is not None:
+            if screen.check_action("cancel_plan", ()) and flow.apply_progress is not None:
                 break
             await pilot.pause(0.05)
         assert "writing: 1/2 answered · 1 verified" in text_of(app, "#step")
@@ -104,6 +113,8 @@ async def test_x_stops_the_writes_and_the_result_says_where(
         assert screen.check_action("cancel_plan", ()) is None  # asked once
         await settle(pilot)
         assert applier.stopped
+        assert flow.stage is Stage.APPLIED
+        assert flow.journal is not None
         result = app.screen
         assert isinstance(result, ApplyResultDialog)
         assert "stopped: stopped on request" in text_of(app, "#apply-result")

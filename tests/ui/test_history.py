@@ -357,3 +357,72 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
         assert isinstance(app.screen, ApplyResultDialog)
         assert actions.calls[-1] == ("resume", killed, False)
         assert actions.opened == ["staging"] * 5
+
+
+class StoppableResume(FakeActions):
+    """A resume that writes one queue, then waits for the stop the console sends."""
+
+    def __init__(self, store: JournalStore) -> None:
+        super().__init__(store)
+        self.stopped = False
+
+    async def resume(
+        self,
+        confirmed: ResumeCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], None],
+        stop: asyncio.Event,
+    ) -> Journal:
+        on_progress(ApplyProgress(total=3, settled=1, verified=1, stage="writing"))
+        await asyncio.wait_for(stop.wait(), 30)
+        self.stopped = True
+        return replace(
+            confirmed.journal,
+            status=ApplyStatus.STOPPED,
+            finished_at_ms=T0,
+            stopped_because="stopped on request",
+        )
+
+
+async def test_x_stops_a_resume_and_the_result_says_where(tmp_path: Path) -> None:
+    store = JournalStore(tmp_path / "ws")
+    killed = "20261124T000200000Z-apply-billing-cccccc"
+    store.write(
+        journal(killed, at=120_000, status=ApplyStatus.STOPPED, verified=1, cluster="staging")
+    )
+    config = Config(
+        clusters=(PROD, STAGING),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        workspace=str(tmp_path / "ws"),
+    )
+    app, _ = fake_app(open_cluster=None, config=config)
+    actions = StoppableResume(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("H")
+        await settle(pilot)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        history.actions = actions
+        assert history.check_action("stop", ()) is None  # nothing is being written
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmApplyDialog)
+        await pilot.click("#confirm-group")
+        await pilot.press(*"billing", "enter")
+        for _ in range(200):
+            step = text_of(app, "#history-step")
+            if "writing: 1/3 answered" in step:
+                break
+            await pilot.pause(0.05)
+        assert step == "resume: writing: 1/3 answered · 1 verified"
+        assert history.check_action("stop", ())
+        await pilot.press("x")
+        await pilot.pause()
+        assert history.check_action("stop", ()) is None  # asked once
+        await settle(pilot)
+        assert actions.stopped
+        assert isinstance(app.screen, ApplyResultDialog)
+        assert "stopped: stopped on request" in text_of(app, "#apply-result")

@@ -45,16 +45,17 @@ def test_each_changed_queue_is_printed_with_its_messages_or_why_not(
     assert out[0].startswith("boundaries (first message consumed after the reset")
     assert out[1] == "orders/broker-a/3  30 -> 42"
     assert out[2].startswith("  first    @42  ")
-    assert "keys k1 k2  tags paid  id AC11000100002A9F  12 B" in out[2]
-    assert out[3].strip() == '{"order": 1}'
-    assert out[4].startswith("  skipped  @41  ")
-    assert out[5].strip() == "hex 00 01 02 03 04 05 06 07 08 09"
-    assert out[6:9] == [
+    assert out[2].endswith("  12 B")
+    assert out[3:5] == ["           id AC11000100002A9F", "           keys k1 k2  tags paid"]
+    assert out[5] == '           {"order": 1}'
+    assert out[6].startswith("  skipped  @41  ")
+    assert out[9] == "           hex 00 01 02 03 04 05 06 07 08 09"
+    assert out[10:13] == [
         "orders/broker-b/0  5 -> 9",
         f"  first    @9  {down}",
         f"  skipped  @8  {down}",
     ]
-    assert out[9:] == [
+    assert out[13:] == [
         "orders/broker-a/1  unknown -> 2",
         "  first    @2  deleted: below the min offset 4",
         f"  skipped  @1  {NOT_COMMITTED_NOTE}",
@@ -69,6 +70,21 @@ def test_each_changed_queue_is_printed_with_its_messages_or_why_not(
     assert document[0]["last_skipped"]["body_binary"] is True
     assert document[1]["first"] is None
     assert (document[1]["first_note"], document[1]["first_absence"]) == (down, "no answer")
+
+
+def test_boundaries_fit_80_columns_and_keep_the_whole_head(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    body = ('{"order": 12345, "customer": "' + "c" * 200 + '"}').encode()
+    props = {"TAGS": "refund-requested", "KEYS": "order-12345 customer-9", "UNIQ_KEY": "7F" * 16}
+    long = view(Record(queue_offset=1_234_567_890, body=body, properties=props))
+    replay = BoundaryRequest("payments-eu-west", "broker-a", 15, 1_234_567_900, 1_234_567_890)
+    print_boundaries([Boundary(replay, long, None, None, None)])
+    out = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in out[1:]) <= 80, out
+    shown = "".join(line.removeprefix(" " * 11) for line in out[5:])
+    assert shown == long.body_text
+    assert out[3] == "           id " + "7F" * 16
 
 
 def test_a_message_prints_what_an_operator_reads(capsys: pytest.CaptureFixture[str]) -> None:

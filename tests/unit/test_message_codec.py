@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zlib
 
+import lz4.frame
 import pytest
 import zstandard
 from hypothesis import given, settings
@@ -104,12 +105,17 @@ def test_a_zstd_body_is_decompressed() -> None:
     assert m.compression == "zstd"
 
 
-@pytest.mark.parametrize(
-    ("sys_flag", "note"),
-    [(LZ4, "compressed (lz4): not shown"), (0x1 | (0x5 << 8), "compressed (type 5): not shown")],
-)
-def test_other_codecs_are_kept_as_stored_and_say_so(sys_flag: int, note: str) -> None:
-    m = decode_message(Record(body=b"\x04\x22\x4d\x18....", sys_flag=sys_flag).encode())
+def test_an_lz4_frame_body_is_decompressed() -> None:
+    plain = b'{"order": 7}' + bytes(range(256)) * 40
+    m = decode_message(Record(body=lz4.frame.compress(plain), sys_flag=LZ4).encode())
+    assert m.body == plain
+    assert m.compression == "lz4"
+    assert m.body_note is None
+
+
+def test_an_unknown_codec_is_kept_as_stored_and_says_so() -> None:
+    note = "compressed (type 5): not shown"
+    m = decode_message(Record(body=b"\x04\x22\x4d\x18....", sys_flag=0x1 | (0x5 << 8)).encode())
     assert m.body_note == note
     assert m.body == b"\x04\x22\x4d\x18...."
     view = MessageView.of(m, "broker-a")
@@ -128,10 +134,17 @@ def test_a_corrupt_or_huge_compressed_body_is_a_note_not_an_error(
     assert "ends early" in (
         decode_message(Record(body=cut, sys_flag=ZLIB).encode()).body_note or ""
     )
+    not_a_frame = decode_message(Record(body=b"not an lz4 frame", sys_flag=LZ4).encode())
+    assert (not_a_frame.body_note or "").startswith("compressed (lz4): cannot be decompressed")
+    cut_frame = lz4.frame.compress(b"x" * 100_000)[:-10]
+    assert "ends early" in (
+        decode_message(Record(body=cut_frame, sys_flag=LZ4).encode()).body_note or ""
+    )
     monkeypatch.setattr(message, "MAX_DECOMPRESSED", 1000)
     for flag, packed in (
         (ZLIB, zlib.compress(b"\0" * 5000)),
         (ZSTD, zstandard.ZstdCompressor().compress(b"\0" * 5000)),
+        (LZ4, lz4.frame.compress(b"\0" * 5000)),
     ):
         big = decode_message(Record(body=packed, sys_flag=flag).encode())
         assert big.body == packed

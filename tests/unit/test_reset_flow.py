@@ -5,10 +5,12 @@ it, and `drive_plan` reports a planner's outcomes the way the screen and the CLI
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 import pytest
 
+from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import PLAN_COLUMNS, Impact, PlanHeader, PlanRow, SnapshotInfo
 from console.domain.spec import (
     ByDuration,
@@ -20,6 +22,7 @@ from console.domain.spec import (
     ToOffset,
     spec_to_dict,
 )
+from console.services.apply import ApplyProgress
 from console.services.planning import PlanResult
 from console.services.reset_flow import (
     NEXT,
@@ -38,6 +41,9 @@ from console.services.spark_runner import (
     JobState,
 )
 from console.services.workspace import SnapshotRef
+
+if TYPE_CHECKING:
+    from console.services.apply_check import ApplyCheck
 
 T = 1_795_338_300_000
 SPEC = ResetSpec(Scope("prod", ("billing",)), ToOffset(5))
@@ -116,12 +122,19 @@ def test_bad_input_is_rejected_at_once_and_names_the_field() -> None:
 # ---- stages -------------------------------------------------------------------------------------
 
 
+BUSY = {Stage.PLANNING, Stage.CHECKING, Stage.CONFIRMING, Stage.APPLYING}
+
+
 def test_every_stage_has_its_next_steps() -> None:
     assert set(NEXT) == set(Stage)
     for stage, nexts in NEXT.items():
-        # Anything but a running plan can start another; only a running plan can end in a plan.
-        assert (Stage.PLANNING in nexts) is (stage is not Stage.PLANNING)
-        assert (Stage.PREVIEWED in nexts) is (stage is Stage.PLANNING)
+        # Nothing starts another plan while a plan runs or an apply is under way; a plan is
+        # shown after it ran, or again after a declined confirm.
+        assert (Stage.PLANNING in nexts) is (stage not in BUSY)
+        assert (Stage.PREVIEWED in nexts) is (stage in (Stage.PLANNING, Stage.CONFIRMING))
+        # Only a shown plan is applied (again, after a refusal); only a write ends applied.
+        assert (Stage.CHECKING in nexts) is (stage in (Stage.PREVIEWED, Stage.NOT_APPLIED))
+        assert (Stage.APPLIED in nexts) is (stage is Stage.APPLYING)
 
 
 def test_a_plan_is_computed_then_estimated() -> None:
@@ -318,3 +331,127 @@ async def test_drive_plan_raises_what_is_not_bad_input() -> None:
         await drive_plan(Planner(impact_fail=JobFailed("no")), SPEC, flow, flow.switch)
     assert flow.stage is Stage.PREVIEWED
     assert not flow.failed("no")
+
+
+# ---- applying the plan shown --------------------------------------------------------------------
+
+
+def previewed_flow() -> ResetFlow:
+    flow = planning()
+    assert flow.computed(result(), (ROW,))
+    return flow
+
+
+CHECK = cast("ApplyCheck", object())
+
+
+def journal() -> Journal:
+    q = JournalQueue("billing", "orders", "broker-a", "10.0.0.1:1", 0, 8, 5, QueueState.VERIFIED)
+    return Journal(
+        apply_id="a1",
+        kind="apply",
+        plan_id="p1",
+        plan_hash="sha256:00",
+        cluster="prod",
+        paths={"billing": "offline update"},
+        who="op@host",
+        started_at_ms=T,
+        queues=(q,),
+        status=ApplyStatus.FINISHED,
+        finished_at_ms=T + 1,
+    )
+
+
+def test_only_a_shown_plan_is_applied() -> None:
+    flow = ResetFlow.for_group("prod", "billing")
+    assert not flow.can_apply
+    with pytest.raises(StageError):
+        flow.begin_apply()
+    flow = planning()
+    assert not flow.can_apply
+    flow.rejected("bad")
+    assert not flow.can_apply
+    assert previewed_flow().can_apply
+
+
+def test_an_apply_goes_check_confirm_write_applied() -> None:
+    flow = previewed_flow()
+    flow.begin_apply()
+    assert flow.stage is Stage.CHECKING
+    assert flow.applying
+    assert not flow.can_begin
+    assert not flow.can_apply
+    assert not flow.can_stop
+    assert not flow.confirmed(accept_drift=True)  # no confirm before the check
+    assert flow.checked(CHECK)
+    assert flow.stage is Stage.CONFIRMING
+    assert flow.check is CHECK
+    assert not flow.apply_progressed(ApplyProgress(total=1, settled=0, verified=0, stage="x"))
+    assert flow.confirmed(accept_drift=True)
+    assert flow.stage is Stage.APPLYING
+    assert flow.accept_drift
+    progress = ApplyProgress(total=1, settled=1, verified=0, stage="writing")
+    assert flow.apply_progressed(progress)
+    assert flow.apply_progress == progress
+    assert flow.can_stop
+    assert flow.applied(journal(), "/ws/journal/a1.json")
+    assert flow.stage is Stage.APPLIED
+    assert not flow.applying
+    assert flow.journal_path == "/ws/journal/a1.json"
+    # The plan stays shown; another plan may start, the same one is not applied twice.
+    assert flow.result is not None
+    assert flow.rows == (ROW,)
+    assert flow.can_begin
+    assert not flow.can_apply
+    assert not flow.applied(journal(), "again")
+    flow.begin(SPEC)
+    assert flow.journal is None
+    assert flow.check is None
+    assert flow.apply_progress is None
+
+
+def test_a_declined_confirm_shows_the_plan_again() -> None:
+    flow = previewed_flow()
+    flow.begin_apply()
+    flow.checked(CHECK)
+    assert flow.declined()
+    assert flow.stage is Stage.PREVIEWED
+    assert flow.can_apply
+    assert not flow.declined()
+
+
+def test_a_refusal_or_a_failure_ends_not_applied_and_may_be_tried_again() -> None:
+    flow = previewed_flow()
+    flow.begin_apply()
+    assert flow.apply_refused(("2 queues drifted", "consumers online"))
+    assert flow.stage is Stage.NOT_APPLIED
+    assert flow.error == "2 queues drifted; consumers online"
+    assert flow.can_apply
+    assert flow.can_begin
+    flow.begin_apply()
+    assert flow.error is None
+    flow.checked(CHECK)
+    assert not flow.apply_failed("not while confirming")  # nothing is being written yet
+    flow.confirmed(accept_drift=False)
+    assert flow.apply_failed("broker-a: timeout")
+    assert flow.stage is Stage.NOT_APPLIED
+    assert flow.error == "broker-a: timeout"
+
+
+def test_a_stop_is_asked_once_and_reaches_a_writer_attached_later() -> None:
+    flow = previewed_flow()
+    assert not flow.request_stop()  # nothing is being written
+    flow.begin_apply()
+    flow.checked(CHECK)
+    flow.confirmed(accept_drift=False)
+    assert flow.request_stop()
+    assert flow.stopping
+    assert not flow.can_stop
+    assert not flow.request_stop()
+    stopped: list[bool] = []
+    flow.stop_switch.attach(lambda: stopped.append(True))
+    assert stopped == [True]
+    # A new apply starts with a switch of its own.
+    flow.applied(journal(), "j")
+    flow.begin(SPEC)
+    assert not flow.stop_switch.requested

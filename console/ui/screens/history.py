@@ -5,8 +5,9 @@ On an apply or an undo, `u` undoes it and `R` resumes it (when it stopped part-w
 services `rmq-console undo | resume` use (console/services/journal_actions.py): a worker plans
 the undo, or reads again what is left, against the cluster; the confirm dialog shows it and
 opens only to the typed group name (focus starts on Cancel); a worker writes it through the
-journal and reads every queue back; the result lists each queue. A read-only cluster refuses
-both before anything is read. `m` on a row shows the same as commands.
+journal and reads every queue back; the result lists each queue; `x` while it writes sends no
+more writes (what was sent is read back and recorded: `R` finishes it). A read-only cluster
+refuses both before anything is read. `m` on a row shows the same as commands.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
+from console.services.reset_flow import StopSwitch
 from console.ui.messages import (
     ApplyFinished,
     ApplyProgressed,
@@ -107,6 +109,7 @@ class HistoryScreen(ConsoleScreen):
         Binding("u", "undo", "Undo", id="history_undo"),
         Binding("R", "resume", "Resume", id="history_resume"),
         Binding("w", "put_back", "Put back", id="history_put_back"),
+        Binding("x", "stop", "Stop", id="history_stop"),
     ]
 
     def __init__(self, actions: JournalActionSource | None = None) -> None:
@@ -120,6 +123,8 @@ class HistoryScreen(ConsoleScreen):
         #: From the check of an undo or a resume until its result (or refusal) is shown.
         self.writing: Action | None = None
         self.target: ClusterConfig | None = None
+        #: While an undo or a resume writes: asks it (on its worker's loop) to send no more.
+        self.stop_switch: StopSwitch | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Static(Text("reading the workspace…"), id="history-summary")
@@ -172,7 +177,19 @@ class HistoryScreen(ConsoleScreen):
                 e.what in _APPLIES for e in self.history.entries
             )
             return True if applies and self.writing is None else None
+        if action == "stop":
+            switch = self.stop_switch
+            return True if switch is not None and not switch.requested else None
         return True
+
+    def action_stop(self) -> None:
+        """No more writes: what was sent is still read back and recorded, and the result says
+        where the undo or resume stopped (`R` finishes it)."""
+        switch = self.stop_switch
+        if switch is None or switch.requested:
+            return
+        switch.request()
+        self._step(f"stopping the {self.writing}: no new writes, reading back")
 
     def action_put_back(self) -> None:
         """On a snapshot: the put-back walkthrough for its group, the snapshot chosen."""
@@ -302,6 +319,7 @@ class HistoryScreen(ConsoleScreen):
                 self.notify(f"{what} cancelled: nothing was written", markup=False)
                 return
             self._step("reading the cluster again before writing…")
+            self.stop_switch = StopSwitch()
             self.write(check, answer.accept_drift)
 
         self._step("waiting for the confirmation…")
@@ -322,6 +340,13 @@ class HistoryScreen(ConsoleScreen):
 
         assert self.target is not None
         stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def stop_writing() -> None:
+            loop.call_soon_threadsafe(stop.set)
+
+        if self.stop_switch is not None:
+            self.stop_switch.attach(stop_writing)
         try:
             async with self.actions.open(self.target, self.console.config) as actions:
                 if isinstance(check, UndoCheck):
@@ -342,8 +367,10 @@ class HistoryScreen(ConsoleScreen):
     def on_apply_progressed(self, message: ApplyProgressed) -> None:
         if self.writing is not None:
             p = message.progress
+            stopping = self.stop_switch is not None and self.stop_switch.requested
+            stage = "stopping: no new writes, reading back" if stopping else p.stage
             self._step(
-                f"{self.writing}: {p.stage}: {p.settled}/{p.total} answered · {p.verified} verified"
+                f"{self.writing}: {stage}: {p.settled}/{p.total} answered · {p.verified} verified"
             )
 
     def on_apply_refused(self, message: ApplyRefused) -> None:
@@ -368,6 +395,7 @@ class HistoryScreen(ConsoleScreen):
 
     def _ended(self) -> None:
         self.writing = None
+        self.stop_switch = None
         self._step("")
 
     def _step(self, text: str) -> None:

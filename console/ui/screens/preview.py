@@ -111,12 +111,6 @@ class PreviewScreen(ConsoleScreen):
         self.on_applied = on_applied
         self.planners: PlannerSource = planners or ClusterPlanners()
         self.appliers: ApplierSource = appliers or ClusterAppliers()
-        #: Set from checking the plan until the apply's result is shown.
-        self.applying = False
-        self.apply_progress: ApplyProgress | None = None
-        #: While an apply writes: asks it (on its worker's loop) to send no more writes.
-        self.stop_writing: Callable[[], None] | None = None
-        self.stopping = False
 
     @property
     def group(self) -> str:
@@ -206,31 +200,21 @@ class PreviewScreen(ConsoleScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_plan":
-            return True if self.flow.busy or self._can_stop else None
+            return True if self.flow.busy or self.flow.can_stop else None
         if action == "warnings_only":
             return True if self.flow.rows else None
         if action == "apply":
             return True if self._can_apply else None
         if action == "preview":
-            return True if self.flow.can_begin and not self.applying else None
+            return True if self.flow.can_begin else None
         if action == "boundary":
             row = self.query_one(PlanDiff).current_row if self.flow.result else None
             return True if row is not None and row.changed else None
         return True
 
     @property
-    def _can_stop(self) -> bool:
-        return self.stop_writing is not None and not self.stopping
-
-    @property
     def _can_apply(self) -> bool:
-        flow = self.flow
-        return (
-            flow.stage is Stage.PREVIEWED
-            and flow.result is not None
-            and not self.applying
-            and not self.cluster_session.cluster.read_only
-        )
+        return self.flow.can_apply and not self.cluster_session.cluster.read_only
 
     def action_preview(self) -> None:
         if not self.flow.can_begin:
@@ -246,8 +230,8 @@ class PreviewScreen(ConsoleScreen):
         self.compute(spec, self.flow.switch)
 
     def action_cancel_plan(self) -> None:
-        if self._can_stop:
-            self.stop_apply()
+        if self.flow.request_stop():
+            self._show_stage()
         elif self.flow.request_cancel():
             self._show_stage()
 
@@ -315,8 +299,7 @@ class PreviewScreen(ConsoleScreen):
         result = self.flow.result
         if not self._can_apply or result is None:
             return
-        self.applying = True
-        self.apply_progress = None
+        self.flow.begin_apply()
         self._show_stage()
         self.check_plan(result.uri)
 
@@ -337,12 +320,17 @@ class PreviewScreen(ConsoleScreen):
 
     def on_apply_checked(self, message: ApplyChecked) -> None:
         check = message.check
+        if not self.flow.checked(check):
+            return
 
         def answered(answer: ApplyConfirmed | None) -> None:
             if answer is None:
-                self._apply_ended()
+                self.flow.declined()
+                self._show_stage()
                 self.notify("apply cancelled: nothing was written", markup=False)
                 return
+            self.flow.confirmed(answer.accept_drift)
+            self._show_stage()
             self.start_writing(check, answer.accept_drift)
 
         dialog = ConfirmApplyDialog(apply_summary(check, self.cluster_session.cluster))
@@ -372,7 +360,7 @@ class PreviewScreen(ConsoleScreen):
         def stop_writing() -> None:
             loop.call_soon_threadsafe(stop.set)
 
-        self.stop_writing = stop_writing
+        self.flow.stop_switch.attach(stop_writing)
         try:
             async with self.appliers.open(self.cluster_session, self.console.config) as applier:
                 journal = await applier.apply(
@@ -381,45 +369,30 @@ class PreviewScreen(ConsoleScreen):
         except PlanRefused as exc:
             self.post_message(ApplyRefused(exc.reasons))
             return
-        finally:
-            self.stop_writing = None
         root = Workspace(self.console.config.workspace_path).local_root
         where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
         self.post_message(ApplyFinished(journal, where))
 
-    def stop_apply(self) -> None:
-        """No more writes: what was sent is still read back and recorded, and the result
-        says where the apply stopped (`resume` finishes it)."""
-        stop = self.stop_writing
-        if stop is None or self.stopping:
-            return
-        self.stopping = True
-        stop()
-        self._show_stage()
-
     def on_apply_progressed(self, message: ApplyProgressed) -> None:
-        if self.applying:
-            self.apply_progress = message.progress
+        if self.flow.apply_progressed(message.progress):
             self._show_stage()
 
     def on_apply_refused(self, message: ApplyRefused) -> None:
-        self._apply_ended()
+        if not self.flow.apply_refused(message.reasons):
+            return
+        self._show_stage()
         reasons = "\n".join(message.reasons)
         self.app.push_screen(ErrorDialog("Apply refused", f"{reasons}\nnothing was written"))
 
     def on_apply_finished(self, message: ApplyFinished) -> None:
-        self._apply_ended()
+        if not self.flow.applied(message.journal, message.journal_path):
+            return
+        self._show_stage()
         self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
         if self.on_applied is not None:
             known = self.query_one(PlanDiff).boundaries.values()
             read = tuple(b for b in known if isinstance(b, Boundary))
             self.on_applied(self.flow, message.journal, message.journal_path, read)
-
-    def _apply_ended(self) -> None:
-        self.applying = False
-        self.stopping = False
-        self.apply_progress = None
-        self._show_stage()
 
     def _read_form(self) -> None:
         """The widgets' values into the flow's form: a value set in code, whose Changed message
@@ -450,8 +423,8 @@ class PreviewScreen(ConsoleScreen):
         if group == PLAN_GROUP and self.flow.failed(str(error) or type(error).__name__):
             self._show_stage()
             self._show_plan()
-        if group == APPLY_GROUP:
-            self._apply_ended()
+        if group == APPLY_GROUP and self.flow.apply_failed(str(error) or type(error).__name__):
+            self._show_stage()
         if group == BOUNDARY_GROUP:
             self.query_one(PlanDiff).boundaries_failed(str(error) or type(error).__name__)
         super().worker_failed(group, error)
@@ -497,10 +470,10 @@ class PreviewScreen(ConsoleScreen):
         """The progress row, the Preview button, the status line and the keys."""
         flow = self.flow
         bar = self.query_one("#progress", ProgressBar)
-        bar.display = flow.busy or self.applying
+        bar.display = flow.busy or flow.applying
         progress = flow.progress
-        written = self.apply_progress
-        if self.applying:
+        written = flow.apply_progress
+        if flow.applying:
             total = written.total if written is not None else None
             bar.update(total=total, progress=written.settled if written is not None else 0)
         elif progress is not None and progress.total:
@@ -508,9 +481,9 @@ class PreviewScreen(ConsoleScreen):
         elif progress is None:
             bar.update(total=None, progress=0)
         self.query_one("#step", Label).update(Text(self._step_text()))
-        self.query_one("#run", Button).disabled = flow.busy or self.applying
-        self.status.update_state(busy=flow.busy or self.applying)
-        if flow.stage in (Stage.REJECTED, Stage.FAILED):
+        self.query_one("#run", Button).disabled = not flow.can_begin
+        self.status.update_state(busy=flow.busy or flow.applying)
+        if flow.stage in (Stage.REJECTED, Stage.FAILED, Stage.NOT_APPLIED):
             self.status.update_state(error=flow.error)
         elif flow.busy:
             self.status.update_state(error=None)
@@ -518,11 +491,13 @@ class PreviewScreen(ConsoleScreen):
 
     def _step_text(self) -> str:
         flow = self.flow
-        if self.applying:
-            w = self.apply_progress
+        if flow.stage is Stage.CONFIRMING:
+            return "waiting for the confirm: nothing written yet"
+        if flow.applying:
+            w = flow.apply_progress
             if w is None:
                 return "reading the cluster again before writing…"
-            stage = "stopping: no new writes, reading back" if self.stopping else w.stage
+            stage = "stopping: no new writes, reading back" if flow.stopping else w.stage
             return f"{stage}: {w.settled}/{w.total} answered · {w.verified} verified"
         if flow.cancelling:
             return "cancelling…"
@@ -534,6 +509,10 @@ class PreviewScreen(ConsoleScreen):
             return f"{p.step or p.state.value}{tasks}"
         if flow.stage is Stage.PREVIEWED and flow.result is not None:
             return f"plan {flow.result.header.plan_id}"
+        if flow.stage is Stage.APPLIED and flow.journal is not None:
+            return f"applied: {flow.journal.apply_id} ({flow.journal.status})"
+        if flow.stage is Stage.NOT_APPLIED:
+            return "not applied"
         if flow.stage in (Stage.CANCELLED, Stage.FAILED):
             return str(flow.stage)
         return ""
