@@ -35,6 +35,9 @@ BROKER, QUEUE = "broker-b", 2  # not the seeded poisoned queue (broker-a 1)
 BEHIND = 2  # messages the test sends behind its poison message
 #: The sandbox's consumers commit every second; over 6 s a healthy queue moves at least once.
 WATCH_S = 6.0
+#: How long the consumer may take to move past the skip: the walkthrough's own wait (6 x its
+#: 10 s watch) and a margin for JVMs slowed by a loaded machine (over 30 s seen in CI).
+MOVE_ON_S = 90.0
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +137,9 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
 
         # Verified is the broker's read-back; the consumer moved on only once its committed
         # offset passes the target (it consumed the message right after the poison one).
-        moved = await wait_moved_on(reader, sc.GROUP_POISON, {chosen: poison + 1})
+        moved = await wait_moved_on(
+            reader, sc.GROUP_POISON, {chosen: poison + 1}, timeout=MOVE_ON_S
+        )
         assert moved.moved_on, moved
         moved_at = time.monotonic()
         after = {k: await committed(k) for k in others}

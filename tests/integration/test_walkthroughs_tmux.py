@@ -94,9 +94,8 @@ def test_skip_a_retry_backlog_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: P
     tmux.text("9")
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "not usable" in s and "not one of" in s, "the refusal")
-    tmux.keys("C-u")
-    tmux.text("2")
-    tmux.keys("Enter")
+    # In one read, as a quick operator over SSH sends them: cleared, typed, then submitted.
+    tmux.keys("C-u", "2", "Enter")
     report = apply_and_report(tmux, group, tmp_path / "ws")
     text = report.read_text()
     assert retry_topic(group) in text

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import events
 
 from console.ui.app import ConsoleApp
+from console.ui.screens.dialogs import SaveDialog
 from console.ui.screens.group import GroupScreen
 from console.ui.widgets.dataview import FilterInput
 
@@ -53,3 +56,30 @@ async def test_keys_typed_ahead_of_a_screen_change_act_on_the_new_screen() -> No
         assert app.screen.crumb == "groups"
         assert keys(app) == ["audit"]
         assert view(app).query_text == "aud"
+
+
+async def test_a_text_box_applies_its_own_keys_in_typing_order() -> None:
+    """ctrl+u, a character and enter in one read: the box is cleared, then typed into, then
+    submitted, as typed (Textual runs a box's bindings only after the keys behind them)."""
+    app, _ = fake_app()
+    submitted: list[Path | None] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *"sea")
+        await settle(pilot)
+        box = app.focused
+        assert isinstance(box, FilterInput)
+        type_in_one_read(app, "ctrl+u", *"bil", "left", "left", "backspace", "a", "home", "x")
+        await settle(pilot)
+        assert box.value == "xail"
+        assert view(app).query_text == "xail"
+
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(SaveDialog("csv", Path("/tmp/rows.csv")), submitted.append)
+        await settle(pilot)
+        type_in_one_read(app, "ctrl+u", *"/x.csv", "enter")
+        await settle(pilot)
+    assert submitted == [Path("/x.csv")]

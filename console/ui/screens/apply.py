@@ -27,6 +27,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 from console.domain.journal import QueueState
 from console.ui import format as fmt
 from console.ui.widgets.banner import ClusterBanner
+from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
@@ -176,7 +177,7 @@ class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
                 yield Static(Text("\n".join(self.summary.lines)), id="apply-lines")
             if self.summary.drift:
                 yield Checkbox("write anyway (accept the drift)", id="accept-drift", compact=True)
-            yield Input(placeholder=f"type {name} to confirm", id="confirm-group", compact=True)
+            yield TextBox(placeholder=f"type {name} to confirm", id="confirm-group", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", compact=True)
                 yield Button("Apply", id="apply", variant="error", compact=True, disabled=True)

@@ -13,6 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.ui.widgets.textbox import TextBox
+
 
 class ErrorDialog(ModalScreen[None]):
     """A failure the operator should read; the console keeps refreshing behind it."""
@@ -106,7 +108,7 @@ class SaveDialog(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Text(f"Save {self.what} as CSV"), classes="dialog-title")
-            yield Input(str(self.default), id="path")
+            yield TextBox(str(self.default), id="path")
             yield Label(Text("enter saves · esc cancels"), classes="dialog-hint")
 
     @on(Input.Submitted)

@@ -61,6 +61,7 @@ from console.ui.tones import toned
 from console.ui.widgets.boundary import detail_text
 from console.ui.widgets.plandiff import PlanDiff
 from console.ui.widgets.rowtable import RowTable
+from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -129,12 +130,12 @@ class PreviewScreen(ConsoleScreen):
                 compact=True,
                 id="strategy",
             )
-            yield Input(form.value, placeholder=form.hint, compact=True, id="value")
+            yield TextBox(form.value, placeholder=form.hint, compact=True, id="value")
             yield Button("Preview", id="run", variant="primary", compact=True)
         with Horizontal(id="preview-scope"):
-            yield Input(form.topics, placeholder="topics: all", compact=True, id="topics")
-            yield Input(form.brokers, placeholder="brokers: all", compact=True, id="brokers")
-            yield Input(form.queue_ids, placeholder="queue ids: all", compact=True, id="queues")
+            yield TextBox(form.topics, placeholder="topics: all", compact=True, id="topics")
+            yield TextBox(form.brokers, placeholder="brokers: all", compact=True, id="brokers")
+            yield TextBox(form.queue_ids, placeholder="queue ids: all", compact=True, id="queues")
             yield Checkbox("retry", form.include_retry, compact=True, id="retry")
             yield Checkbox("clamp", form.clamp, compact=True, id="clamp")
         with Horizontal(id="preview-progress"):

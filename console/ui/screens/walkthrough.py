@@ -39,6 +39,7 @@ from console.ui.messages import (
 )
 from console.ui.screens.base import ConsoleScreen
 from console.ui.tones import toned
+from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -102,7 +103,7 @@ class WalkthroughScreen(ConsoleScreen):
             yield Static(id="walk-evidence")
         yield Label("", id="walk-ask")
         yield Label("", id="walk-why")
-        yield Input(compact=True, id="walk-answer")
+        yield TextBox(compact=True, id="walk-answer")
         yield Label("", id="walk-error")
 
     def on_mount(self) -> None:

@@ -21,9 +21,10 @@ from textual.widgets import Input
 
 from console.ui.widgets.rowtable import RowTable, TableLayout
 from console.ui.widgets.tablemodel import Column, Row, SortOrder, arrange
+from console.ui.widgets.textbox import TextBox
 
 
-class FilterInput(Input):
+class FilterInput(TextBox):
     """The filter box of a DataView. Its keys act on the view directly rather than through a
     message: the focus has to be back on the table before the next key is read (`/`, a name,
     enter, enter typed in one go must open the row)."""
