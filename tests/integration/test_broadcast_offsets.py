@@ -84,14 +84,16 @@ def test_lag_shows_the_clients_own_offsets(sandbox: Sandbox, tmp_path: Path) -> 
     }
     exe = Path(sys.executable).with_name("rmq-console")
     argv = [str(exe), "lag", "-g", GROUP_BROADCAST, "--namesrv", sandbox.namesrv_addr, "--json"]
-    # The running client rewrites its file every few seconds: compare a read that no rewrite
-    # straddled.
+    # The running client rewrites its file every second or so, and a loaded machine may take
+    # longer than that for the whole command: compare with a read that no rewrite straddled,
+    # else with the file before and after (the client's offsets only move forward).
     for _ in range(5):
         before = file_offsets(path)
         done = subprocess.run(
             argv, capture_output=True, text=True, env=env, timeout=120, check=False
         )
-        if file_offsets(path) == before:
+        after = file_offsets(path)
+        if after == before:
             break
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -103,7 +105,12 @@ def test_lag_shows_the_clients_own_offsets(sandbox: Sandbox, tmp_path: Path) -> 
     assert store["path"] == str(path)
     assert store["error"] is None
     shown = {(q["broker"], q["queue_id"]): q for q in store["queues"] if q["topic"] == TOPIC_ORDERS}
-    assert {k: q["committed"] for k, q in shown.items()} == before
+    committed = {k: q["committed"] for k, q in shown.items()}
+    if after == before:
+        assert committed == before
+    else:
+        assert committed.keys() == before.keys() == after.keys()
+        assert all(before[k] <= committed[k] <= after[k] for k in committed), (before, after)
     for q in shown.values():
         assert q["lag"] == q["max_offset"] - q["committed"] >= 0
     assert store["total_lag"] == sum(q["lag"] for q in store["queues"])

@@ -169,7 +169,7 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
     )
 
 
-async def eventually(probe: Callable[[], Awaitable[bool]], what: str, timeout: float = 30) -> None:
+async def eventually(probe: Callable[[], Awaitable[bool]], what: str, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not await probe():
         if time.monotonic() > deadline:
