@@ -208,6 +208,18 @@ class StopSwitch:
         if stop is not None:
             stop()
 
+    def event(self) -> asyncio.Event:
+        """An event of the running loop that this switch sets, from whichever thread asks:
+        what an apply running on a worker's loop waits on."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def set_it() -> None:
+            loop.call_soon_threadsafe(stop.set)
+
+        self.attach(set_it)
+        return stop
+
 
 @dataclass
 class ResetFlow:

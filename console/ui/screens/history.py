@@ -339,14 +339,7 @@ class HistoryScreen(ConsoleScreen):
             self.post_message(ApplyProgressed(p))
 
         assert self.target is not None
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def stop_writing() -> None:
-            loop.call_soon_threadsafe(stop.set)
-
-        if self.stop_switch is not None:
-            self.stop_switch.attach(stop_writing)
+        stop = self.stop_switch.event() if self.stop_switch is not None else asyncio.Event()
         try:
             async with self.actions.open(self.target, self.console.config) as actions:
                 if isinstance(check, UndoCheck):

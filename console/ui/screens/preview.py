@@ -355,13 +355,7 @@ class PreviewScreen(ConsoleScreen):
         def progressed(p: ApplyProgress) -> None:
             self.post_message(ApplyProgressed(p))
 
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def stop_writing() -> None:
-            loop.call_soon_threadsafe(stop.set)
-
-        self.flow.stop_switch.attach(stop_writing)
+        stop = self.flow.stop_switch.event()
         try:
             async with self.appliers.open(self.cluster_session, self.console.config) as applier:
                 journal = await applier.apply(
