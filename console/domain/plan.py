@@ -285,7 +285,9 @@ def choose_reset_path(
         return ResetPath(
             ResetPathKind.CLIENT_PUSH,
             f"{why}; {consumers_online} consumer(s) are online: the broker sends the new "
-            "offsets to them (RESET_CONSUMER_CLIENT_OFFSET) and they commit them",
+            "offsets to them (RESET_CONSUMER_CLIENT_OFFSET) and they commit them; one broker "
+            "at a time, each pausing the consumers some 10 s, and sent again if it does not "
+            "show on the broker",
         )
     if consumers_online:
         return ResetPath(

@@ -8,8 +8,9 @@ Order of events for one apply:
    fsync'd: from here on a crash leaves a record of what was attempted;
 3. per group, by the reset path the check chose: the broker's own reset per queue (server-side),
    direct commits (offline update, re-checked for online consumers right before), or a client
-   push per broker and topic (a broker answering "consumer not online" falls back to the
-   direct commit for its queues);
+   push per broker and topic, one at a time, each watched until it shows and pushed again if
+   it does not (a broker answering "consumer not online" falls back to the direct commit for
+   its queues);
 4. as answers arrive, queue states go to the journal (rewritten whole, at most a few times a
    second) and one audit line per queue written is appended;
 5. queues not yet verified are read back until they converge or `verify_timeout_s` passes.
@@ -31,8 +32,7 @@ from console.domain.client_offsets import ClientOffsetsError
 from console.domain.drift import key_text, reached
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import ResetPathKind
-from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.errors import RocketMQError
 from console.services.apply_check import (
     ApplyCheck,
     GroupWrites,
@@ -41,6 +41,7 @@ from console.services.apply_check import (
     online_clients,
 )
 from console.services.client_offsets import rewrite_store_file
+from console.services.client_push import DEFAULT_TIMING, ClientPush, PushTiming
 from console.services.cluster import ClusterReader
 from console.services.journal_store import (
     AuditEntry,
@@ -91,6 +92,7 @@ class Applier:
         who: str | None = None,
         in_flight: int = IN_FLIGHT,
         verify_timeout_s: float = VERIFY_TIMEOUT_S,
+        push_timing: PushTiming = DEFAULT_TIMING,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.reader = reader
@@ -100,6 +102,7 @@ class Applier:
         self.who = who or operator()
         self.in_flight = in_flight
         self.verify_timeout_s = verify_timeout_s
+        self.push_timing = push_timing
         self.clock = clock
 
     def _now_ms(self) -> int:
@@ -303,32 +306,44 @@ class _Run:
             await results.aclose()
 
     async def _push(self, g: GroupWrites) -> str | None:
-        """The legacy client push: one request per broker and topic carrying the timestamp;
-        the clients suspend, drop their queues, and commit the new offsets themselves."""
+        """The legacy client push: per broker and topic, the timestamp goes to the clients,
+        which suspend, drop their queues and commit the new offsets themselves; each push is
+        watched until it shows on the broker (console/services/client_push.py)."""
         assert g.push_timestamp is not None
         tables: dict[tuple[str, str], list[QueueWrite]] = {}
         for w in g.writes:
             tables.setdefault((w.broker_addr, w.row.topic), []).append(w)
+        addrs = sorted({w.broker_addr for w in g.writes})
         fallback: list[QueueWrite] = []
         for (addr, topic), writes in sorted(tables.items()):
             if self.stop.is_set():
                 return "stopped on request during the client push"
-            try:
-                await self.admin.reset_offset(addr, g.group, topic, timestamp_ms=g.push_timestamp)
-            except BrokerError as exc:
-                if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
-                    fallback.extend(writes)  # nobody to push to: write them directly
-                    continue
-                self._fail(writes, exc)
-                continue
-            except RocketMQError as exc:
-                self._fail(writes, exc)
-                continue
-            for w in writes:
-                self._record(_entry(w), QueueState.WRITTEN, None, "pushed to the online clients")
+            push = ClientPush(
+                self.admin,
+                group=g.group,
+                topic=topic,
+                broker=writes[0].row.broker,
+                addr=addr,
+                timestamp_ms=g.push_timestamp,
+                other_addrs=addrs,
+                timing=self.applier.push_timing,
+                stop=self.stop,
+            )
+            outcome = await push.run(writes, self._pushed, self._taken)
+            if outcome.refused is not None:
+                self._fail(outcome.refused_writes, outcome.refused)
+            fallback.extend(outcome.not_online)  # nobody to push to: write them directly
         if fallback:
             return await self._write_offline(g.group, fallback)
         return None
+
+    def _pushed(self, writes: Iterable[QueueWrite], detail: str) -> None:
+        for w in writes:
+            self._record(_entry(w), QueueState.WRITTEN, None, detail)
+
+    def _taken(self, w: QueueWrite, stored: int) -> None:
+        q = self.entries[_entry(w).key]
+        self._record(q, QueueState.VERIFIED, stored, q.detail)
 
     async def _write_file(self, g: GroupWrites) -> str | None:
         """A BROADCASTING client's offsets.json, rewritten in one step while it is stopped;

@@ -6,6 +6,10 @@ Per-queue targets for the live group (a shift) could only be written directly, w
 consumer would overwrite: `apply` refuses, naming the blocker, and writes nothing. A push whose
 consumers left after the check is answered CONSUMER_NOT_ONLINE by the brokers, and the apply
 writes those queues directly instead.
+The client acts on a push only for the queues it holds when it comes; after the first push, and
+after a broker's pause (earlier tests in the same sandbox pause broker-b), it holds fewer until
+its next rebalance. The apply waits for it to hold them and pushes again when a push does not
+show; tests/unit/test_client_push.py holds each such case still.
 The flag is switched on the sandbox's brokers for these tests only (UPDATE_BROKER_CONFIG) and
 switched back whatever happens."""
 

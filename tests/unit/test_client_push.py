@@ -1,0 +1,220 @@
+"""The client push against a fake broker whose Java client behaves as the real one does when a
+push is lost (the sandbox shows the same in tests/integration/test_apply_client_push.py after a
+broker's pause): it resets only the queues it holds when the push comes, and a push can go
+unheard behind the broker's SUCCESS. The push waits for the clients to hold every queue, is
+watched on the broker, and is sent again for the queues that did not take it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from types import SimpleNamespace
+
+from console.domain.plan import PlanRow
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, RequestTimeout
+from console.rocketmq.models import ClientConnection, ConsumerConnection
+from console.services.apply_check import QueueWrite
+from console.services.client_push import FIRST_PUSH, ClientPush, PushTiming
+
+ADDR_A, ADDR_B = "10.0.0.1:10911", "10.0.0.2:10911"
+GROUP, TOPIC = "shipping", "orders"
+BEFORE, TARGET = 100, 60
+FAST = PushTiming(hold_wait_s=0.5, take_s=0.2, max_pushes=3, poll_s=0.01)
+GET_CONSUMER_RUNNING_INFO = 307
+GET_CONSUMER_CONNECTION_LIST = 203
+INVOKE_BROKER_TO_RESET_OFFSET = 222
+
+
+class JavaClientBroker:
+    """Broker-a and the group's one client, as far as a push is concerned.
+
+    `holds` is what the client holds at each running-info answer (the last one repeats);
+    `heard` says, push by push, whether the client acted on it (the last one repeats)."""
+
+    def __init__(
+        self,
+        holds: Sequence[set[int]],
+        heard: Sequence[bool] = (True,),
+        *,
+        connections: int = 1,
+        online: bool = True,
+        dead_through: frozenset[str] = frozenset(),
+    ) -> None:
+        self.holds = list(holds)
+        self.heard = list(heard)
+        self.connections = connections
+        self.online = online
+        self.dead_through = dead_through
+        self.stored = {q: BEFORE for q in range(4)}
+        self.events: list[str] = []
+        self.held_now: set[int] = set()
+
+    async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
+        if not self.online:
+            code = ResponseCode.CONSUMER_NOT_ONLINE
+            raise BrokerError(addr, GET_CONSUMER_CONNECTION_LIST, code, "not online")
+        clients = [
+            ClientConnection("10.0.0.9@shipping", f"10.0.0.9:{5000 + i}", "JAVA", 453)
+            for i in range(self.connections)
+        ]
+        return ConsumerConnection(clients, "CONSUME_PASSIVELY", "CLUSTERING", None)
+
+    async def call(
+        self, addr: str, code: int, fields: dict[str, object], **kw: object
+    ) -> SimpleNamespace:
+        assert code == GET_CONSUMER_RUNNING_INFO
+        if addr in self.dead_through:
+            raise RequestTimeout(addr, code, 5.0)
+        self.held_now = self.holds.pop(0) if len(self.holds) > 1 else self.holds[0]
+        self.events.append(f"held {sorted(self.held_now)}")
+        table = ",".join(
+            f'{{"brokerName":"broker-a","queueId":{q},"topic":"{TOPIC}"}}:'
+            + json.dumps(
+                {
+                    "commitOffset": BEFORE,
+                    "cachedMsgCount": 0,
+                    "cachedMsgMinOffset": 0,
+                    "cachedMsgMaxOffset": 0,
+                    "droped": False,
+                    "locked": False,
+                }
+            )
+            for q in sorted(self.held_now)
+        )
+        return SimpleNamespace(body=f'{{"mqTable":{{{table}}},"properties":{{}}}}'.encode())
+
+    async def reset_offset(self, addr: str, group: str, topic: str, *, timestamp_ms: int) -> dict:
+        if not self.online:
+            code = ResponseCode.CONSUMER_NOT_ONLINE
+            raise BrokerError(addr, INVOKE_BROKER_TO_RESET_OFFSET, code, "not online")
+        heard = self.heard.pop(0) if len(self.heard) > 1 else self.heard[0]
+        self.events.append("push" if heard else "push unheard")
+        if heard:
+            for q in self.held_now:  # the client resets the queues it holds, no others
+                self.stored[q] = TARGET
+        return {}
+
+    async def query_consumer_offset(self, addr: str, group: str, topic: str, q: int) -> int:
+        return self.stored[q]
+
+
+def writes(*queue_ids: int) -> list[QueueWrite]:
+    rows = [
+        PlanRow("prod", GROUP, TOPIC, "broker-a", q, 0, 200, BEFORE, None, TARGET, -40, None, ())
+        for q in queue_ids
+    ]
+    return [QueueWrite(r, ADDR_A, BEFORE) for r in rows]
+
+
+class Seen:
+    def __init__(self) -> None:
+        self.pushed: dict[int, list[str]] = {}
+        self.taken: dict[int, int] = {}
+
+    def on_pushed(self, ws: Sequence[QueueWrite], detail: str) -> None:
+        for w in ws:
+            self.pushed.setdefault(w.row.queue_id, []).append(detail)
+
+    def on_taken(self, w: QueueWrite, stored: int) -> None:
+        self.taken[w.row.queue_id] = stored
+
+
+def push(broker: JavaClientBroker, timing: PushTiming = FAST) -> ClientPush:
+    return ClientPush(
+        broker,  # type: ignore[arg-type]
+        group=GROUP,
+        topic=TOPIC,
+        broker="broker-a",
+        addr=ADDR_A,
+        timestamp_ms=1,
+        other_addrs=[ADDR_A, ADDR_B],
+        timing=timing,
+    )
+
+
+async def test_a_push_the_client_did_not_act_on_is_sent_again_and_taken() -> None:
+    broker = JavaClientBroker([{0, 1, 2, 3}], heard=[False, True])
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+
+    assert outcome.pushes == 2
+    assert broker.events.count("push unheard") == 1
+    assert broker.events.count("push") == 1
+    assert seen.taken == {0: TARGET, 1: TARGET, 2: TARGET, 3: TARGET}
+    assert seen.pushed[0][0] == FIRST_PUSH
+    assert seen.pushed[0][1].startswith("pushed again (2 pushes): the last did not show")
+
+
+async def test_the_push_waits_until_the_client_holds_every_queue() -> None:
+    # Rebalancing: the client holds two of the four queues, then all of them.
+    broker = JavaClientBroker([{0, 1}, {0, 1}, {0, 1, 2, 3}])
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+
+    assert broker.events == ["held [0, 1]", "held [0, 1]", "held [0, 1, 2, 3]", "push"]
+    assert outcome.pushes == 1
+    assert set(seen.taken) == {0, 1, 2, 3}
+    assert all(details == [FIRST_PUSH] for details in seen.pushed.values())
+
+
+async def test_queues_never_held_are_pushed_at_most_max_pushes_times_and_the_cause_named() -> None:
+    # The broker lists the client twice: the client counts two consumers and keeps half.
+    broker = JavaClientBroker([{0, 1}], connections=2)
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+
+    assert outcome.pushes == FAST.max_pushes
+    assert broker.events.count("push") == FAST.max_pushes
+    assert seen.taken == {0: TARGET, 1: TARGET}  # the held ones, at the first push
+    assert len(seen.pushed[2]) == FAST.max_pushes
+    assert "no online client held the queue when pushed" in seen.pushed[2][0]
+    assert "broker-a lists client 10.0.0.9@shipping on 2 connections" in seen.pushed[2][0]
+    assert seen.pushed[0] == [FIRST_PUSH]
+    assert broker.stored == {0: TARGET, 1: TARGET, 2: BEFORE, 3: BEFORE}
+
+
+async def test_running_info_is_asked_through_another_broker_when_one_does_not_answer() -> None:
+    broker = JavaClientBroker([{0, 1}, {0, 1, 2, 3}], dead_through=frozenset({ADDR_A}))
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+
+    assert broker.events[:3] == ["held [0, 1]", "held [0, 1, 2, 3]", "push"]
+    assert outcome.pushes == 1
+    assert set(seen.taken) == {0, 1, 2, 3}
+
+
+async def test_nobody_online_is_not_waited_for_and_goes_to_the_direct_write() -> None:
+    broker = JavaClientBroker([{0}], online=False)
+    seen = Seen()
+    patient = PushTiming(hold_wait_s=600, take_s=600, max_pushes=3, poll_s=0.01)
+
+    outcome = await push(broker, patient).run(writes(0, 1), seen.on_pushed, seen.on_taken)
+
+    assert outcome.pushes == 0
+    assert [w.row.queue_id for w in outcome.not_online] == [0, 1]
+    assert seen.pushed == {}
+    assert seen.taken == {}
+    assert broker.events == []  # no running info asked, nothing pushed
+
+
+async def test_a_refused_first_push_sends_nothing_more() -> None:
+    class Refusing(JavaClientBroker):
+        async def reset_offset(self, addr: str, group: str, topic: str, **kw: int) -> dict:
+            self.events.append("refused")
+            raise BrokerError(addr, INVOKE_BROKER_TO_RESET_OFFSET, 1, "system error")
+
+    broker = Refusing([{0, 1}])
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1), seen.on_pushed, seen.on_taken)
+
+    assert outcome.pushes == 0
+    assert outcome.refused is not None
+    assert [w.row.queue_id for w in outcome.refused_writes] == [0, 1]
+    assert broker.events.count("refused") == 1
+    assert seen.pushed == {}
