@@ -52,7 +52,7 @@ COST_S = {
     "test_boundary_messages.py": 40,
     "test_cli_exit_codes.py": 40,
     "test_apply_online.py": 35,
-    "test_apply_client_push.py": 35,
+    "test_apply_client_push.py": 50,
     "test_ui_preview.py": 35,
     "test_plan_cli.py": 30,
     "test_sandbox.py": 30,
