@@ -217,6 +217,8 @@ class _Run:
         self.flushed_at = 0.0
         self.flush_due: asyncio.TimerHandle | None = None
         self.stage = "writing"
+        #: Queues the client push watched to the end: the read-back leaves them as they are.
+        self.watched: set[tuple[str, str, str, int]] = set()
 
     async def go(self) -> Journal:
         stopped_because: str | None = None
@@ -333,6 +335,15 @@ class _Run:
             if outcome.refused is not None:
                 self._fail(outcome.refused_writes, outcome.refused)
             fallback.extend(outcome.not_online)  # nobody to push to: write them directly
+            for w in outcome.not_taken:  # watched to the end already: the read-back is done
+                self.watched.add(_entry(w).key)
+                detail = (
+                    f"pushed {outcome.pushes} time(s); the offset never held between the target "
+                    f"and the old position for {outcome.hold_s:g} s (two of the clients' commit "
+                    "intervals): the clients may have kept their old position"
+                )
+                stored = outcome.last_read.get(w.row.queue_id)
+                self._record(_entry(w), QueueState.NOT_YET, stored, detail)
         if fallback:
             return await self._write_offline(g.group, fallback)
         return None
@@ -390,7 +401,7 @@ class _Run:
             waiting = [
                 q
                 for q in self.entries.values()
-                if q.state in (QueueState.WRITTEN, QueueState.NOT_YET)
+                if q.state in (QueueState.WRITTEN, QueueState.NOT_YET) and q.key not in self.watched
             ]
             if not waiting:
                 return

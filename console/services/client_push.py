@@ -9,10 +9,14 @@ one-way commits. So a push can be lost, whole or in part, behind its SUCCESS:
 - the clients were rebalancing and did not hold some queues when it came. A broker that lists a
   client on connections left over from a pause (they expire after 2 min) makes the clients count
   more consumers than there are, and each holds fewer queues, as long as it asks that broker;
-- a connection the client closed after a time-out took the push or its commit with it.
+- a connection the client closed after a time-out took the push or its commit with it;
+- the client re-read the queue's offset from the broker before its own one-way commit of the new
+  one was applied there: the broker shows the target for a moment, then the client's next
+  commit puts its old position back.
 
 So the push goes one broker and topic at a time, once the clients were seen holding every queue
-of it (their running info), and is watched on the broker until each queue shows the reset. Queues
+of it (their running info), and is watched on the broker until each queue holds the reset
+(between the target and the old position) across two of the clients' commit intervals. Queues
 that do not are pushed again, `PushTiming.max_pushes` times in all at most. A push resets every
 queue of the topic on that broker: a queue that took an earlier push replays again what it
 consumed since; the journal says the push was repeated.
@@ -24,7 +28,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from console.domain.drift import reached
 from console.rocketmq.admin import AdminClient
@@ -34,6 +38,8 @@ from console.rocketmq.running_info import consumer_running_info
 from console.services.apply_check import QueueWrite
 
 FIRST_PUSH = "pushed to the online clients"
+#: The Java client's persistConsumerOffsetInterval when its running info does not say.
+DEFAULT_COMMIT_INTERVAL_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,13 @@ class PushOutcome:
     #: The first push was refused: nothing was sent for `refused_writes`.
     refused: RocketMQError | None = None
     refused_writes: tuple[QueueWrite, ...] = ()
+    #: Watched to the end of the last push without holding it: not yet (none when stopped on
+    #: request, which leaves the pushed queues to the apply's read-back).
+    not_taken: tuple[QueueWrite, ...] = ()
+    #: The offset each queue id of this broker's topic was last read at.
+    last_read: dict[int, int] = field(default_factory=dict)
+    #: How long a queue had to hold the reset to count as taken.
+    hold_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +113,9 @@ class ClientPush:
         self.ask_through = [addr, *(a for a in other_addrs if a != addr)]
         self.timing = timing
         self.stop = stop or asyncio.Event()
+        #: The longest commit interval among the clients, as their running info says.
+        self.commit_interval_s = DEFAULT_COMMIT_INTERVAL_S
+        self.last_read: dict[int, int] = {}
 
     async def run(self, writes: Sequence[QueueWrite], pushed: Pushed, taken: Taken) -> PushOutcome:
         pending = list(writes)
@@ -122,7 +138,17 @@ class ClientPush:
             pushes += 1
             self._tell(pushed, pending, pushes, unheld, note)
             pending = await self._watch(pending, taken)
-        return PushOutcome(pushes)
+        if self.stop.is_set():
+            return PushOutcome(pushes, hold_s=self.hold_s)
+        return PushOutcome(
+            pushes, not_taken=tuple(pending), hold_s=self.hold_s, last_read=self.last_read
+        )
+
+    @property
+    def hold_s(self) -> float:
+        """A client's next commit puts back an old position within one interval; two, and a
+        second for the commit to land, leave no doubt."""
+        return 2 * self.commit_interval_s + 1.0
 
     def _tell(
         self,
@@ -179,19 +205,24 @@ class ClientPush:
                 "a lost network), so the clients count more consumers and hold fewer queues"
             )
         held: set[int] = set()
+        intervals: list[float] = []
         for client_id in listed:
-            queues = await self._held_by(client_id)
+            queues = await self._held_by(client_id, intervals)
             if queues is None:
                 return Holding(None, note)
             held |= queues
+        self.commit_interval_s = max(intervals, default=DEFAULT_COMMIT_INTERVAL_S)
         return Holding(frozenset(held), note)
 
-    async def _held_by(self, client_id: str) -> set[int] | None:
+    async def _held_by(self, client_id: str, intervals: list[float]) -> set[int] | None:
         for addr in self.ask_through:
             try:
                 info = await consumer_running_info(self.admin, addr, self.group, client_id)
             except RocketMQError:
                 continue
+            interval = info.properties.get("persistConsumerOffsetInterval", "")
+            if interval.isdigit() and int(interval) > 0:
+                intervals.append(int(interval) / 1000)
             return {
                 mq.queue_id
                 for mq in info.queues
@@ -202,9 +233,10 @@ class ClientPush:
         return None
 
     async def _watch(self, pending: Sequence[QueueWrite], taken: Taken) -> list[QueueWrite]:
-        """Reads the pending queues back until each shows the push or take_s passes; the ones
-        that did not."""
+        """Reads the pending queues back until each has held the push for `hold_s`, or take_s
+        passes (a queue holding it then gets its `hold_s` out); the ones that did not."""
         left = list(pending)
+        since: dict[int, float] = {}  # queue id -> first read holding the push, in a row
         deadline = time.monotonic() + self.timing.take_s
         while left:
             read = self.admin.query_consumer_offset
@@ -212,16 +244,28 @@ class ClientPush:
                 *(read(self.addr, self.group, self.topic, w.row.queue_id) for w in left),
                 return_exceptions=True,
             )
+            now = time.monotonic()
             still = []
             for w, stored in zip(left, answers, strict=True):
                 if isinstance(stored, BaseException) and not isinstance(stored, RocketMQError):
                     raise stored
-                if isinstance(stored, int) and reached(w.before, w.target, stored, online=True):
-                    taken(w, stored)
+                q = w.row.queue_id
+                if isinstance(stored, int):
+                    self.last_read[q] = stored
+                if isinstance(stored, RocketMQError):
+                    pass  # a read that failed says nothing either way
+                elif stored is not None and reached(w.before, w.target, stored, online=True):
+                    if now - since.setdefault(q, now) >= self.hold_s:
+                        taken(w, stored)
+                        continue
                 else:
-                    still.append(w)
+                    since.pop(q, None)  # the old position again: the client kept it
+                still.append(w)
             left = still
-            if not left or time.monotonic() >= deadline or self.stop.is_set():
+            holding = any(w.row.queue_id in since for w in left)
+            if not left or self.stop.is_set() or (now >= deadline and not holding):
+                break
+            if now >= deadline + self.hold_s:
                 break
             await asyncio.sleep(self.timing.poll_s)
         return left

@@ -1,21 +1,28 @@
 """The client push against a fake broker whose Java client behaves as the real one does when a
 push is lost (the sandbox shows the same in tests/integration/test_apply_client_push.py after a
 broker's pause): it resets only the queues it holds when the push comes, and a push can go
-unheard behind the broker's SUCCESS. The push waits for the clients to hold every queue, is
-watched on the broker, and is sent again for the queues that did not take it."""
+unheard behind the broker's SUCCESS, or taken and then undone by the client's next commit of
+its old position. The push waits for the clients to hold every queue, is watched on the broker
+until each queue holds the reset across two commit intervals, and is sent again for the queues
+that did not."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from types import SimpleNamespace
 
-from console.domain.plan import PlanRow
+from console.domain.journal import ApplyStatus, QueueState
+from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RequestTimeout
 from console.rocketmq.models import ClientConnection, ConsumerConnection
-from console.services.apply_check import QueueWrite
+from console.services.apply import Applier
+from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
 from console.services.client_push import FIRST_PUSH, ClientPush, PushTiming
+from console.services.journal_store import AuditLog
+from console.services.plan_load import LoadedPlan
 
 ADDR_A, ADDR_B = "10.0.0.1:10911", "10.0.0.2:10911"
 GROUP, TOPIC = "shipping", "orders"
@@ -40,6 +47,7 @@ class JavaClientBroker:
         connections: int = 1,
         online: bool = True,
         dead_through: frozenset[str] = frozenset(),
+        overwritten: frozenset[int] = frozenset(),
     ) -> None:
         self.holds = list(holds)
         self.heard = list(heard)
@@ -47,6 +55,9 @@ class JavaClientBroker:
         self.online = online
         self.dead_through = dead_through
         self.stored = {q: BEFORE for q in range(4)}
+        # Queues whose first reset the client's next commit undoes (it re-read its offset
+        # before its own commit of the new one landed), as reads until it does.
+        self.undo_in = dict.fromkeys(overwritten, 3)
         self.events: list[str] = []
         self.held_now: set[int] = set()
 
@@ -82,7 +93,8 @@ class JavaClientBroker:
             )
             for q in sorted(self.held_now)
         )
-        return SimpleNamespace(body=f'{{"mqTable":{{{table}}},"properties":{{}}}}'.encode())
+        props = '{"persistConsumerOffsetInterval":"20"}'  # ms: hold_s is 1.04 s
+        return SimpleNamespace(body=f'{{"mqTable":{{{table}}},"properties":{props}}}'.encode())
 
     async def reset_offset(self, addr: str, group: str, topic: str, *, timestamp_ms: int) -> dict:
         if not self.online:
@@ -96,6 +108,12 @@ class JavaClientBroker:
         return {}
 
     async def query_consumer_offset(self, addr: str, group: str, topic: str, q: int) -> int:
+        if self.stored[q] == TARGET and q in self.undo_in:
+            self.undo_in[q] -= 1
+            if not self.undo_in[q]:
+                del self.undo_in[q]
+                self.stored[q] = BEFORE + 1
+                self.events.append(f"old position committed again on {q}")
         return self.stored[q]
 
 
@@ -218,3 +236,55 @@ async def test_a_refused_first_push_sends_nothing_more() -> None:
     assert [w.row.queue_id for w in outcome.refused_writes] == [0, 1]
     assert broker.events.count("refused") == 1
     assert seen.pushed == {}
+
+
+async def test_a_reset_the_client_undid_with_its_old_position_is_pushed_again() -> None:
+    # The broker shows queue 2 at the target for a moment, then the client's commit of the
+    # position it re-read too early: only a reset that holds counts.
+    broker = JavaClientBroker([{0, 1, 2, 3}], overwritten=frozenset({2}))
+    seen = Seen()
+
+    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+
+    assert "old position committed again on 2" in broker.events
+    assert outcome.pushes == 2
+    assert outcome.hold_s == 2 * 0.02 + 1.0  # the clients' commit interval, twice, and 1 s
+    assert seen.taken == {0: TARGET, 1: TARGET, 2: TARGET, 3: TARGET}
+    assert seen.pushed[2][1].startswith("pushed again (2 pushes)")
+    assert broker.stored[2] == TARGET
+
+
+async def test_an_apply_whose_pushes_never_take_says_not_yet_with_the_offset_read(
+    tmp_path: Path,
+) -> None:
+    broker = JavaClientBroker([{0, 1}], heard=[False])
+    rows = [w.row for w in writes(0, 1)]
+    header = PlanHeader(
+        plan_id="p1",
+        spec={"scope": {"cluster": "prod", "groups": [GROUP]}, "strategy": {"to-timestamp": 1}},
+        snapshot=SnapshotInfo("prod", "s1", 1),
+        created_at_ms=1,
+        content_hash="sha256:0",
+        rows=2,
+        totals=(),
+    )
+    path = ResetPath(ResetPathKind.CLIENT_PUSH, "brokers without server-side reset")
+    group = GroupWrites(GROUP, path, path, 1, 1, tuple(writes(0, 1)))
+    check = ApplyCheck(LoadedPlan("file:///p1", header, tuple(rows)), (group,), (), (), ())
+    reader = SimpleNamespace(admin=broker, brokers=_brokers)
+    applier = Applier(reader, tmp_path, cluster="prod", push_timing=FAST)  # type: ignore[arg-type]
+
+    journal = await applier.apply(check)
+
+    assert broker.events.count("push unheard") == FAST.max_pushes
+    assert journal.status is ApplyStatus.FINISHED
+    assert {q.state for q in journal.queues} == {QueueState.NOT_YET}
+    assert {q.stored for q in journal.queues} == {BEFORE}
+    (detail,) = {q.detail for q in journal.queues}
+    assert detail is not None
+    assert detail.startswith(f"pushed {FAST.max_pushes} time(s); the offset never held")
+    assert len(list(AuditLog(tmp_path).read())) == 2  # one line per queue written
+
+
+async def _brokers() -> dict[str, str]:
+    return {"broker-a": ADDR_A}
