@@ -61,8 +61,8 @@ from console.services.offset_writer import (
 from console.services.plan_load import PlanRefused
 from console.services.resume_check import ResumeCheck
 
-#: How long queues are read back for before they are left "not yet" (the client push path
-#: alone needs some 10 s of client suspend plus a commit interval).
+#: How long queues are read back for before they are left "not yet" (the client push watches
+#: its own queues: console/services/client_push.py).
 VERIFY_TIMEOUT_S = 45.0
 VERIFY_POLL_S = 1.0
 #: The journal is rewritten at most this often while answers arrive (and always at the end).
