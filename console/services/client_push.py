@@ -207,29 +207,34 @@ class ClientPush:
         held: set[int] = set()
         intervals: list[float] = []
         for client_id in listed:
-            queues = await self._held_by(client_id, intervals)
-            if queues is None:
+            said = await self._held_by(client_id)
+            if said is None:
                 return Holding(None, note)
+            queues, interval = said
             held |= queues
+            if interval is not None:
+                intervals.append(interval)
         self.commit_interval_s = max(intervals, default=DEFAULT_COMMIT_INTERVAL_S)
         return Holding(frozenset(held), note)
 
-    async def _held_by(self, client_id: str, intervals: list[float]) -> set[int] | None:
+    async def _held_by(self, client_id: str) -> tuple[set[int], float | None] | None:
+        """The queue ids of this broker's topic the client holds, and its commit interval in
+        seconds when it says; None when no broker got an answer from it."""
         for addr in self.ask_through:
             try:
                 info = await consumer_running_info(self.admin, addr, self.group, client_id)
             except RocketMQError:
                 continue
-            interval = info.properties.get("persistConsumerOffsetInterval", "")
-            if interval.isdigit() and int(interval) > 0:
-                intervals.append(int(interval) / 1000)
-            return {
+            ms = info.properties.get("persistConsumerOffsetInterval", "")
+            interval = int(ms) / 1000 if ms.isdigit() and int(ms) > 0 else None
+            queues = {
                 mq.queue_id
                 for mq in info.queues
                 if mq.topic == self.topic
                 and mq.broker_name == self.broker
                 and not ((pq := info.process_queues.get(mq)) is not None and pq.dropped)
             }
+            return queues, interval
         return None
 
     async def _watch(self, pending: Sequence[QueueWrite], taken: Taken) -> list[QueueWrite]:
@@ -250,11 +255,12 @@ class ClientPush:
                 if isinstance(stored, BaseException) and not isinstance(stored, RocketMQError):
                     raise stored
                 q = w.row.queue_id
-                if isinstance(stored, int):
-                    self.last_read[q] = stored
                 if isinstance(stored, RocketMQError):
-                    pass  # a read that failed says nothing either way
-                elif stored is not None and reached(w.before, w.target, stored, online=True):
+                    still.append(w)  # a read that failed says nothing either way
+                    continue
+                if stored is not None:
+                    self.last_read[q] = stored
+                if stored is not None and reached(w.before, w.target, stored, online=True):
                     if now - since.setdefault(q, now) >= self.hold_s:
                         taken(w, stored)
                         continue
@@ -262,10 +268,10 @@ class ClientPush:
                     since.pop(q, None)  # the old position again: the client kept it
                 still.append(w)
             left = still
+            # Past the deadline, a queue holding the push gets its hold_s out.
             holding = any(w.row.queue_id in since for w in left)
-            if not left or self.stop.is_set() or (now >= deadline and not holding):
-                break
-            if now >= deadline + self.hold_s:
+            end = deadline + (self.hold_s if holding else 0.0)
+            if not left or self.stop.is_set() or now >= end:
                 break
             await asyncio.sleep(self.timing.poll_s)
         return left
