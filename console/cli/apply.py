@@ -1,11 +1,14 @@
 """`rmq-console apply PLAN` and `rmq-console history`: move offsets as a plan says, and list
 what was applied.
 
-`apply` reads the cluster again (drift, who is online, the reset path), prints what it would do
-and the equivalent mqadmin commands, asks for the group name (or takes `--confirm GROUP`), then
-writes through the journal and reads every queue back. Exit codes: 0 every queue verified; 1 a
-queue failed or is not verified yet; 2 refused before writing (bad input, a changed or expired
-plan, drift, a read-only cluster, consumers online on the offline path).
+`apply`, `undo` and `resume` each run one apply session (console/services/apply_session.py) in
+the terminal: the session reads the cluster (drift, who is online, the reset path), this module
+prints what it would do and the equivalent mqadmin commands and collects the group name (from
+`--confirm GROUP`, or asked on a terminal), and the session reads the cluster again, writes
+through the journal and reads every queue back. Exit codes: 0 every queue verified; 1 a queue
+failed or is not verified yet; 2 refused before writing (bad input, a changed or expired plan,
+drift, a read-only cluster, consumers online on the offline path, the cluster moved while the
+prompt waited, no confirmation).
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,18 +29,27 @@ from console.cli.target import Target, resolve_target, target_parent
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.plan import PLAN_MAX_AGE_MIN
 from console.redact import redact_text
+from console.services.apply_session import QuietEvents, SessionResult
 from console.services.journal_store import AuditLog, JournalStore, Unreadable
+from console.services.refusals import Refused
 from console.services.workspace import Workspace
 
 if TYPE_CHECKING:
-    from console.services.apply import ApplyProgress
+    from console.config import ClusterConfig, Config
     from console.services.apply_check import ApplyCheck
-    from console.services.plan_load import LoadedPlan
-    from console.services.reset_flow import ResetFlow
+    from console.services.apply_session import (
+        ApplyEvents,
+        ApplyProgress,
+        Confirmation,
+        Intent,
+        WriteCheck,
+    )
+    from console.services.cluster import ClusterReader
+    from console.services.journal_actions import UndoIntent
+    from console.services.spark_runner import JobProgress
 
 
 REFUSED = 2
-NOT_VERIFIED = 1
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -93,6 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=[parent],
     )
     p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to finish (see `history`)")
+    p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name(s), typed")
     p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
     p.add_argument("--json", action="store_true", help="print the journal as JSON")
     p.set_defaults(handler=_resume)
@@ -120,102 +132,271 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from console.services.plan_load import PlanRefused, load_plan
+    from console.services.apply_session import ApplyPlan
 
     target = resolve_target(args)
-    root = writable_root(target)
-    if isinstance(root, int):
-        return root
-    workspace = Workspace(target.config.workspace_path)
-    offer_unfinished(root, target.cluster.name)
-    try:
-        plan = load_plan(
-            workspace,
-            args.plan,
-            cluster=target.cluster.name,
-            now_ms=int(time.time() * 1000),
-            max_age_s=args.max_age * 60,
-        )
-    except PlanRefused as exc:
-        return _refused(exc.reasons)
-    return asyncio.run(_apply_plan(args, target, plan, root))
+    _offer_unfinished(target)
+    return write_in_terminal(args, target, ApplyPlan(args.plan, max_age_s=args.max_age * 60))
 
 
-async def _apply_plan(
+def _undo(args: argparse.Namespace) -> int:
+    from console.services.apply_session import UndoApply
+
+    target = resolve_target(args)
+    planner = _TerminalUndoPlanner(args, target)
+    return write_in_terminal(args, target, UndoApply(args.apply_id, planner))
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from console.services.apply_session import ResumeApply
+
+    target = resolve_target(args)
+    return write_in_terminal(args, target, ResumeApply(args.apply_id))
+
+
+def write_in_terminal(
     args: argparse.Namespace,
     target: Target,
-    plan: LoadedPlan,
-    root: Path,
+    intent: Intent,
     *,
-    undo_of: str | None = None,
+    also: ApplyEvents | None = None,
 ) -> int:
-    return (await apply_loaded(args, target, plan, root, undo_of=undo_of))[0]
+    """Run `intent` as an apply session in this terminal: the check printed, the confirmation
+    from `--confirm` (or asked on the terminal), the writes' progress on stderr, the journal
+    printed (or as JSON); the exit code. `also` is told every event too (a walkthrough's flow)."""
+    return write_in_terminal_result(args, target, intent, also=also).exit_code
 
 
-async def apply_loaded(
+def write_in_terminal_result(
     args: argparse.Namespace,
     target: Target,
-    plan: LoadedPlan,
-    root: Path,
+    intent: Intent,
     *,
-    undo_of: str | None = None,
-    flow: ResetFlow | None = None,
-) -> tuple[int, Journal | None]:
-    """Check, confirm (`args.confirm` or a terminal), write and verify a loaded plan, printing
-    as `apply` does; the exit code and the journal (None when refused before writing). A
-    walkthrough's `flow`, when given, is told each step as the console's preview tells it."""
-    from console.services.apply import Applier
-    from console.services.apply_check import check_apply
-    from console.services.cluster import ClusterReader
-    from console.services.plan_load import PlanRefused
+    also: ApplyEvents | None = None,
+) -> SessionResult:
+    from console.services.apply_session import run_session
+
+    terminal = _Terminal(args, target)
+    events: ApplyEvents = terminal if also is None else _Both(terminal, also)
+
+    async def go() -> SessionResult:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # ctrl-c while writing: no more writes go out; what was sent is read back and recorded.
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        try:
+            return await run_session(
+                target.cluster, target.config, intent, terminal.confirm, events, stop
+            )
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     with _narration(args):
-        async with target.admin(write=True) as admin:
-            reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
-            if flow is not None:
-                flow.begin_apply()
-            check = await check_apply(reader, plan)
-            brokers = {w.row.broker: w.broker_addr for w in check.writes}
-            _print_check(check, target, brokers)
-            refusals = check.refusals(accept_drift=args.accept_drift)
-            if not refusals and not check.writes:
-                refusals = ("the plan changes no queue: nothing to apply",)
-            if refusals:
-                return _refused(refusals, flow), None
-            if flow is not None:
-                flow.checked(check)
-            groups = sorted({g.group for g in check.groups})
-            if not _confirmed(groups, args.confirm):
-                if flow is not None:
-                    flow.declined()
-                return REFUSED, None
-            if flow is not None:
-                flow.confirmed(args.accept_drift)
+        result = asyncio.run(go())
+    if result.journal is not None and result.journal_path is not None:
+        if args.json:
+            dump_json(result.journal.to_json())
+        else:
+            _print_journal(result.journal, Path(result.journal_path))
+    return result
 
-            def progressed(p: ApplyProgress) -> None:
-                _progress(p)
-                if flow is not None:
-                    flow.apply_progressed(p)
 
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            loop.add_signal_handler(signal.SIGINT, stop.set)
-            try:
-                journal = await Applier(reader, root, cluster=target.cluster.name).apply(
-                    check,
-                    accept_drift=args.accept_drift,
-                    kind="apply" if undo_of is None else "undo",
-                    undo_of=undo_of,
-                    on_progress=progressed,
-                    stop=stop,
-                )
-            except PlanRefused as exc:
-                return _refused(exc.reasons, flow), None
-            finally:
-                loop.remove_signal_handler(signal.SIGINT)
-    if flow is not None:
-        flow.applied(journal, str(JournalStore(root).path(journal.apply_id)))
-    return _report(args, journal, root), journal
+class _Terminal(QuietEvents):
+    """The apply session in a terminal: what it found, asked and did, as `apply` prints it."""
+
+    def __init__(self, args: argparse.Namespace, target: Target) -> None:
+        self.args = args
+        self.target = target
+
+    def checked(self, check: WriteCheck) -> None:
+        for line in check_lines(check, self.target):
+            print(line)
+
+    async def confirm(self, check: WriteCheck) -> Confirmation | None:
+        """The group names typed: given with --confirm, or asked on the terminal (after the
+        check is printed). Drift not accepted with --accept-drift needs no typing: the session
+        refuses it with the queues that moved."""
+        from console.services.apply_session import Confirmation
+
+        accept = bool(self.args.accept_drift)
+        if check.has_drift and not accept:
+            return Confirmation((), accept_drift=False)
+        given: Sequence[str] | None = self.args.confirm
+        if given is not None:
+            return Confirmation(tuple(given), accept_drift=accept)
+        names = check.names
+        if not sys.stdin.isatty():
+            print(
+                "rmq-console: refused: confirm with "
+                f"--confirm {' --confirm '.join(names)} (no terminal to ask on)",
+                file=sys.stderr,
+            )
+            return None
+        typed: list[str] = []
+        for group in names:
+            answer = await asyncio.to_thread(_ask, f"type the group name to apply ({group}): ")
+            if answer != group:
+                return Confirmation((*typed, answer), accept_drift=accept)
+            typed.append(answer)
+        return Confirmation(tuple(typed), accept_drift=accept)
+
+    def declined(self) -> None:
+        print("rmq-console: nothing was written", file=sys.stderr)
+
+    def writing(self, progress: ApplyProgress) -> None:
+        _progress(progress)
+
+    def refused(self, reasons: tuple[str, ...]) -> None:
+        for reason in reasons:
+            print(redact_text(f"rmq-console: refused: {reason}"), file=sys.stderr)
+        print("rmq-console: nothing was written", file=sys.stderr)
+
+
+class _Both(QuietEvents):
+    """Every event to the terminal, then to a walkthrough's flow."""
+
+    def __init__(self, first: ApplyEvents, second: ApplyEvents) -> None:
+        self.first, self.second = first, second
+
+    def checking(self) -> None:
+        self.first.checking()
+        self.second.checking()
+
+    def planning(self, progress: JobProgress) -> None:
+        self.first.planning(progress)
+        self.second.planning(progress)
+
+    def checked(self, check: WriteCheck) -> None:
+        self.first.checked(check)
+        self.second.checked(check)
+
+    def confirmed(self, accept_drift: bool) -> None:
+        self.first.confirmed(accept_drift)
+        self.second.confirmed(accept_drift)
+
+    def declined(self) -> None:
+        self.first.declined()
+        self.second.declined()
+
+    def writing(self, progress: ApplyProgress) -> None:
+        self.first.writing(progress)
+        self.second.writing(progress)
+
+    def applied(self, journal: Journal, journal_path: str) -> None:
+        self.first.applied(journal, journal_path)
+        self.second.applied(journal, journal_path)
+
+    def refused(self, reasons: tuple[str, ...]) -> None:
+        self.first.refused(reasons)
+        self.second.refused(reasons)
+
+
+class _TerminalUndoPlanner:
+    """Plans an undo as `plan` would, printing the plan; the plan's URI."""
+
+    def __init__(self, args: argparse.Namespace, target: Target) -> None:
+        self.args = args
+        self.target = target
+
+    async def __call__(
+        self,
+        cluster: ClusterConfig,
+        config: Config,
+        reader: ClusterReader,
+        undo: UndoIntent,
+        progress: Callable[[JobProgress], object],
+    ) -> str:
+        for note in undo.notes:
+            print(note, file=sys.stderr if note.startswith("warning:") else sys.stdout)
+        return await asyncio.to_thread(self._plan, cluster, config, undo)
+
+    def _plan(self, cluster: ClusterConfig, config: Config, undo: UndoIntent) -> str:
+        from console.cli.plan import finish_plan, run_plan
+        from console.services.snapshots import NothingRead
+        from console.services.spark_engine import EngineUnavailable, choose_engine
+
+        args, target = self.args, self.target
+        try:
+            engine = choose_engine(
+                args.master, config.spark_master, local_fallback=args.local_fallback
+            )
+        except EngineUnavailable as exc:
+            raise Refused([str(exc)]) from None
+        workspace = Workspace(config.workspace_path)
+        try:
+            flow, failure = run_plan(target, workspace, engine, cluster.name, undo.spec)
+        except NothingRead as exc:
+            raise Refused([f"the cluster could not be read for the undo's plan: {exc}"]) from None
+        code, result = finish_plan(flow, failure, workspace, as_json=False)
+        if result is None or code != 0:
+            raise Refused(["the undo's plan is not whole: nothing was written"])
+        return result.uri
+
+
+def check_lines(check: WriteCheck, target: Target) -> list[str]:
+    """What an apply, an undo or a resume would do, one fact a line, with the mqadmin lines
+    that would do the same: what the terminal shows before asking."""
+    from console.services.apply_check import ApplyCheck
+    from console.services.journal_actions import UndoCheck
+    from console.services.mqadmin_commands import queue_resets
+    from console.services.resume_check import ResumeCheck
+
+    if isinstance(check, UndoCheck):
+        return _plan_check_lines(check.check, target)
+    if isinstance(check, ApplyCheck):
+        return _plan_check_lines(check, target)
+    assert isinstance(check, ResumeCheck)
+    lines = check.lines()
+    moves = [
+        (w.row.group, w.row.topic, w.broker_addr, w.row.queue_id, w.target) for w in check.writes
+    ]
+    if moves:
+        lines.append("the same with mqadmin:")
+        lines += [f"  {line}" for line in queue_resets(target.cluster.namesrv, moves)]
+    return lines
+
+
+def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
+    from console.services.planning import mqadmin_lines
+
+    h = check.plan.header
+    changed = check.changed
+    lines = [f"plan {h.plan_id} on cluster {target.cluster.name} ({len(changed)} queues change)"]
+    for t in h.totals:
+        if t.topic is None:
+            lines.append(
+                f"  {t.group}: re-consume {t.re_consume}, skip {t.skip}, lag after {t.lag_after}"
+            )
+    for g in check.groups:
+        online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
+        lines.append(f"reset path for {g.group} ({online}): {g.path.kind} - {g.path.reason}")
+        planned = g.planned_path
+        if planned is not None and planned.kind is not g.path.kind:
+            lines.append(f"  the plan said {planned.kind}: the cluster changed since")
+    also = len(check.writes) - len(changed)
+    if also:
+        lines.append(
+            f"the client push also moves {also} queue(s) the plan leaves unchanged (every queue "
+            "of a topic on a broker): they are journaled and read back too"
+        )
+    lines += [f"warning: {r.line}" for r in check.reclamped]
+    if check.drift:
+        lines.append(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
+        lines += [f"  {d.line()}" for d in check.drift]
+    lines.append("the same with mqadmin:")
+    brokers = {w.row.broker: w.broker_addr for w in check.writes}
+    rows = [w.row for w in changed]
+    lines += [
+        f"  {line}" for line in mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
+    ]
+    return lines
+
+
+def _ask(prompt: str) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        return ""
 
 
 def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
@@ -225,204 +406,14 @@ def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[ob
     return contextlib.nullcontext()
 
 
-def _report(args: argparse.Namespace, journal: Journal, root: Path) -> int:
-    if args.json:
-        dump_json(journal.to_json())
-    else:
-        _print_journal(journal, JournalStore(root).path(journal.apply_id))
-    verified = journal.count(QueueState.VERIFIED) == len(journal.queues)
-    return 0 if verified and journal.status is ApplyStatus.FINISHED else NOT_VERIFIED
+def _offer_unfinished(target: Target) -> None:
+    """Name the applies on the target's cluster a console left part-way, and what to do."""
+    from console.services.journal_store import unfinished_lines
 
-
-def writable_root(target: Target) -> Path | int:
-    """The local workspace root an apply keeps its evidence in, or the exit code of a refusal
-    (a read-only cluster, a workspace on another machine)."""
-    if target.cluster.read_only:
-        print(
-            f"rmq-console: cluster {target.cluster.name} is read-only (read_only: true in the "
-            "config): nothing is written to it",
-            file=sys.stderr,
-        )
-        return REFUSED
-    workspace = Workspace(target.config.workspace_path)
-    root = workspace.local_root
-    if root is None:
-        print(
-            f"rmq-console: the workspace {workspace.uri} is not on this machine: an apply keeps "
-            "its journal and audit log there, so it needs a local workspace",
-            file=sys.stderr,
-        )
-        return REFUSED
-    return root
-
-
-def _applied(args: argparse.Namespace) -> tuple[Target, Path, Journal] | int:
-    """For `undo` and `resume`: the target, the workspace root and the journal of
-    `args.apply_id`, or the exit code of a refusal (read-only, remote workspace, an unknown,
-    unreadable or other cluster's apply)."""
-    from console.services.journal_actions import load_applied
-    from console.services.plan_load import PlanRefused
-
-    target = resolve_target(args)
-    root = writable_root(target)
-    if isinstance(root, int):
-        return root
-    try:
-        journal = load_applied(root, args.apply_id, target.cluster.name)
-    except PlanRefused as exc:
-        return _refused(exc.reasons)
-    return target, root, journal
-
-
-# ---- undo ---------------------------------------------------------------------------------
-
-
-def _undo(args: argparse.Namespace) -> int:
-    from console.cli.plan import finish_plan, run_plan
-    from console.services.journal_actions import undo_of
-    from console.services.plan_load import PlanRefused, load_plan
-    from console.services.snapshots import NothingRead
-    from console.services.spark_engine import EngineUnavailable, choose_engine
-
-    found = _applied(args)
-    if isinstance(found, int):
-        return found
-    target, root, journal = found
-    with _narration(args):
-        try:
-            undo = undo_of(journal, str(JournalStore(root).path(journal.apply_id)))
-        except PlanRefused as exc:
-            return _refused(exc.reasons)
-        for note in undo.notes:
-            print(note, file=sys.stderr if note.startswith("warning:") else sys.stdout)
-        try:
-            engine = choose_engine(
-                args.master, target.config.spark_master, local_fallback=args.local_fallback
-            )
-        except EngineUnavailable as exc:
-            print(f"rmq-console: {exc}", file=sys.stderr)
-            return 1
-        workspace = Workspace(target.config.workspace_path)
-        try:
-            flow, failure = run_plan(target, workspace, engine, target.cluster.name, undo.spec)
-        except NothingRead as exc:
-            return _refused([f"the cluster could not be read for the undo's plan: {exc}"])
-        code, result = finish_plan(flow, failure, workspace, as_json=False)
-        if result is None or code != 0:
-            return _refused(["the undo's plan is not whole: nothing was written"])
-        try:
-            plan = load_plan(
-                workspace, result.uri, cluster=target.cluster.name, now_ms=int(time.time() * 1000)
-            )
-        except PlanRefused as exc:
-            return _refused(exc.reasons)
-    return asyncio.run(_apply_plan(args, target, plan, root, undo_of=journal.apply_id))
-
-
-# ---- resume -------------------------------------------------------------------------------
-
-
-def _resume(args: argparse.Namespace) -> int:
-    found = _applied(args)
-    if isinstance(found, int):
-        return found
-    target, root, journal = found
-    if not journal.unfinished:
-        print(f"apply {journal.apply_id}: every queue is verified; nothing to resume")
-        return 0
-    return asyncio.run(_resume_journal(args, target, journal, root))
-
-
-async def _resume_journal(
-    args: argparse.Namespace, target: Target, journal: Journal, root: Path
-) -> int:
-    from console.domain.journal import JournalError
-    from console.services.apply import Applier
-    from console.services.cluster import ClusterReader
-    from console.services.mqadmin_commands import queue_resets
-    from console.services.plan_load import PlanRefused
-    from console.services.resume_check import check_resume
-
-    with _narration(args):
-        async with target.admin(write=True) as admin:
-            reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
-            check = await check_resume(reader, journal)
-            for line in check.lines():
-                print(line)
-            moves = [
-                (w.row.group, w.row.topic, w.broker_addr, w.row.queue_id, w.target)
-                for w in check.writes
-            ]
-            if moves:
-                print("the same with mqadmin:")
-                for line in queue_resets(target.cluster.namesrv, moves):
-                    print(f"  {line}")
-            refusals = check.refusals(accept_drift=args.accept_drift)
-            if refusals:
-                return _refused(refusals)
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            loop.add_signal_handler(signal.SIGINT, stop.set)
-            try:
-                done = await Applier(reader, root, cluster=target.cluster.name).resume(
-                    check, accept_drift=args.accept_drift, on_progress=_progress, stop=stop
-                )
-            except (PlanRefused, JournalError) as exc:
-                reasons = exc.reasons if isinstance(exc, PlanRefused) else (str(exc),)
-                return _refused(reasons)
-            finally:
-                loop.remove_signal_handler(signal.SIGINT)
-    return _report(args, done, root)
-
-
-def _print_check(check: ApplyCheck, target: Target, brokers: dict[str, str]) -> None:
-    from console.services.planning import mqadmin_lines
-
-    h = check.plan.header
-    print(f"plan {h.plan_id} on cluster {target.cluster.name} ({len(check.writes)} queues change)")
-    for t in h.totals:
-        if t.topic is None:
-            print(f"  {t.group}: re-consume {t.re_consume}, skip {t.skip}, lag after {t.lag_after}")
-    for g in check.groups:
-        online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
-        print(f"reset path for {g.group} ({online}): {g.path.kind} - {g.path.reason}")
-        planned = g.planned_path
-        if planned is not None and planned.kind is not g.path.kind:
-            print(f"  the plan said {planned.kind}: the cluster changed since")
-    for r in check.reclamped:
-        print(f"warning: {r.line}")
-    if check.drift:
-        print(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
-        for d in check.drift:
-            print(f"  {d.line()}")
-    print("the same with mqadmin:")
-    rows = [w.row for w in check.writes]
-    for line in mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10):
-        print(f"  {line}")
-
-
-def _confirmed(groups: Sequence[str], given: Sequence[str] | None) -> bool:
-    """The operator typed every group name of the plan, on the command line or when asked."""
-    if given is not None:
-        missing = sorted(set(groups) - set(given))
-        extra = sorted(set(given) - set(groups))
-        if missing or extra:
-            wrong = ", ".join(extra) if extra else "nothing"
-            _refused([f"--confirm names {wrong}; the plan's group(s): {', '.join(groups)}"])
-            return False
-        return True
-    if not sys.stdin.isatty():
-        _refused([f"confirm with --confirm {' --confirm '.join(groups)} (no terminal to ask on)"])
-        return False
-    for group in groups:
-        try:
-            typed = input(f"type the group name to apply ({group}): ").strip()
-        except EOFError:
-            typed = ""
-        if typed != group:
-            _refused([f"typed {typed!r}, not {group!r}: nothing was written"])
-            return False
-    return True
+    root = Workspace(target.config.workspace_path).local_root
+    if root is not None:
+        for line in unfinished_lines(root, target.cluster.name):
+            print(f"rmq-console: {line}", file=sys.stderr)
 
 
 def _progress(p: ApplyProgress) -> None:
@@ -458,15 +449,6 @@ def _print_journal(j: Journal, path: Path) -> None:
         )
 
 
-def _refused(reasons: Sequence[str], flow: ResetFlow | None = None) -> int:
-    if flow is not None:
-        flow.apply_refused(tuple(reasons))
-    for reason in reasons:
-        print(redact_text(f"rmq-console: refused: {reason}"), file=sys.stderr)
-    print("rmq-console: nothing was written", file=sys.stderr)
-    return REFUSED
-
-
 # ---- history ------------------------------------------------------------------------------
 
 
@@ -476,14 +458,6 @@ def _status(store: JournalStore, j: Journal) -> str:
     if j.status is ApplyStatus.RUNNING and not store.running(j.apply_id):
         return "interrupted"
     return str(j.status)
-
-
-def offer_unfinished(root: Path, cluster: str) -> None:
-    """Name the applies on `cluster` a console left part-way, and what to do about each."""
-    from console.services.journal_store import unfinished_lines
-
-    for line in unfinished_lines(root, cluster):
-        print(f"rmq-console: {line}", file=sys.stderr)
 
 
 def _history(args: argparse.Namespace) -> int:

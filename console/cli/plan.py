@@ -381,7 +381,7 @@ class _Terminal:
     def progressed(self, progress: JobProgress) -> None:
         # From the runner's reader thread; the flow only records the latest.
         self.flow.progressed(progress)
-        _progress(progress)
+        job_progress(progress)
 
     def computed(self, result: PlanResult, rows: tuple[PlanRow, ...]) -> None:
         self.flow.computed(result, rows)
@@ -461,7 +461,7 @@ def _duration(ms: int) -> str:
     return f"{hours} hour(s)" if hours < 48 else f"{hours // 24} day(s)"
 
 
-def _progress(p: JobProgress) -> None:
+def job_progress(p: JobProgress) -> None:
     if p.step and sys.stderr.isatty():
         tasks = f" {p.done}/{p.total} tasks" if p.total else ""
         sys.stderr.write(f"\r\033[K{p.step}{tasks}")

@@ -278,25 +278,22 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
 
 
 def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int:
-    from console.cli.apply import apply_loaded, writable_root
-    from console.services.journal_store import JournalStore
+    from console.cli.apply import write_in_terminal_result
+    from console.services.apply_session import ApplyPlan
 
-    root = writable_root(target)
-    plan = run.loaded_plan
+    plan, flow = run.loaded_plan, run.flow
     assert plan is not None, "applied only after a plan"
-    if isinstance(root, int):
-        run.ended = "refused: the cluster is read-only or the workspace is not local"
-        return root
+    assert flow is not None
     apply_args = argparse.Namespace(
         json=False, confirm=args.confirm, accept_drift=args.accept_drift
     )
-    code, journal = asyncio.run(apply_loaded(apply_args, target, plan, root, flow=run.flow))
-    if journal is None:
+    flow.begin_apply()
+    result = write_in_terminal_result(apply_args, target, ApplyPlan(plan), also=flow)
+    if result.journal is None:
         run.ended = "refused before writing: nothing was written"
     else:
-        run.journal = journal
-        run.journal_path = str(JournalStore(root).path(journal.apply_id))
-    return code
+        run.journal, run.journal_path = result.journal, result.journal_path
+    return result.exit_code
 
 
 async def _after(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> bool:

@@ -105,18 +105,39 @@ def reclamp(
     return tuple(out), tuple(raised)
 
 
-def reached(before: int | None, target: int, stored: int | None, *, online: bool) -> bool:
-    """Whether a queue read back after a write shows the write took.
+def holds(before: int | None, target: int, stored: int | None, *, online: bool) -> bool:
+    """Whether a queue read back is where it would be had the write taken (not proof of it).
 
     With no consumer online nothing else moves it: it must hold the target. With consumers
     online it moves on from the target as they consume, so anything at or past the target
-    counts, except, for a replay (target below the offset before), an offset still at or past
-    the old one: that is the old position, not proof of the reset (it stays "not yet").
+    holds, except, for a replay (target below the offset before), an offset still at or past
+    the old one: that is the old position.
     """
     if stored is None:
         return False
     if not online:
         return stored == target
-    if before is not None and target < before:
+    if is_replay(before, target):
+        assert before is not None
         return target <= stored < before
     return stored >= target
+
+
+def proves(before: int | None, target: int, stored: int | None, *, online: bool) -> bool:
+    """Whether a queue read back proves the write took: a value it can only hold through it.
+
+    Offline, the target itself. Online, a replay's offset between the target and the old
+    position (consumers only move forward). A skip online (a target past the offset before, or
+    a first commit) is proved only by the target itself: a consumer that never saw the reset
+    reaches and passes the target by consuming. A target equal to the offset before asked for
+    no move at all: anything at or past it is consumption.
+    """
+    if not holds(before, target, stored, online=online):
+        return False
+    if online and not is_replay(before, target) and before != target:
+        return stored == target
+    return True
+
+
+def is_replay(before: int | None, target: int) -> bool:
+    return before is not None and target < before

@@ -24,15 +24,19 @@ class JournalError(ValueError):
 class QueueState(StrEnum):
     PENDING = "pending"  # not written yet
     WRITTEN = "written"  # the broker answered the write; not read back yet
-    VERIFIED = "verified"  # read back: the target (offline) or at/past it (online)
+    VERIFIED = "verified"  # a read-back proved it (console/domain/drift.py, `proves`)
     NOT_YET = "not yet"  # read back, not there yet (online paths converge later)
+    #: A skip with consumers online, read back only beyond its target: the consumers may have
+    #: simply consumed past it while the write was lost. Not verified, and not written again
+    #: (that would move the group back).
+    PAST_TARGET = "past the target, the reset not seen"
     KEPT_OTHER = "kept another value"  # the broker said SUCCESS and holds something else
     FAILED = "failed"  # the write or the read-back failed
 
     @property
     def done(self) -> bool:
         """Nothing more to do for the queue: resume leaves it alone."""
-        return self is QueueState.VERIFIED
+        return self in (QueueState.VERIFIED, QueueState.PAST_TARGET)
 
 
 class ApplyStatus(StrEnum):

@@ -38,6 +38,17 @@ class ClusterClient(AdminClient):
         self._access_key = credentials.access_key if credentials is not None else None
 
 
+def write_refusal(cluster: ClusterConfig) -> str | None:
+    """Why nothing may be written to `cluster`, or None when it may be: the one place that
+    decides (every write goes through console/services/write_access.py, which asks here)."""
+    if cluster.read_only:
+        return (
+            f"cluster {cluster.name!r} is read-only (read_only: true in the config): nothing "
+            "is written to it"
+        )
+    return None
+
+
 def open_admin(
     cluster: ClusterConfig,
     config: Config | None = None,
@@ -47,23 +58,18 @@ def open_admin(
 ) -> ClusterClient:
     """An admin client for `cluster`. `write=True` asks for one that may change offsets; a
     read-only cluster refuses it. `timeout` overrides the config's request timeout."""
-    if write and cluster.read_only:
-        raise ReadOnlyError(
-            f"cluster {cluster.name!r} is read-only (read_only: true in the config): "
-            "nothing is written to it"
-        )
-    if write:
-        refusal = None
-    elif cluster.read_only:
-        refusal = f"cluster {cluster.name!r} is read-only"
-    else:
-        refusal = f"this connection to {cluster.name!r} was opened for reading"
+    refusal = write_refusal(cluster)
+    if write and refusal is not None:
+        raise ReadOnlyError(refusal)
+    # What the client answers to a write request: a read connection never sends one.
+    opened_for_reading = f"this connection to {cluster.name!r} was opened for reading"
+    no_writes = None if write else refusal or opened_for_reading
     credentials = cluster.credentials.resolve() if cluster.credentials else None
     return ClusterClient(
         cluster,
         timeout=timeout if timeout is not None else (config or Config()).timeout,
         credentials=credentials,
-        read_only=refusal,
+        read_only=no_writes,
     )
 
 

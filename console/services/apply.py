@@ -1,6 +1,7 @@
 """Moves a checked plan's offsets on the cluster, keeps the evidence, and reads every queue back.
 
-Order of events for one apply:
+The writing stage of an apply session (console/services/apply_session.py), which builds the
+`Applier` from the session's `WriteAccess`: nothing else writes. Order of events for one apply:
 
 1. the check (console/services/apply_check.py) read the cluster again; its refusals stop
    everything before a journal exists;
@@ -13,7 +14,9 @@ Order of events for one apply:
    its queues);
 4. as answers arrive, queue states go to the journal (rewritten whole, at most a few times a
    second) and one audit line per queue written is appended;
-5. queues not yet verified are read back until they converge or `verify_timeout_s` passes.
+5. queues not yet verified are read back until a read proves the write (console/domain/drift.py,
+   `proves`) or `verify_timeout_s` passes. A skip with consumers online that was only ever read
+   past its target is "past the target, the reset not seen": never verified on that evidence.
 
 A stop request (ctrl-c) stops issuing writes; what was sent is still read back and recorded,
 and the journal says where it stopped. `resume` and `undo` work from the journal.
@@ -24,12 +27,12 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from console.domain.client_offsets import ClientOffsetsError
-from console.domain.drift import key_text, reached
+from console.domain.drift import holds, is_replay, key_text, proves
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import ResetPathKind
 from console.rocketmq.errors import RocketMQError
@@ -40,9 +43,9 @@ from console.services.apply_check import (
     consumers_online,
     online_clients,
 )
-from console.services.client_offsets import rewrite_store_file
+from console.services.apply_session import ApplyProgress
+from console.services.client_file_writer import rewrite_store_file
 from console.services.client_push import DEFAULT_TIMING, ClientPush, PushTiming
-from console.services.cluster import ClusterReader
 from console.services.journal_store import (
     AuditEntry,
     AuditLog,
@@ -58,8 +61,9 @@ from console.services.offset_writer import (
     WriteOutcome,
     WriteResult,
 )
-from console.services.plan_load import PlanRefused
+from console.services.refusals import Refused
 from console.services.resume_check import ResumeCheck
+from console.services.write_access import WriteAccess
 
 #: How long queues are read back for before they are left "not yet" (the client push watches
 #: its own queues: console/services/client_push.py).
@@ -69,36 +73,33 @@ VERIFY_POLL_S = 1.0
 FLUSH_EVERY_S = 0.25
 
 
-@dataclass(frozen=True, slots=True)
-class ApplyProgress:
-    total: int
-    settled: int  # queues with an answer (written, failed, verified ...)
-    verified: int
-    stage: str  # "writing", "verifying", "done"
-
-
-ProgressHook = Callable[[ApplyProgress], None]
+ProgressHook = Callable[[ApplyProgress], object]
 
 
 class Applier:
-    """Applies checks through one reader whose admin client was opened for writing."""
+    """Applies checks through a session's `WriteAccess` (an admin client opened for writing,
+    the workspace's journals and audit log)."""
 
     def __init__(
         self,
-        reader: ClusterReader,
-        root: Path,
+        access: WriteAccess,
         *,
-        cluster: str,
         who: str | None = None,
         in_flight: int = IN_FLIGHT,
         verify_timeout_s: float = VERIFY_TIMEOUT_S,
         push_timing: PushTiming = DEFAULT_TIMING,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.reader = reader
-        self.store = JournalStore(root)
-        self.audit = AuditLog(root)
-        self.cluster = cluster
+        from console.services.access import write_refusal
+
+        refusal = write_refusal(access.cluster)
+        if refusal is not None:  # an access made by hand must obey the one rule too
+            raise Refused([refusal])
+        self.access = access
+        self.reader = access.reader
+        self.store = JournalStore(access.root)
+        self.audit = AuditLog(access.root)
+        self.cluster = access.cluster.name
         self.who = who or operator()
         self.in_flight = in_flight
         self.verify_timeout_s = verify_timeout_s
@@ -120,9 +121,9 @@ class Applier:
     ) -> Journal:
         refusals = check.refusals(accept_drift=accept_drift)
         if refusals:
-            raise PlanRefused(refusals)
+            raise Refused(refusals)
         if not check.writes:
-            raise PlanRefused(["the plan changes no queue: nothing to apply"])
+            raise Refused(["the plan changes no queue: nothing to apply"])
         header = check.plan.header
         started = self._now_ms()
         first_group = check.groups[0].group
@@ -156,18 +157,25 @@ class Applier:
         target are verified without a write, the rest are written and read back."""
         refusals = check.refusals(accept_drift=accept_drift)
         if refusals:
-            raise PlanRefused(refusals)
+            raise Refused(refusals)
         before = check.journal
         with self.store.hold(before.apply_id):
             # Read again under the lock: another console may have finished it meanwhile.
             if self.store.load(before.apply_id) != before:
-                raise PlanRefused(
-                    [f"apply {before.apply_id} changed since it was read: look again"]
-                )
-            found = (
+                raise Refused([f"apply {before.apply_id} changed since it was read: look again"])
+            found = [
                 replace(q, state=QueueState.VERIFIED, detail="found at the target on resume")
                 for q in check.arrived
-            )
+            ]
+            found += [
+                replace(
+                    q,
+                    state=QueueState.PAST_TARGET,
+                    detail="found past the target on resume with consumers online: left as it "
+                    "is (writing the target again would move the group back)",
+                )
+                for q in check.past
+            ]
             drifted = tuple(d.split(":", 1)[0] for d in check.drift) if accept_drift else ()
             journal = replace(
                 before.with_queues(found),
@@ -293,7 +301,7 @@ class _Run:
         by_write = {_offset_write(w): w for w in writes}
 
         def accept(ow: OffsetWrite, stored: int | None) -> bool:
-            return reached(by_write[ow].before, ow.offset, stored, online=online)
+            return proves(by_write[ow].before, ow.offset, stored, online=online)
 
         writer = OffsetWriter(
             self.admin, in_flight=self.applier.in_flight, method=method, accept=accept
@@ -336,24 +344,36 @@ class _Run:
                 self._fail(outcome.refused_writes, outcome.refused)
             fallback.extend(outcome.not_online)  # nobody to push to: write them directly
             for w in outcome.not_taken:  # watched to the end already: the read-back is done
-                self.watched.add(_entry(w).key)
-                detail = (
-                    f"pushed {outcome.pushes} time(s); the offset never held between the target "
-                    f"and the old position for {outcome.hold_s:g} s (two of the clients' commit "
-                    "intervals): the clients may have kept their old position"
-                )
+                q = self.entries[w.key]
+                self.watched.add(q.key)
                 stored = outcome.last_read.get(w.row.queue_id)
-                self._record(_entry(w), QueueState.NOT_YET, stored, detail)
+                detail = (
+                    f"pushed {outcome.pushes} time(s); no read showed the pushed offset held "
+                    f"for {outcome.hold_s:g} s (two of the clients' commit intervals): the "
+                    "clients may have kept their old position"
+                )
+                self._record(q, _unproved(q, stored, online=True), stored, detail)
         if fallback:
             return await self._write_offline(g.group, fallback)
         return None
 
-    def _pushed(self, writes: Iterable[QueueWrite], detail: str) -> None:
+    def _pushed(
+        self, writes: Iterable[QueueWrite], detail: str, offsets: Mapping[int, int]
+    ) -> None:
         for w in writes:
-            self._record(_entry(w), QueueState.WRITTEN, None, detail)
+            q = self.entries[w.key]
+            pushed = offsets.get(w.row.queue_id)
+            told = detail
+            if pushed is not None:
+                # The broker found the time's offset now (a `latest` push goes to the max of
+                # now): that is where the queue moves, and what the read-back looks for.
+                q = replace(q, target=pushed)
+                if pushed != w.target:
+                    told += f"; the broker pushed {pushed} (the plan said {w.target})"
+            self._record(q, QueueState.WRITTEN, None, told)
 
     def _taken(self, w: QueueWrite, stored: int) -> None:
-        q = self.entries[_entry(w).key]
+        q = self.entries[w.key]
         self._record(q, QueueState.VERIFIED, stored, q.detail)
 
     async def _write_file(self, g: GroupWrites) -> str | None:
@@ -369,8 +389,8 @@ class _Run:
             return f"group {g.group}: client {client} started since the check: stop it first"
         targets = {(w.row.topic, w.row.broker, w.row.queue_id): w.target for w in g.writes}
         try:
-            stored = await asyncio.to_thread(rewrite_store_file, file, targets)
-        except (OSError, ClientOffsetsError) as exc:
+            stored = await asyncio.to_thread(rewrite_store_file, self.applier.access, file, targets)
+        except (OSError, ClientOffsetsError, Refused) as exc:
             for w in g.writes:
                 self._record(_entry(w), QueueState.FAILED, None, f"{file}: {exc}")
             return None
@@ -412,11 +432,11 @@ class _Run:
                     if last:
                         self._record(q, QueueState.FAILED, q.stored, f"read-back: {stored}")
                     continue
-                if reached(q.before, q.target, stored, online=online.get(q.group, False)):
+                on = online.get(q.group, False)
+                if proves(q.before, q.target, stored, online=on):
                     self._record(q, QueueState.VERIFIED, stored, q.detail)
                 elif last:
-                    state = QueueState.NOT_YET if online.get(q.group) else QueueState.KEPT_OTHER
-                    self._record(q, state, stored, q.detail)
+                    self._record(q, _unproved(q, stored, online=on), stored, q.detail)
             self._flush(force=True)
             if last:
                 return
@@ -498,8 +518,19 @@ class _Run:
         )
 
 
+def _unproved(q: JournalQueue, stored: int | None, *, online: bool) -> QueueState:
+    """The state of a queue no read proved written when the read-back ends."""
+    if not online:
+        return QueueState.KEPT_OTHER
+    if not is_replay(q.before, q.target) and holds(q.before, q.target, stored, online=True):
+        return QueueState.PAST_TARGET
+    return QueueState.NOT_YET
+
+
 #: States a queue does not leave during this run (NOT_YET and WRITTEN may still verify).
-_FINAL = frozenset({QueueState.VERIFIED, QueueState.FAILED, QueueState.KEPT_OTHER})
+_FINAL = frozenset(
+    {QueueState.VERIFIED, QueueState.FAILED, QueueState.KEPT_OTHER, QueueState.PAST_TARGET}
+)
 
 
 def _offset_write(w: QueueWrite) -> OffsetWrite:

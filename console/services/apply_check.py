@@ -1,16 +1,22 @@
 """What an apply would write, read again from the cluster right before writing.
 
 The plan was made minutes ago: consumers may have come or gone, offsets moved, the commit log
-been cleaned. `check_apply` reads every queue the plan changes (its committed offset now and the
-min offset of its topic on its broker), who is online per group, and each broker's reset
+been cleaned. `check_apply` reads every queue the apply would move (its committed offset now and
+the min offset of its topic on its broker), who is online per group, and each broker's reset
 ability, and says how each group would be moved now and what stands in the way. It writes
 nothing. Every queue must be read: a read that fails is a blocker, never "unchanged".
+
+"Every queue the apply would move" is more than the queues the plan changes when the write is a
+client push: the broker resets every queue of the topic on it, to the offset of one time, so a
+queue the plan left alone (already at its target when planned) but consumed since is moved back
+too. Those queues are journaled and read back like the rest; a push that would move a queue the
+plan does not hold is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,13 +34,17 @@ from console.rocketmq.errors import BrokerError, RocketMQError
 from console.services.broker_facts import broker_facts
 from console.services.client_offsets import read_store_file
 from console.services.cluster import ClusterReader
+from console.services.fanout import gather_answers
 from console.services.offset_writer import IN_FLIGHT
 from console.services.plan_load import LoadedPlan
 
+K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 # Strategies whose targets a legacy broker can push to online clients as one timestamp.
 _TIMESTAMP_OF = {"earliest": 0, "latest": -1}
+
+NOTHING_TO_APPLY = "the plan changes no queue: nothing to apply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +59,7 @@ class QueueWrite:
 
     @property
     def target(self) -> int:
-        assert self.row.target is not None  # only changed rows are written
+        assert self.row.target is not None  # only rows with a target are written
         return self.row.target
 
 
@@ -78,6 +88,19 @@ class ApplyCheck:
     def writes(self) -> tuple[QueueWrite, ...]:
         return tuple(w for g in self.groups for w in g.writes)
 
+    @property
+    def changed(self) -> tuple[QueueWrite, ...]:
+        """The writes the plan asked for (a client push moves the rest of a topic too)."""
+        return tuple(w for w in self.writes if w.row.changed)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted({g.group for g in self.groups} or {r.group for r in self.plan.rows}))
+
+    @property
+    def has_drift(self) -> bool:
+        return bool(self.drift)
+
     def refusals(self, *, accept_drift: bool) -> tuple[str, ...]:
         drift = () if accept_drift else tuple(d.line() for d in self.drift)
         if drift:
@@ -88,25 +111,100 @@ class ApplyCheck:
             )
         return self.blockers + drift
 
+    def seen(self) -> dict[str, object]:
+        """What the operator confirms: every queue's target and, for a group nobody consumes,
+        its offset before (online groups move on by themselves); each group's path and
+        consumers; the drift and what blocks."""
+        return seen_of(self.groups, tuple(d.line() for d in self.drift), self.blockers)
+
+
+def seen_of(
+    groups: Iterable[GroupWrites], drift: tuple[str, ...], blockers: tuple[str, ...]
+) -> dict[str, object]:
+    """The facts of a check an operator confirms, each under a name a refusal can print."""
+    facts: dict[str, object] = {}
+    for g in groups:
+        facts[f"{g.group}: reset path"] = str(g.path.kind)
+        facts[f"{g.group}: consumers online"] = g.consumers_online
+        for w in g.writes:
+            name = key_text(w.key)
+            facts[f"{name}: target"] = w.target
+            if not g.consumers_online:
+                facts[f"{name}: offset"] = w.before
+    facts["drift"] = drift
+    facts["what blocks"] = blockers
+    return facts
+
 
 async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
     admin = reader.admin
     changed = plan.changed
     brokers = await reader.brokers()
     blockers: list[str] = []
+    if not changed:
+        blockers.append(NOTHING_TO_APPLY)
     missing = sorted({r.broker for r in changed} - set(brokers))
     for name in missing:
         blockers.append(f"broker {name} is not registered with the name server (down?)")
     rows = [r for r in changed if r.broker in brokers]
-    gate = asyncio.Semaphore(IN_FLIGHT)
     files = _client_files(plan)
+    facts = await broker_facts(admin, {r.broker: brokers[r.broker] for r in rows})
+    push_ts = _push_timestamp(plan)
+
+    # Who is online and how each group would be moved decide which queues the write moves.
+    paths: dict[str, tuple[ResetPath, int, frozenset[str] | None]] = {}
+    for group in sorted({r.group for r in rows}):
+        mine = [r for r in rows if r.group == group]
+        asked = {r.broker: brokers[r.broker] for r in mine}
+        clients, online_error = await online_clients(reader, group, asked)
+        if online_error is not None:
+            blockers.append(f"group {group}: could not tell who is online: {online_error}")
+        if group in files:
+            planned = files[group]
+            running = None if online_error else planned.client_id in clients
+            path = client_file_path(planned.file or "", planned.client_id or "", running=running)
+            # The other clients keep their own offsets: only this one's file moves.
+            paths[group] = (path, 0, None if online_error else clients)
+            continue
+        path = choose_reset_path(
+            [facts[b] for b in sorted(asked)],
+            consumers_online=len(clients),
+            broadcasting=_broadcasting(plan, group),
+            per_queue=push_ts is None,
+        )
+        paths[group] = (path, len(clients), clients)
+    for group, (path, _, _) in paths.items():
+        if path.blocker:
+            blockers.append(f"group {group}: {path.kind}: {path.blocker}")
+
+    pushed = {g for g, (p, _, _) in paths.items() if p.kind is ResetPathKind.CLIENT_PUSH}
+    moved = rows + _also_pushed(plan, rows, pushed)
+    stats = await _each(
+        sorted({(r.broker, r.topic) for r in moved}),
+        lambda bt: admin.topic_stats(brokers[bt[0]], bt[1]),
+    )
+    min_now: dict[tuple[str, str, int], int] = {}
+    queue_ids: dict[tuple[str, str], set[int]] = {}
+    for (broker, topic), answer in stats.items():
+        if isinstance(answer, RocketMQError):
+            blockers.append(f"{topic} on {broker}: could not read the min offsets: {answer}")
+            continue
+        for mq, s in answer.items():
+            min_now[(topic, broker, mq.queue_id)] = s.min_offset
+            queue_ids.setdefault((broker, topic), set()).add(mq.queue_id)
+    blockers.extend(_uncovered(moved, pushed, queue_ids))
+    blockers.extend(
+        f"{key_text(row_key(r))}: no target in the plan, and a client push would "
+        "move it: plan again"
+        for r in moved
+        if r.target is None
+    )
+    moved = [r for r in moved if r.target is not None]
 
     async def committed(r: PlanRow) -> int | None:
-        async with gate:
-            addr = brokers[r.broker]
-            return await admin.query_consumer_offset(addr, r.group, r.topic, r.queue_id)
+        return await admin.query_consumer_offset(brokers[r.broker], r.group, r.topic, r.queue_id)
 
-    now = await _each([r for r in rows if r.group not in files], row_key, committed)
+    now = await _each([r for r in moved if r.group not in files], committed, key=row_key)
     for group, path in files.items():
         # A broadcasting client's offsets are in its file: read that again, not the broker.
         found = await asyncio.to_thread(
@@ -115,55 +213,24 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
         if found.error is not None:
             blockers.append(f"group {group}: cannot read the client's offsets: {found.error}")
             continue
-        for r in rows:
+        for r in moved:
             if r.group == group:
                 now[row_key(r)] = found.offsets.get((r.topic, r.broker, r.queue_id))
-    mins = await _each(
-        sorted({(r.broker, r.topic) for r in rows}),
-        lambda bt: bt,
-        lambda bt: _limited(gate, admin.topic_stats(brokers[bt[0]], bt[1])),
-    )
     read_now: dict[RowKey, int | None] = {}
     for key, value in now.items():
         if isinstance(value, RocketMQError):
             blockers.append(f"{key_text(key)}: could not read the committed offset: {value}")
         else:
             read_now[key] = value
-    min_now: dict[tuple[str, str, int], int] = {}
-    for (broker, topic), stats in mins.items():
-        if isinstance(stats, RocketMQError):
-            blockers.append(f"{topic} on {broker}: could not read the min offsets: {stats}")
-            continue
-        for mq, s in stats.items():
-            min_now[(topic, broker, mq.queue_id)] = s.min_offset
-    facts = await broker_facts(admin, {r.broker: brokers[r.broker] for r in rows})
-    readable = [r for r in rows if row_key(r) in read_now]
+    readable = [r for r in moved if row_key(r) in read_now]
     rows_now, raised = reclamp(readable, min_now)
 
     groups: list[GroupWrites] = []
     drift: list[Drift] = []
-    for group in sorted({r.group for r in rows_now}):
+    for group, (path, online, _) in paths.items():
         mine = [r for r in rows_now if r.group == group]
-        clients, online_error = await online_clients(reader, group, brokers)
-        online = len(clients)
-        if online_error is not None:
-            blockers.append(f"group {group}: could not tell who is online: {online_error}")
-        push_ts = _push_timestamp(plan)
-        models = {r.broker for r in mine}
-        if group in files:
-            planned = files[group]
-            running = None if online_error else planned.client_id in clients
-            path = client_file_path(planned.file or "", planned.client_id or "", running=running)
-            online = 0  # the other clients keep their own offsets: only this one's file moves
-        else:
-            path = choose_reset_path(
-                [facts[b] for b in sorted(models)],
-                consumers_online=online,
-                broadcasting=_broadcasting(plan, group),
-                per_queue=push_ts is None,
-            )
-        if path.blocker:
-            blockers.append(f"group {group}: {path.kind}: {path.blocker}")
+        if not mine:
+            continue
         drift.extend(find_drift(mine, read_now, online=online > 0))
         writes = tuple(QueueWrite(r, brokers[r.broker], read_now[row_key(r)]) for r in mine)
         groups.append(
@@ -177,6 +244,36 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
             )
         )
     return ApplyCheck(plan, tuple(groups), tuple(drift), raised, tuple(blockers))
+
+
+def _also_pushed(plan: LoadedPlan, rows: Sequence[PlanRow], pushed: set[str]) -> list[PlanRow]:
+    """The plan's unchanged rows on every (broker, topic) a client push goes to: the push
+    moves them too."""
+    topics = {(r.group, r.broker, r.topic) for r in rows if r.group in pushed}
+    return [r for r in plan.rows if not r.changed and (r.group, r.broker, r.topic) in topics]
+
+
+def _uncovered(
+    moved: Sequence[PlanRow], pushed: set[str], queue_ids: Mapping[tuple[str, str], set[int]]
+) -> list[str]:
+    """A push moves every queue of the topic on its broker: one the plan does not hold would
+    move with no before-image in the journal and no way back."""
+    out = []
+    for group in sorted(pushed):
+        held: dict[tuple[str, str], set[int]] = {}
+        for r in moved:
+            if r.group == group:
+                held.setdefault((r.broker, r.topic), set()).add(r.queue_id)
+        for (broker, topic), ids in sorted(held.items()):
+            lacking = sorted(queue_ids.get((broker, topic), set()) - ids)
+            if lacking:
+                out.append(
+                    f"group {group}: a client push resets every queue of {topic} on {broker}, "
+                    f"and the plan does not hold queue(s) {', '.join(map(str, lacking))}: they "
+                    "would move with no before-image; plan the whole topic, or stop the "
+                    "consumers and apply offline"
+                )
+    return out
 
 
 def _push_timestamp(plan: LoadedPlan) -> int | None:
@@ -208,7 +305,7 @@ def _broadcasting(plan: LoadedPlan, group: str) -> bool:
 async def consumers_online(
     reader: ClusterReader, group: str, brokers: Mapping[str, str]
 ) -> tuple[int, str | None]:
-    """How many consumers of `group` are online; the error when no broker could say."""
+    """How many consumers of `group` are online; the error when it cannot be told."""
     clients, error = await online_clients(reader, group, brokers)
     return len(clients), error
 
@@ -216,38 +313,32 @@ async def consumers_online(
 async def online_clients(
     reader: ClusterReader, group: str, brokers: Mapping[str, str]
 ) -> tuple[frozenset[str], str | None]:
-    """The client ids of `group` online, as the first broker that answers says (they
-    heartbeat every broker); the error when none could say."""
-    error: str | None = "no broker to ask"
-    for addr in brokers.values():
-        try:
-            connection = await reader.admin.consumer_connections(addr, group)
-        except BrokerError as exc:
-            if exc.code == ResponseCode.CONSUMER_NOT_ONLINE:
-                return frozenset(), None
-            error = str(exc)
-            continue
-        except RocketMQError as exc:
-            error = str(exc)
-            continue
-        return frozenset(c.client_id for c in connection.clients), None
-    return frozenset(), error
-
-
-async def _limited(gate: asyncio.Semaphore, request: Awaitable[T]) -> T:
-    async with gate:
-        return await request
+    """The client ids of `group` online, asked of every broker in `brokers` (those hosting the
+    group's queues: a client heartbeats only the brokers of the topics it uses, so one broker's
+    "not online" says nothing of the others). Any broker naming a client means online; when
+    none names one and some broker could not be asked, who is online is unknown: the error."""
+    answers = await _each(
+        sorted(brokers), lambda name: reader.admin.consumer_connections(brokers[name], group)
+    )
+    clients: set[str] = set()
+    errors: list[str] = []
+    for name, answer in answers.items():
+        if isinstance(answer, BrokerError) and answer.code == ResponseCode.CONSUMER_NOT_ONLINE:
+            continue  # this broker knows no client of the group
+        if isinstance(answer, RocketMQError):
+            errors.append(f"{name}: {answer}")
+        else:
+            clients.update(c.client_id for c in answer.clients)
+    if clients or not errors:
+        return frozenset(clients), None if brokers else "no broker to ask"
+    return frozenset(), "; ".join(errors)
 
 
 async def _each(
-    items: Iterable[Any], key: Callable[[Any], Any], fn: Callable[[Any], Awaitable[T]]
+    items: Iterable[K],
+    fn: Callable[[K], Awaitable[T]],
+    *,
+    key: Callable[[K], Any] | None = None,
 ) -> dict[Any, T | RocketMQError]:
-    """fn(item) for every item concurrently, by key; wire errors come back as values."""
-    listed: Sequence[Any] = list(items)
-    answers = await asyncio.gather(*(fn(i) for i in listed), return_exceptions=True)
-    out: dict[Any, T | RocketMQError] = {}
-    for item, answer in zip(listed, answers, strict=True):
-        if isinstance(answer, BaseException) and not isinstance(answer, RocketMQError):
-            raise answer
-        out[key(item)] = answer
-    return out
+    answers = await gather_answers(fn, list(items), limit=IN_FLIGHT)
+    return answers if key is None else {key(item): a for item, a in answers.items()}

@@ -9,8 +9,7 @@ A file that cannot be read is shown as such, never as an offset of 0.
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from console.domain.client_offsets import (
     ClientOffsetsError,
     ClientStore,
     parse_offsets_json,
-    render_offsets_json,
 )
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import BROADCASTING, GroupOffsets, QueueKey, QueueOffsets
@@ -82,43 +80,6 @@ def read_store_file(client_id: str, path: Path) -> StoreFile:
         except ClientOffsetsError as exc:
             errors.append(f"{candidate}: {exc}")
     return StoreFile(client_id, path, 0, {}, "; ".join(errors) or f"{path}: not found")
-
-
-def rewrite_store_file(path: Path, targets: Mapping[QueueKey, int]) -> dict[QueueKey, int]:
-    """Move these queues in a (stopped) client's offsets file, the others kept as they are;
-    returns the offsets the file holds afterwards, read back from disk.
-
-    Written as the Java client writes it (MixAll.string2File): the new text to `<file>.tmp`,
-    the current text kept as `<file>.bak`, then the `.tmp` renamed over the file, each synced,
-    so a crash leaves either the old file or the new one, and the backup."""
-    current = read_store_file(path.parent.parent.name, path)
-    if current.error is not None:
-        raise ClientOffsetsError(current.error)
-    tmp = path.with_name(path.name + ".tmp")
-    _write_synced(tmp, render_offsets_json({**current.offsets, **targets}))
-    if path.exists():
-        _write_synced(path.with_name(path.name + BACKUP_SUFFIX), path.read_text(encoding="utf-8"))
-    os.replace(tmp, path)
-    _sync_dir(path.parent)
-    after = read_store_file(current.client_id, path)
-    if after.error is not None or after.path != path:
-        raise ClientOffsetsError(f"{path}: unreadable after the rewrite: {after.error}")
-    return after.offsets
-
-
-def _write_synced(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 async def with_client_stores(

@@ -15,11 +15,13 @@ one-way commits. So a push can be lost, whole or in part, behind its SUCCESS:
   commit puts its old position back.
 
 So the push goes one broker and topic at a time, once the clients were seen holding every queue
-of it (their running info), and is watched on the broker until each queue holds the reset
-(between the target and the old position) across two of the clients' commit intervals. Queues
-that do not are pushed again, `PushTiming.max_pushes` times in all at most. A push resets every
-queue of the topic on that broker: a queue that took an earlier push replays again what it
-consumed since; the journal says the push was repeated.
+of it (their running info), and is watched on the broker until a read proves each queue took it
+(console/domain/drift.py, `proves`: for a skip, the pushed offset itself) and it keeps holding
+it (not back at the old position) across two of the clients' commit intervals. Queues that do
+not are pushed again, `PushTiming.max_pushes` times in all at most. A push resets every queue of
+the topic on that broker, to the offset the broker finds for the time (its answer says which):
+that offset is the queue's target from then on. A queue that took an earlier push replays
+again what it consumed since; the journal says the push was repeated.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from console.domain.drift import reached
+from console.domain.drift import holds, proves
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
@@ -85,7 +87,8 @@ class Holding:
     note: str | None = None
 
 
-Pushed = Callable[[Sequence[QueueWrite], str], None]
+#: Queues pushed, one line on how, and the offset the broker pushed per queue id.
+Pushed = Callable[[Sequence[QueueWrite], str, Mapping[int, int]], None]
 Taken = Callable[[QueueWrite, int], None]
 
 
@@ -116,6 +119,8 @@ class ClientPush:
         #: The longest commit interval among the clients, as their running info says.
         self.commit_interval_s = DEFAULT_COMMIT_INTERVAL_S
         self.last_read: dict[int, int] = {}
+        #: The offset the broker pushed, by queue id, from its answer to the last push.
+        self.pushed_to: dict[int, int] = {}
 
     async def run(self, writes: Sequence[QueueWrite], pushed: Pushed, taken: Taken) -> PushOutcome:
         pending = list(writes)
@@ -125,7 +130,7 @@ class ClientPush:
             if self.stop.is_set():
                 break
             try:
-                await self.admin.reset_offset(
+                table = await self.admin.reset_offset(
                     self.addr, self.group, self.topic, timestamp_ms=self.timestamp_ms
                 )
             except RocketMQError as exc:
@@ -136,6 +141,9 @@ class ClientPush:
                     return PushOutcome(0, refused=exc, refused_writes=tuple(pending))
                 break  # the read-back decides what the earlier pushes did
             pushes += 1
+            self.pushed_to.update(
+                {mq.queue_id: offset for mq, offset in table.items() if mq.topic == self.topic}
+            )
             self._tell(pushed, pending, pushes, unheld, note)
             pending = await self._watch(pending, taken)
         if self.stop.is_set():
@@ -166,12 +174,13 @@ class ClientPush:
             )
         held = [w for w in pending if w.row.queue_id not in unheld]
         if held:
-            pushed(held, detail)
+            pushed(held, detail, self.pushed_to)
         if len(held) < len(pending):
             why = f"; {note}" if note else ""
             pushed(
                 [w for w in pending if w.row.queue_id in unheld],
                 f"{detail}; no online client held the queue when pushed{why}",
+                self.pushed_to,
             )
 
     async def _wait_held(self, pending: Sequence[QueueWrite]) -> tuple[frozenset[int], str | None]:
@@ -237,11 +246,16 @@ class ClientPush:
             return queues, interval
         return None
 
+    def target(self, w: QueueWrite) -> int:
+        """Where the push moves the queue: the broker's answer, else the plan's target."""
+        return self.pushed_to.get(w.row.queue_id, w.target)
+
     async def _watch(self, pending: Sequence[QueueWrite], taken: Taken) -> list[QueueWrite]:
-        """Reads the pending queues back until each has held the push for `hold_s`, or take_s
-        passes (a queue holding it then gets its `hold_s` out); the ones that did not."""
+        """Reads the pending queues back until each has held the push for `hold_s` since a read
+        proved it, or take_s passes (a queue holding it then gets its `hold_s` out); the ones
+        that did not."""
         left = list(pending)
-        since: dict[int, float] = {}  # queue id -> first read holding the push, in a row
+        since: dict[int, float] = {}  # queue id -> the read that proved the push, held since
         deadline = time.monotonic() + self.timing.take_s
         while left:
             read = self.admin.query_consumer_offset
@@ -260,8 +274,15 @@ class ClientPush:
                     continue
                 if stored is not None:
                     self.last_read[q] = stored
-                if stored is not None and reached(w.before, w.target, stored, online=True):
-                    if now - since.setdefault(q, now) >= self.hold_s:
+                target = self.target(w)
+                if q not in since and proves(w.before, target, stored, online=True):
+                    since[q] = now
+                if (
+                    stored is not None
+                    and q in since
+                    and holds(w.before, target, stored, online=True)
+                ):
+                    if now - since[q] >= self.hold_s:
                         taken(w, stored)
                         continue
                 else:

@@ -7,6 +7,8 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TypeVar
 
+from console.rocketmq.errors import RocketMQError
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -46,6 +48,20 @@ async def gather_bounded(
         for item in items:
             tg.create_task(one(item))
     return {item: results[item] for item in items}
+
+
+async def gather_answers(
+    fn: Callable[[K], Awaitable[V]], items: Sequence[K], *, limit: int = GROUP_CONCURRENCY
+) -> dict[K, V | RocketMQError]:
+    """fn(item) for every item with at most `limit` running: what the cluster answered, or the
+    wire error it gave instead. Any other exception is a bug, and is raised."""
+    answers = await gather_bounded(fn, items, limit=limit)
+    out: dict[K, V | RocketMQError] = {}
+    for item, answer in answers.items():
+        if isinstance(answer, Exception) and not isinstance(answer, RocketMQError):
+            raise answer
+        out[item] = answer
+    return out
 
 
 class Cadence:

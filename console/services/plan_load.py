@@ -3,7 +3,6 @@ hash in its header, made for this cluster, and recent enough to still describe t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow.parquet as pq
@@ -16,17 +15,13 @@ from console.domain.plan import (
     content_hash,
 )
 from console.services import files
+from console.services.refusals import Refused
 from console.services.workspace import PLAN_JSON, ROWS, Workspace
 
 DEFAULT_MAX_AGE_S = PLAN_MAX_AGE_MIN * 60
 
-
-class PlanRefused(Exception):
-    """The plan cannot be applied as it is; nothing was written. `reasons` are one line each."""
-
-    def __init__(self, reasons: Sequence[str]) -> None:
-        self.reasons = tuple(reasons)
-        super().__init__("; ".join(self.reasons))
+#: The plan cannot be applied as it is (console/services/refusals.py).
+PlanRefused = Refused
 
 
 @dataclass(frozen=True, slots=True)

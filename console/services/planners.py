@@ -34,7 +34,7 @@ class PreviewPlanner(Protocol):
         self,
         spec: ResetSpec,
         *,
-        on_progress: Callable[[JobProgress], None] | None = None,
+        on_progress: Callable[[JobProgress], object] | None = None,
         on_submit: Callable[[JobHandle], None] | None = None,
         snapshot: SnapshotRef | None = None,
         out_uri: str | None = None,

@@ -7,9 +7,10 @@ and then told what the plan job did (`progressed`, `computed`, `impact_estimated
 the CLI hands it the flow itself; the console hands it an object that posts each event as a
 message, so the flow changes on the UI thread only.
 
-A previewed plan is applied the same way: `begin_apply`, then what the apply service did
-(`checked`, `confirmed` or `declined`, `apply_progressed`, `applied`, `apply_refused`). The
-confirm dialog and `apply --confirm` both answer `checked` with `confirmed` or `declined`.
+A previewed plan is applied the same way: `begin_apply`, then the apply session's events (the
+flow is an `ApplyEvents`: `checked`, `confirmed` or `declined`, `writing`, `applied`, `refused`;
+console/services/apply_session.py). The confirm dialog and `apply --confirm` both answer the
+session's check; the session tells the flow which it was.
 
 Stages go editing -> planning -> previewed | rejected | cancelled | failed, and from any of the
 last four back to planning; from previewed, checking -> confirming -> applying -> applied, with
@@ -33,8 +34,7 @@ from console.domain.spec import ResetSpec, SpecError, StrategyKind, parse_spec
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.apply import ApplyProgress
-    from console.services.apply_check import ApplyCheck
+    from console.services.apply_session import ApplyProgress, WriteCheck
     from console.services.planners import PreviewPlanner
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobHandle, JobProgress
@@ -76,8 +76,9 @@ NEXT: Mapping[Stage, frozenset[Stage]] = {
     Stage.CANCELLED: _RESTART,
     Stage.FAILED: _RESTART,
     Stage.CHECKING: frozenset({Stage.CONFIRMING, Stage.NOT_APPLIED}),
-    # Declined: the plan stays shown and nothing was written.
-    Stage.CONFIRMING: frozenset({Stage.APPLYING, Stage.PREVIEWED}),
+    # Declined: the plan stays shown and nothing was written. Not applied: the answer did not
+    # confirm it (the drift not accepted, a name mistyped).
+    Stage.CONFIRMING: frozenset({Stage.APPLYING, Stage.PREVIEWED, Stage.NOT_APPLIED}),
     Stage.APPLYING: frozenset({Stage.APPLIED, Stage.NOT_APPLIED}),
     Stage.APPLIED: _RESTART,
     # Trying the same plan again is safe: the drift check sees any queue an earlier try moved.
@@ -237,7 +238,7 @@ class ResetFlow:
     error: str | None = None
     switch: CancelSwitch = field(default_factory=CancelSwitch)
     # The apply of the plan shown, once asked for.
-    check: ApplyCheck | None = None
+    check: WriteCheck | None = None
     accept_drift: bool = False
     apply_progress: ApplyProgress | None = None
     journal: Journal | None = None
@@ -370,9 +371,15 @@ class ResetFlow:
     def failed(self, reason: str) -> bool:
         return self._end(Stage.FAILED, reason)
 
-    # ---- what the apply did ----------------------------------------------------------------------
+    # ---- what the apply session did (an ApplyEvents) ---------------------------------------------
 
-    def checked(self, check: ApplyCheck) -> bool:
+    def checking(self) -> bool:
+        return self.stage is Stage.CHECKING
+
+    def planning(self, progress: JobProgress) -> bool:
+        return False  # a plan's apply plans nothing more
+
+    def checked(self, check: WriteCheck) -> bool:
         if self.stage is not Stage.CHECKING:
             return False
         self._move(Stage.CONFIRMING)
@@ -392,7 +399,7 @@ class ResetFlow:
         self._move(Stage.PREVIEWED)
         return True
 
-    def apply_progressed(self, progress: ApplyProgress) -> bool:
+    def writing(self, progress: ApplyProgress) -> bool:
         if self.stage is not Stage.APPLYING:
             return False
         self.apply_progress = progress
@@ -405,8 +412,9 @@ class ResetFlow:
         self.journal, self.journal_path = journal, journal_path
         return True
 
-    def apply_refused(self, reasons: tuple[str, ...] | list[str]) -> bool:
-        """Refused before any write (hash, age, drift, read-only, consumers online)."""
+    def refused(self, reasons: tuple[str, ...] | list[str]) -> bool:
+        """Refused before any write (hash, age, drift, read-only, consumers online, the cluster
+        moved while confirming)."""
         return self._not_applied("; ".join(reasons))
 
     def apply_failed(self, reason: str) -> bool:
@@ -416,7 +424,7 @@ class ResetFlow:
     # ---- helpers -------------------------------------------------------------------------------
 
     def _not_applied(self, error: str) -> bool:
-        if self.stage not in (Stage.CHECKING, Stage.APPLYING):
+        if self.stage not in (Stage.CHECKING, Stage.CONFIRMING, Stage.APPLYING):
             return False
         self._move(Stage.NOT_APPLIED)
         self.error = error

@@ -5,6 +5,9 @@ kept another value, or written when the console died) is read again now:
 
 - at its target already (the write landed before the stop, only its answer was lost): it is
   verified now and written again never, so nothing is applied twice;
+- past the target of a skip, with consumers online: the write may have been lost while they
+  consumed past it, and writing it again would move them back: it is left, not verified
+  ("past the target, the reset not seen");
 - still at its before-image: it is written;
 - anywhere else: drift (someone else moved it), refused unless accepted.
 
@@ -15,22 +18,16 @@ again. It writes nothing.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 
-from console.domain.drift import Reclamped, key_text, reached, reclamp, row_key
+from console.domain.drift import Reclamped, holds, key_text, proves, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
 from console.domain.plan import PlanRow, ResetPathKind, choose_reset_path
 from console.rocketmq.errors import RocketMQError
-from console.services.apply_check import (
-    GroupWrites,
-    QueueWrite,
-    _each,
-    _limited,
-    consumers_online,
-)
+from console.services.apply_check import GroupWrites, QueueWrite, consumers_online, seen_of
 from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
+from console.services.fanout import gather_answers
 from console.services.offset_writer import IN_FLIGHT
 
 
@@ -40,6 +37,8 @@ class ResumeCheck:
     groups: tuple[GroupWrites, ...]  # the writes left, by group
     #: Found at their target: verified now, not written again.
     arrived: tuple[JournalQueue, ...]
+    #: Skips found past their target with consumers online: left, not verified.
+    past: tuple[JournalQueue, ...]
     drift: tuple[str, ...]  # one line per queue moved by someone else since the apply
     reclamped: tuple[Reclamped, ...]  # targets raised to a min offset that moved past them
     blockers: tuple[str, ...]
@@ -47,6 +46,14 @@ class ResumeCheck:
     @property
     def writes(self) -> tuple[QueueWrite, ...]:
         return tuple(w for g in self.groups for w in g.writes)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted({g.group for g in self.groups} or set(self.journal.groups)))
+
+    @property
+    def has_drift(self) -> bool:
+        return bool(self.drift)
 
     def refusals(self, *, accept_drift: bool) -> tuple[str, ...]:
         if accept_drift or not self.drift:
@@ -62,21 +69,25 @@ class ResumeCheck:
             f"resume {j.apply_id} ({j.status}): {len(j.unfinished)} queue(s) not verified; "
             f"{len(self.arrived)} found at their target, {len(self.writes)} to write"
         ]
+        if self.past:
+            lines.append(
+                f"{len(self.past)} queue(s) found past their target with consumers online: "
+                "left as they are, not verified (writing the target again would move them back)"
+            )
         lines += [f"reset path for {g.group}: {g.path.kind} - {g.path.reason}" for g in self.groups]
         lines += [f"warning: {r.line}" for r in self.reclamped]
         return lines
 
-    def seen(self) -> tuple[object, ...]:
-        """What an operator confirms: the queues found at their target, every write left with
-        its offset before and target, each group's path, the drift and what blocks. A check
-        read again right before writing must say the same."""
-        return (
-            tuple(q.key for q in self.arrived),
-            tuple((w.key, w.before, w.target) for w in self.writes),
-            tuple((g.group, g.path.kind, g.consumers_online) for g in self.groups),
-            self.drift,
-            self.blockers,
-        )
+    def seen(self) -> dict[str, object]:
+        """What an operator confirms: the queues found at their target or past it, every write
+        left with its offset before and target, each group's path, the drift and what blocks.
+        A check read again right before writing must say the same."""
+        facts = seen_of(self.groups, self.drift, self.blockers)
+        facts["found at their target"] = tuple(key_text(q.key) for q in self.arrived)
+        facts["found past their target"] = tuple(key_text(q.key) for q in self.past)
+        for w in self.writes:
+            facts[f"{key_text(w.key)}: offset"] = w.before
+        return facts
 
 
 async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
@@ -95,19 +106,18 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
             f"reset again (or undo {journal.apply_id})"
         )
     queues = [q for q in left if q.broker in brokers and q.group not in whole]
-    gate = asyncio.Semaphore(IN_FLIGHT)
 
     async def committed(q: JournalQueue) -> int | None:
-        async with gate:
-            return await admin.query_consumer_offset(
-                brokers[q.broker], q.group, q.topic, q.queue_id
-            )
+        return await admin.query_consumer_offset(brokers[q.broker], q.group, q.topic, q.queue_id)
 
-    now = await _each(queues, lambda q: q.key, committed)
-    stats = await _each(
+    now = {
+        q.key: answer
+        for q, answer in (await gather_answers(committed, queues, limit=IN_FLIGHT)).items()
+    }
+    stats = await gather_answers(
+        lambda bt: admin.topic_stats(brokers[bt[0]], bt[1]),
         sorted({(q.broker, q.topic) for q in queues}),
-        lambda bt: bt,
-        lambda bt: _limited(gate, admin.topic_stats(brokers[bt[0]], bt[1])),
+        limit=IN_FLIGHT,
     )
     bounds: dict[tuple[str, str, int], tuple[int, int]] = {}
     for (broker, topic), answer in stats.items():
@@ -129,11 +139,13 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     facts = await broker_facts(admin, {q.broker: brokers[q.broker] for q, _ in readable})
     groups: list[GroupWrites] = []
     arrived: list[JournalQueue] = []
+    past: list[JournalQueue] = []
     drift: list[str] = []
     reclamped: list[Reclamped] = []
     for group in sorted({q.group for q, _ in readable}):
         mine = [(q, v) for q, v in readable if q.group == group]
-        online, online_error = await consumers_online(reader, group, brokers)
+        asked = {q.broker: brokers[q.broker] for q, _ in mine}
+        online, online_error = await consumers_online(reader, group, asked)
         if online_error is not None:
             blockers.append(f"group {group}: could not tell who is online: {online_error}")
         path = choose_reset_path(
@@ -146,8 +158,11 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
         to_write: list[tuple[JournalQueue, PlanRow]] = []
         for q, value in mine:
-            if reached(q.before, q.target, value, online=online > 0):
+            if proves(q.before, q.target, value, online=online > 0):
                 arrived.append(replace(q, stored=value))
+                continue
+            if online > 0 and holds(q.before, q.target, value, online=True):
+                past.append(replace(q, stored=value))
                 continue
             before = q.before
             # Consumers online move their queues forward: that is not someone else's doing.
@@ -167,7 +182,13 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
         if writes:
             groups.append(GroupWrites(group, path, None, online, None, writes))
     return ResumeCheck(
-        journal, tuple(groups), tuple(arrived), tuple(drift), tuple(reclamped), tuple(blockers)
+        journal,
+        tuple(groups),
+        tuple(arrived),
+        tuple(past),
+        tuple(drift),
+        tuple(reclamped),
+        tuple(blockers),
     )
 
 

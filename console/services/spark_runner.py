@@ -62,7 +62,7 @@ class JobProgress:
         return self.done / self.total if self.total else None
 
 
-ProgressCallback = Callable[[JobProgress], None]
+ProgressCallback = Callable[[JobProgress], object]
 
 
 class JobError(Exception):

@@ -1,7 +1,8 @@
 """The console app and `make_app`, the one way to build it (the CLI and the tests both call it).
 
 What the app owns: the screen stack, the refresh interval and its pause, themes and the keymap,
-and error reports. Data comes from a `ClusterSource` per cluster, made by the injected `connect`.
+and error reports. Data comes from a `ClusterSource` per cluster, made by the injected `connect`;
+planning and writing go through the injected `ConsoleServices` (console/ui/services.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from console.ui.commands import ScreenActions, WalkthroughCommands
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
+from console.ui.services import ConsoleServices, cluster_services
 from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
 
 Clock = Callable[[], float]
@@ -55,10 +57,12 @@ class ConsoleApp(App[int]):
         clock: Clock,
         themes: LoadedThemes,
         window: int,
+        services: ConsoleServices,
     ) -> None:
         super().__init__()
         self.config = config
         self.connect = connect
+        self.services = services
         self.start_cluster = cluster
         self.clock = clock
         self.window = window
@@ -282,8 +286,18 @@ def make_app(
     clock: Clock = time.time,
     theme_paths: Sequence[Path] | None = None,
     window: int = DEFAULT_WINDOW,
+    services: ConsoleServices | None = None,
 ) -> ConsoleApp:
     """The console. `cluster` opens that cluster's overview; without it, the Clusters screen
-    lists `config.clusters`. `connect` makes the data source of a cluster when it is opened."""
+    lists `config.clusters`. `connect` makes the data source of a cluster when it is opened;
+    `services` plan and write (the clusters' own when not given)."""
     themes = load_themes(theme_dirs() if theme_paths is None else theme_paths)
-    return ConsoleApp(config, connect, cluster=cluster, clock=clock, themes=themes, window=window)
+    return ConsoleApp(
+        config,
+        connect,
+        cluster=cluster,
+        clock=clock,
+        themes=themes,
+        window=window,
+        services=services if services is not None else cluster_services(config),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,13 +24,10 @@ if TYPE_CHECKING:
 
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.domain.journal import Journal
-    from console.services.apply import ApplyProgress
-    from console.services.apply_check import ApplyCheck
+    from console.services.apply_session import ApplyProgress, Confirmation, WriteCheck
     from console.services.history import History
-    from console.services.journal_actions import UndoCheck
     from console.services.lag_report import LagReport
     from console.services.planning import PlanResult
-    from console.services.resume_check import ResumeCheck
     from console.services.spark_runner import JobProgress
     from console.services.walkthroughs import Answer
 
@@ -167,17 +165,42 @@ class BoundariesRead(Message):
     boundaries: tuple[Boundary, ...]
 
 
+# ---- an apply session's events (console/services/apply_session.py), as a door gets them ----
+
+
 @dataclass
 class ApplyChecked(Message):
-    """The plan read against the cluster: what the confirm dialog shows."""
+    """An apply's, undo's or resume's check: what the cluster holds before anything is
+    written."""
 
-    check: ApplyCheck
+    check: WriteCheck
+
+
+@dataclass
+class ConfirmationAsked(Message):
+    """The session waits for the operator's answer to `check`: the confirm dialog sets
+    `reply` (None: cancelled)."""
+
+    check: WriteCheck
+    reply: Future[Confirmation | None]
+
+
+@dataclass
+class ApplyConfirmed(Message):
+    """The answer confirmed the write: the cluster is read again, then written."""
+
+    accept_drift: bool
+
+
+@dataclass
+class ApplyDeclined(Message):
+    """The operator cancelled: nothing was written."""
 
 
 @dataclass
 class ApplyRefused(Message):
-    """The apply cannot go on (bad plan, read-only, drift, consumers online on the offline
-    path ...); nothing was written."""
+    """The session cannot go on (bad plan, read-only, drift, consumers online on the offline
+    path, the cluster moved while confirming ...); nothing was written."""
 
     reasons: tuple[str, ...]
 
@@ -202,20 +225,6 @@ class ApplyFinished(Message):
 @dataclass
 class HistoryRead(Message):
     history: History
-
-
-@dataclass
-class UndoChecked(Message):
-    """An apply's undo planned and read against the cluster: what the confirm dialog shows."""
-
-    check: UndoCheck
-
-
-@dataclass
-class ResumeChecked(Message):
-    """What an apply left unverified, read again: what the confirm dialog shows."""
-
-    check: ResumeCheck
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from console.config import ClusterConfig, Config
 from console.domain.gaps import Why
@@ -20,6 +21,7 @@ from console.services.fanout import gather_bounded
 from console.services.source import BrokerState, ClusterSource, Progress
 from console.services.triage import QueueKey
 from console.ui.app import ConsoleApp, make_app
+from console.ui.services import ConsoleServices
 from console.ui.themes import PROJECT_THEMES
 
 NOW_S = 1_700_000_000.0
@@ -317,6 +319,52 @@ PROD = ClusterConfig("prod", ("10.0.0.9:9876",), colour="red", read_only=True)
 STAGING = ClusterConfig("staging", ("10.1.0.9:9876",), colour="green")
 
 
+class IdlePlanners:
+    """A planner source that is never asked to plan: what a test that plans nothing gets."""
+
+    def __init__(self) -> None:
+        self.warmed = 0
+
+    def warm(self, config: Config) -> None:
+        self.warmed += 1  # no Spark in these tests
+
+    def open(self, session: object, config: Config) -> Any:
+        raise AssertionError("no plan is run in this test")
+
+
+class NoWrites:
+    """Write sessions for a test that writes nothing: asking for one fails the test."""
+
+    def apply_plan(self, plan_uri: str) -> Any:
+        raise AssertionError("no apply in this test")
+
+    def undo(self, apply_id: str) -> Any:
+        raise AssertionError("no undo in this test")
+
+    def resume(self, apply_id: str) -> Any:
+        raise AssertionError("no resume in this test")
+
+    async def run(self, *args: object) -> Any:
+        raise AssertionError("no write in this test")
+
+
+class NoWalkthroughs:
+    def open(self, session: object, config: Config) -> Any:
+        raise AssertionError("no walkthrough reads in this test")
+
+
+def fake_services(
+    *, planners: Any = None, writes: Any = None, walkthroughs: Any = None
+) -> ConsoleServices:
+    """What `make_app` hands the screens in a test: fakes, each failing the test when asked for
+    what the test did not give."""
+    return ConsoleServices(
+        planners if planners is not None else IdlePlanners(),
+        writes if writes is not None else NoWrites(),
+        walkthroughs if walkthroughs is not None else NoWalkthroughs(),
+    )
+
+
 def fake_app(
     cluster: FakeCluster | None = None,
     *,
@@ -333,5 +381,6 @@ def fake_app(
 
     kw.setdefault("theme_paths", [PROJECT_THEMES])
     kw.setdefault("clock", fixed_clock)
+    kw.setdefault("services", fake_services())
     app = make_app(cfg, connect, cluster=open_cluster, **kw)  # type: ignore[arg-type]
     return app, fake

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import html
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -28,6 +30,16 @@ async def settle(pilot: Pilot[int]) -> None:
         with contextlib.suppress(WorkerFailed):
             await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
+
+async def until(pilot: Pilot[int], shown: Callable[[], bool], *, timeout_s: float = 20.0) -> None:
+    """Handle messages until `shown()` holds: for a worker that waits on the operator (an apply
+    session waiting for its confirmation), which `settle` would wait for forever."""
+    deadline = time.monotonic() + timeout_s
+    while not shown():
+        assert time.monotonic() < deadline, "the console never got there"
+        await pilot.pause(0.02)
+    await pilot.pause()  # and laid out: a click lands where it is drawn
 
 
 def view(app: ConsoleApp, selector: str = "DataView") -> DataView:

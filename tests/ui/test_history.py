@@ -8,8 +8,7 @@ The undo against the real brokers: tests/integration/test_ui_apply.py."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,12 @@ from typing import Any
 from textual.color import Color
 from textual.widgets import Button, Checkbox, DataTable
 
-from console.config import ClusterConfig, Config
-from console.domain.drift import Drift
+from console.config import Config
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
-from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo, Totals
-from console.services.apply import ApplyProgress
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.apply_session import ApplyProgress, WriteCheck
 from console.services.journal_actions import UndoCheck
 from console.services.journal_store import JournalStore
-from console.services.plan_load import LoadedPlan
 from console.services.resume_check import ResumeCheck
-from console.services.spark_runner import JobProgress
 from console.ui.screens.apply import (
     ApplyResultDialog,
     ConfirmApplyDialog,
@@ -36,12 +30,11 @@ from console.ui.screens.apply import (
 from console.ui.screens.dialogs import CommandsDialog, ErrorDialog
 from console.ui.screens.history import HistoryScreen
 from console.ui.widgets.banner import ClusterBanner
+from tests.support.checks import T0, drifted_check
+from tests.support.writes import ScriptedWrites
 
-from .fakes import PROD, STAGING, fake_app
-from .helpers import settle, shown, text_of, toasts
-
-T0 = 1_795_400_000_000
-HOUR = 3_600_000
+from .fakes import PROD, STAGING, fake_app, fake_services
+from .helpers import settle, shown, text_of, toasts, until
 
 
 def journal(
@@ -128,54 +121,6 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
 # ---- undo and resume from the console ---------------------------------------------------------
 
 
-def plan_row(queue_id: int, target: int, span_ms: int | None) -> PlanRow:
-    current_time = T0 + HOUR if span_ms is not None else None
-    target_time = None if span_ms is None else T0 + HOUR - span_ms
-    return PlanRow(
-        "staging",
-        "billing",
-        "orders",
-        "broker-a",
-        queue_id,
-        0,
-        200,
-        100,
-        target,
-        target,
-        target - 100,
-        None,
-        (),
-        current_time,
-        target_time,
-        span_ms,
-    )
-
-
-def drifted_check() -> ApplyCheck:
-    """Back 10 messages (an hour of them) on q0, on 5 (ahead 5 minutes) on q1, back 5 on q2
-    whose store times are unknown; q0 moved by one since the plan was made."""
-    rows = (plan_row(0, 90, HOUR), plan_row(1, 120, -300_000), plan_row(2, 95, None))
-    header = PlanHeader(
-        plan_id="p-undo",
-        spec={"scope": {"cluster": "staging", "groups": ["billing"]}, "strategy": "earliest"},
-        snapshot=SnapshotInfo("staging", "s1", T0),
-        created_at_ms=T0,
-        content_hash="sha256:1",
-        rows=3,
-        totals=(Totals("billing", None, 3, 3, 15, 20, 0, 300, 295),),
-    )
-    path = ResetPath(ResetPathKind.SERVER_SIDE, "every broker runs 5.1+")
-    writes = tuple(QueueWrite(r, "10.1.0.1:10911", 100) for r in rows)
-    drift = Drift(("billing", "orders", "broker-a", 0), 100, 101, "committed by someone else")
-    return ApplyCheck(
-        LoadedPlan("file:///p-undo", header, rows),
-        (GroupWrites("billing", path, path, 0, None, writes),),
-        (drift,),
-        (),
-        (),
-    )
-
-
 async def test_the_confirm_dialog_says_cluster_replay_skip_time_span_and_drift() -> None:
     app, _ = fake_app(open_cluster=None)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -205,55 +150,33 @@ def verified(j: Journal, **changes: Any) -> Journal:
     return replace(j, queues=queues, status=ApplyStatus.FINISHED, finished_at_ms=T0, **changes)
 
 
-class FakeActions:
-    """Undo and resume without a cluster: the checks are made up, the writes are answered
-    verified, and every call is recorded."""
+def history_writes(store: JournalStore) -> ScriptedWrites:
+    """Undo and resume through the real session, on no cluster: the checks are made up, the
+    writes are answered verified, and every call is recorded."""
 
-    def __init__(self, store: JournalStore) -> None:
-        self.store = store
-        self.opened: list[str] = []
-        self.calls: list[tuple[str, str, bool]] = []
+    def check(kind: str, apply_id: str) -> WriteCheck:
+        j = store.load(apply_id)
+        if kind == "undo":
+            notes = (f"undo of {apply_id}: 3 queue(s) back to their before-image",)
+            return UndoCheck(j, notes, drifted_check())
+        return ResumeCheck(j, (), tuple(j.unfinished), (), (), (), ())
 
-    @asynccontextmanager
-    async def open(self, cluster: ClusterConfig, config: Config) -> AsyncIterator[FakeActions]:
-        self.opened.append(cluster.name)
-        yield self
-
-    async def check_undo(
-        self, apply_id: str, on_progress: Callable[[JobProgress], None] | None = None
-    ) -> UndoCheck:
-        notes = (f"undo of {apply_id}: 3 queue(s) back to their before-image",)
-        return UndoCheck(self.store.load(apply_id), notes, drifted_check())
-
-    async def undo(
-        self,
-        confirmed: UndoCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], None],
+    async def write(
+        kind: str,
+        checked: WriteCheck,
+        on_progress: Callable[[ApplyProgress], object],
         stop: asyncio.Event,
     ) -> Journal:
         on_progress(ApplyProgress(total=4, settled=4, verified=4, stage="done"))
-        self.calls.append(("undo", confirmed.undone.apply_id, accept_drift))
-        undone = confirmed.undone
-        return verified(
-            undone, apply_id=f"{undone.apply_id}-u", kind="undo", undo_of=undone.apply_id
-        )
+        if isinstance(checked, UndoCheck):
+            undone = checked.undone
+            return verified(
+                undone, apply_id=f"{undone.apply_id}-u", kind="undo", undo_of=undone.apply_id
+            )
+        assert isinstance(checked, ResumeCheck)
+        return verified(checked.journal)
 
-    async def check_resume(self, apply_id: str) -> ResumeCheck:
-        j = self.store.load(apply_id)
-        return ResumeCheck(j, (), tuple(j.unfinished), (), (), ())
-
-    async def resume(
-        self,
-        confirmed: ResumeCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], None],
-        stop: asyncio.Event,
-    ) -> Journal:
-        self.calls.append(("resume", confirmed.journal.apply_id, accept_drift))
-        return verified(confirmed.journal)
+    return ScriptedWrites(store.dir.parent, check, write)
 
 
 async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_only(
@@ -263,7 +186,7 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
     on_prod = "20261124T000000000Z-apply-billing-aaaaaa"
     done = "20261124T000100000Z-apply-billing-bbbbbb"
     killed = "20261124T000200000Z-apply-billing-cccccc"
-    store.write(journal(on_prod, at=0, status=ApplyStatus.FINISHED, verified=4))
+    store.write(journal(on_prod, at=0, status=ApplyStatus.STOPPED, verified=1))
     store.write(
         journal(done, at=60_000, status=ApplyStatus.FINISHED, verified=4, cluster="staging")
     )
@@ -276,24 +199,23 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
         theme="rmq-dark",
         workspace=str(tmp_path / "ws"),
     )
-    app, _ = fake_app(open_cluster=None, config=config)
-    actions = FakeActions(store)
+    actions = history_writes(store)
+    app, _ = fake_app(open_cluster=None, config=config, services=fake_services(writes=actions))
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(pilot)
         await pilot.press("H")
         await settle(pilot)
         history = app.screen
         assert isinstance(history, HistoryScreen)
-        history.actions = actions
         assert [r["ref"] for r in shown(app)] == [killed, done, on_prod]
         assert history.check_action("undo", ())
         assert history.check_action("resume", ())
 
-        # prod is read-only: refused before any client is opened.
+        # prod is read-only: the session refuses it before any client is opened.
         await pilot.press("end", "u")
         await settle(pilot)
         assert isinstance(app.screen, ErrorDialog)
-        assert "cluster prod is read-only" in text_of(app, "#error-message")
+        assert "cluster 'prod' is read-only" in text_of(app, "#error-message")
         assert "nothing was written" in text_of(app, "#error-message")
         await pilot.press("escape")
         await pilot.press("R")
@@ -305,7 +227,7 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
 
         # A finished apply on staging: its undo, planned and checked, confirmed by typing.
         await pilot.press("up", "u")
-        await settle(pilot)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmApplyDialog))
         dialog = app.screen
         assert isinstance(dialog, ConfirmApplyDialog), text_of(app, "#history-step")
         assert dialog.summary.title == f"Undo {done} on staging?"
@@ -340,7 +262,7 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
         assert isinstance(app.screen, ErrorDialog)
         assert "every queue is verified; nothing to resume" in text_of(app, "#error-message")
         await pilot.press("escape", "home", "R")
-        await settle(pilot)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmApplyDialog))
         dialog = app.screen
         assert isinstance(dialog, ConfirmApplyDialog)
         assert dialog.summary.title == f"Resume {killed} on staging?"
@@ -350,39 +272,40 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
         assert actions.calls == [("undo", done, True)]
         assert "resume cancelled: nothing was written" in " ".join(toasts(app))
         await pilot.press("R")
-        await settle(pilot)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmApplyDialog))
         await pilot.click("#confirm-group")
         await pilot.press(*"billing", "enter")
         await settle(pilot)
         assert isinstance(app.screen, ApplyResultDialog)
         assert actions.calls[-1] == ("resume", killed, False)
-        assert actions.opened == ["staging"] * 5
+        # One session each (the undo, the cancelled resume, the resume), each read twice: the
+        # check, then again after the confirmation (the cancelled one only once).
+        assert actions.opened == ["staging"] * 3
+        assert actions.reads == [("undo", done)] * 2 + [("resume", killed)] * 3
 
 
-class StoppableResume(FakeActions):
+def stoppable_resume(store: JournalStore, stopped: list[str]) -> ScriptedWrites:
     """A resume that writes one queue, then waits for the stop the console sends."""
 
-    def __init__(self, store: JournalStore) -> None:
-        super().__init__(store)
-        self.stopped = False
-
-    async def resume(
-        self,
-        confirmed: ResumeCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], None],
+    async def write(
+        kind: str,
+        checked: WriteCheck,
+        on_progress: Callable[[ApplyProgress], object],
         stop: asyncio.Event,
     ) -> Journal:
+        assert isinstance(checked, ResumeCheck)
         on_progress(ApplyProgress(total=3, settled=1, verified=1, stage="writing"))
         await asyncio.wait_for(stop.wait(), 30)
-        self.stopped = True
+        stopped.append(kind)
         return replace(
-            confirmed.journal,
+            checked.journal,
             status=ApplyStatus.STOPPED,
             finished_at_ms=T0,
             stopped_because="stopped on request",
         )
+
+    scripted = history_writes(store)
+    return ScriptedWrites(scripted.root, scripted.check, write)
 
 
 async def test_x_stops_a_resume_and_the_result_says_where(tmp_path: Path) -> None:
@@ -397,19 +320,19 @@ async def test_x_stops_a_resume_and_the_result_says_where(tmp_path: Path) -> Non
         theme="rmq-dark",
         workspace=str(tmp_path / "ws"),
     )
-    app, _ = fake_app(open_cluster=None, config=config)
-    actions = StoppableResume(store)
+    stopped: list[str] = []
+    actions = stoppable_resume(store, stopped)
+    app, _ = fake_app(open_cluster=None, config=config, services=fake_services(writes=actions))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("H")
         await settle(pilot)
         history = app.screen
         assert isinstance(history, HistoryScreen)
-        history.actions = actions
         assert history.check_action("stop", ()) is None  # nothing is being written
         await pilot.press("R")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmApplyDialog)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmApplyDialog))
+
         await pilot.click("#confirm-group")
         await pilot.press(*"billing", "enter")
         for _ in range(200):
@@ -423,6 +346,6 @@ async def test_x_stops_a_resume_and_the_result_says_where(tmp_path: Path) -> Non
         await pilot.pause()
         assert history.check_action("stop", ()) is None  # asked once
         await settle(pilot)
-        assert actions.stopped
+        assert stopped == ["resume"]
         assert isinstance(app.screen, ApplyResultDialog)
         assert "stopped: stopped on request" in text_of(app, "#apply-result")

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.widgets import Input
 
-from console.config import Config
 from console.services import export, mqadmin_commands
-from console.services.session import ClusterSession
 from console.ui.screens import preview
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
 from console.ui.screens.group import GroupScreen
 
-from .fakes import fake_app
+from .fakes import IdlePlanners, fake_app, fake_services
 from .helpers import settle, toasts
 
 NS = ("10.0.0.9:9876",)
@@ -104,23 +101,9 @@ def test_csv_cells() -> None:
     assert export.default_name("prod/groups list", 0) == "prod-groups-list-19700101-000000.csv"
 
 
-class IdlePlanners:
-    """A planner source that is never asked to plan: these tests only open the preview."""
-
-    def __init__(self) -> None:
-        self.warmed = 0
-
-    def warm(self, config: Config) -> None:
-        self.warmed += 1
-
-    def open(self, session: ClusterSession, config: Config) -> Any:
-        raise AssertionError("no plan is run here")
-
-
-async def test_reset_opens_the_preview_of_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_reset_opens_the_preview_of_the_group() -> None:
     planners = IdlePlanners()
-    monkeypatch.setattr(preview, "ClusterPlanners", lambda: planners)
-    app, _ = fake_app()
+    app, _ = fake_app(services=fake_services(planners=planners))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("g", "down", "enter")

@@ -8,23 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView
 from console.domain.plan import PLAN_COLUMNS, PlanRow
-from console.ui.screens import preview
 from console.ui.screens.dialogs import BoundaryDialog, CommandsDialog, ErrorDialog
 from console.ui.screens.preview import PreviewScreen
 from console.ui.widgets.plandiff import PlanDiff
 from tests.unit.test_plan_preview import (
-    CURRENT,
     FakePlanner,
     FakePlanners,
     _no_developer_config,  # noqa: F401 (an autouse fixture)
     open_preview,
 )
 
-from .fakes import NOW_MS, FakeCluster, fake_app
+from .fakes import NOW_MS, FakeCluster, fake_app, fake_services
 from .helpers import screen_lines, settle
 
 
@@ -55,11 +52,9 @@ class RowsPlanner(FakePlanner):
         )
 
 
-def planned(monkeypatch: pytest.MonkeyPatch, rows: list[PlanRow]) -> RowsPlanner:
-    fake = RowsPlanner(rows)
-    monkeypatch.setitem(CURRENT, "planner", fake)
-    monkeypatch.setattr(preview, "ClusterPlanners", FakePlanners)
-    return fake
+def planned(rows: list[PlanRow]) -> Any:
+    """The console's services, their previews planning `rows`."""
+    return fake_services(planners=FakePlanners(RowsPlanner(rows)))
 
 
 def view(offset: int, body: str, *, broker: str = "broker-a", qid: int = 0) -> MessageView:
@@ -97,8 +92,8 @@ async def compute(pilot: Any) -> PreviewScreen:
     return screen
 
 
-async def test_a_small_plan_shows_its_boundaries_at_80x24(monkeypatch: pytest.MonkeyPatch) -> None:
-    planned(monkeypatch, [row(0, 1100, 1000), row(1, 900, 1000), row(2, 50, 50)])
+async def test_a_small_plan_shows_its_boundaries_at_80x24() -> None:
+    services = planned([row(0, 1100, 1000), row(1, 900, 1000), row(2, 50, 50)])
     cluster = FakeCluster()
     cluster.boundaries = {
         ("orders", "broker-a", 0): boundary(view(1000, '{"order": 1000}')),
@@ -106,7 +101,7 @@ async def test_a_small_plan_shows_its_boundaries_at_80x24(monkeypatch: pytest.Mo
             view(1000, '{"order": 1000, "q": 1}', qid=1), view(999, '{"poison": true}', qid=1)
         ),
     }
-    app, _ = fake_app(cluster)
+    app, _ = fake_app(cluster, services=services)
     async with app.run_test(size=(80, 24)) as pilot:
         await compute(pilot)
         # One read for the plan, of the two queues it changes (queue 2 stays where it is).
@@ -167,16 +162,15 @@ async def test_a_small_plan_shows_its_boundaries_at_80x24(monkeypatch: pytest.Mo
         assert screen.check_action("boundary", ()) is None  # nothing to read there
 
 
-async def test_a_message_that_cannot_be_read_is_shown_as_such(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    planned(monkeypatch, [row(0, 1100, 1200), row(1, 900, 1000, broker="broker-b")])
+async def test_a_message_that_cannot_be_read_is_shown_as_such() -> None:
+    services = planned([row(0, 1100, 1200), row(1, 900, 1000, broker="broker-b")])
     cluster = FakeCluster()
     end = "nothing after the target: it is the queue's end (max offset 1200)"
     cluster.boundaries = {
         ("orders", "broker-a", 0): boundary(None, view(1199, "last"), first_note=end)
     }
-    app, _ = fake_app(cluster)  # broker-b's queue is not in the fake: it "does not answer"
+    # broker-b's queue is not in the fake: it "does not answer"
+    app, _ = fake_app(cluster, services=services)
     async with app.run_test(size=(80, 24)) as pilot:
         await compute(pilot)
         text = "\n".join(screen_lines(app))
@@ -193,12 +187,12 @@ async def test_a_message_that_cannot_be_read_is_shown_as_such(
         assert unread.first_absence is Absence.UNANSWERED
 
 
-async def test_a_large_plan_reads_the_selected_queue_on_b(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_large_plan_reads_the_selected_queue_on_b() -> None:
     rows = [row(q, 100, 90) for q in range(40)]
-    planned(monkeypatch, rows)
+    services = planned(rows)
     cluster = FakeCluster()
     cluster.boundaries = {("orders", "broker-a", 2): boundary(view(90, "ninety", qid=2))}
-    app, _ = fake_app(cluster)
+    app, _ = fake_app(cluster, services=services)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await compute(pilot)
         assert cluster.boundary_asks == []  # 40 queues: nothing read until asked
@@ -223,11 +217,11 @@ async def test_a_large_plan_reads_the_selected_queue_on_b(monkeypatch: pytest.Mo
         )
 
 
-async def test_a_failed_read_says_so_in_the_pane(monkeypatch: pytest.MonkeyPatch) -> None:
-    planned(monkeypatch, [row(0, 1100, 1000)])
+async def test_a_failed_read_says_so_in_the_pane() -> None:
+    services = planned([row(0, 1100, 1000)])
     cluster = FakeCluster()
     cluster.failures["boundary_messages"] = RuntimeError("network process gone")
-    app, _ = fake_app(cluster)
+    app, _ = fake_app(cluster, services=services)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         await pilot.click("#value")

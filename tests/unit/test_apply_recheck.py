@@ -19,6 +19,7 @@ from console.services.apply import Applier
 from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
 from console.services.journal_store import AuditLog, JournalStore
 from console.services.plan_load import LoadedPlan
+from tests.support.writes import write_access
 
 ADDR = "10.0.0.1:10911"
 GROUP = "billing"
@@ -90,7 +91,7 @@ def offline_check() -> ApplyCheck:
 
 async def test_a_consumer_online_since_the_check_stops_the_direct_writes(tmp_path: Path) -> None:
     admin = LateConsumerAdmin(online=1)
-    applier = Applier(Reader(admin), tmp_path, cluster="prod")  # type: ignore[arg-type]
+    applier = Applier(write_access(Reader(admin), tmp_path))
 
     journal = await applier.apply(offline_check())
 
@@ -105,7 +106,7 @@ async def test_a_consumer_online_since_the_check_stops_the_direct_writes(tmp_pat
 
 async def test_still_nobody_online_and_the_direct_writes_go(tmp_path: Path) -> None:
     admin = LateConsumerAdmin(online=0)
-    applier = Applier(Reader(admin), tmp_path, cluster="prod")  # type: ignore[arg-type]
+    applier = Applier(write_access(Reader(admin), tmp_path))
 
     journal = await applier.apply(offline_check())
 

@@ -61,15 +61,24 @@ def test_targets_below_a_moved_min_are_raised_to_it() -> None:
     assert "already deleted" in raised[0].line
 
 
-def test_what_counts_as_reached() -> None:
-    from console.domain.drift import reached
+def test_what_a_read_back_holds_and_what_it_proves() -> None:
+    from console.domain.drift import holds, proves
 
-    assert reached(100, 90, 90, online=False)
-    assert not reached(100, 90, 91, online=False)
-    assert not reached(100, 90, None, online=False)
-    # Online: the consumer moves on from the target; a replay must show it left the old place.
-    assert reached(100, 90, 95, online=True)
-    assert not reached(100, 90, 100, online=True)
-    assert not reached(100, 90, 89, online=True)
-    assert reached(100, 120, 130, online=True)
-    assert reached(None, 10, 12, online=True)
+    # Offline: only the target itself, which nothing else would write.
+    for check in (holds, proves):
+        assert check(100, 90, 90, online=False)
+        assert not check(100, 90, 91, online=False)
+        assert not check(100, 90, None, online=False)
+    # A replay online: between the target and the old position, where only the reset leads.
+    assert proves(100, 90, 95, online=True)
+    assert not holds(100, 90, 100, online=True)  # the old position
+    assert not holds(100, 90, 89, online=True)
+    # A skip online: a consumer that never saw the reset consumes up to the target and past
+    # it, so past the target holds but proves nothing; the target itself proves it.
+    assert holds(100, 120, 130, online=True)
+    assert not proves(100, 120, 130, online=True)
+    assert proves(100, 120, 120, online=True)
+    assert holds(None, 10, 12, online=True)
+    assert not proves(None, 10, 12, online=True)
+    # No move asked (a queue a client push moves along with its topic): consumption is fine.
+    assert proves(100, 100, 104, online=True)

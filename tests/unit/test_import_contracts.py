@@ -53,6 +53,8 @@ def test_the_layers_run_one_way() -> None:
         ("console/ui/format.py", "import socket", "The UI opens no socket"),
         ("console/services/workspace.py", "import jobs.plan", "Jobs depend on the console"),
         ("console/services/export.py", "import console.sandbox.cache", "never imports the sandbox"),
+        ("console/cli/render.py", "import console.services.offset_writer", "One write path"),
+        ("console/ui/format.py", "import console.services.apply", "One write path"),
     ],
 )
 def test_a_violation_is_caught(tmp_path: Path, module: str, line: str, contract: str) -> None:

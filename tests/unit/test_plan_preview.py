@@ -38,9 +38,9 @@ from console.services.spark_runner import (
     JobState,
 )
 from console.services.workspace import SnapshotRef
-from console.ui.screens import preview
+from console.ui.app import ConsoleApp
 from console.ui.screens.preview import PreviewScreen
-from tests.ui.fakes import fake_app
+from tests.ui.fakes import fake_app, fake_services
 from tests.ui.helpers import screen_lines, settle, shown, text_of
 
 T = 1_795_338_300_000
@@ -134,28 +134,31 @@ class FakePlanner:
         return [Impact("billing", None, 0, 1700, 10.0, "history", 170.0)]
 
 
-# The planner the preview gets; each test puts its own fake here.
-CURRENT: dict[str, FakePlanner] = {}
-
-
 class FakePlanners:
-    warmed = 0
+    """The preview's planner source: the test's fake planner."""
+
+    def __init__(self, planner: FakePlanner) -> None:
+        self.planner = planner
+        self.warmed = 0
 
     def warm(self, config: Config) -> None:
-        FakePlanners.warmed += 1  # no Spark in these tests
+        self.warmed += 1  # no Spark in these tests
 
     @asynccontextmanager
     async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[FakePlanner]:
-        yield CURRENT["planner"]
+        yield self.planner
 
 
 @pytest.fixture
-def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
-    fake = FakePlanner()
-    monkeypatch.setitem(CURRENT, "planner", fake)
-    # What the group screen's R opens: the preview, on the fake planner.
-    monkeypatch.setattr(preview, "ClusterPlanners", FakePlanners)
-    return fake
+def planner() -> FakePlanner:
+    return FakePlanner()
+
+
+def app_planning(planner: FakePlanner, **kw: Any) -> tuple[ConsoleApp, FakePlanners]:
+    """The console whose previews plan on `planner`."""
+    planners = FakePlanners(planner)
+    app, _ = fake_app(services=fake_services(planners=planners), **kw)
+    return app, planners
 
 
 async def open_preview(pilot: Any) -> None:
@@ -167,11 +170,11 @@ async def open_preview(pilot: Any) -> None:
 
 
 async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
-    app, _ = fake_app()
+    app, planners = app_planning(planner)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         assert isinstance(app.screen, PreviewScreen)
-        assert FakePlanners.warmed >= 1  # Spark is asked to warm up as the screen opens
+        assert planners.warmed >= 1  # Spark is asked to warm up as the screen opens
         await pilot.click("#value")
         await pilot.press(*"2026-11-22T10:05:00+01:00", "enter")
         await settle(pilot)
@@ -186,7 +189,7 @@ async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
 
 
 async def test_warnings_only_and_the_mqadmin_equivalent(planner: FakePlanner) -> None:
-    app, _ = fake_app()
+    app, _ = app_planning(planner)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         await pilot.click("#value")
@@ -207,7 +210,7 @@ async def test_warnings_only_and_the_mqadmin_equivalent(planner: FakePlanner) ->
 
 
 async def test_bad_input_is_named_and_nothing_runs(planner: FakePlanner) -> None:
-    app, _ = fake_app()
+    app, _ = app_planning(planner)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         await pilot.click("#value")
@@ -228,7 +231,7 @@ async def test_bad_input_is_named_and_nothing_runs(planner: FakePlanner) -> None
 
 async def test_progress_then_cancel(planner: FakePlanner) -> None:
     planner.release.clear()
-    app, _ = fake_app()
+    app, _ = app_planning(planner)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         await pilot.click("#value")
@@ -255,7 +258,7 @@ async def test_progress_then_cancel(planner: FakePlanner) -> None:
 async def test_the_form_shows_what_is_typed_at_80x24(planner: FakePlanner) -> None:
     """Each control, focused, shows its content on its one line: no box draws a border over
     what is typed into it (a tall border in a one-line row leaves only its top edge)."""
-    app, _ = fake_app()
+    app, _ = app_planning(planner)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_preview(pilot)
         # The hint, whole: what a time looks like, zone included.

@@ -22,7 +22,7 @@ from console.domain.spec import (
     ToOffset,
     spec_to_dict,
 )
-from console.services.apply import ApplyProgress
+from console.services.apply_session import ApplyProgress
 from console.services.planning import PlanResult
 from console.services.reset_flow import (
     NEXT,
@@ -386,12 +386,12 @@ def test_an_apply_goes_check_confirm_write_applied() -> None:
     assert flow.checked(CHECK)
     assert flow.stage is Stage.CONFIRMING
     assert flow.check is CHECK
-    assert not flow.apply_progressed(ApplyProgress(total=1, settled=0, verified=0, stage="x"))
+    assert not flow.writing(ApplyProgress(total=1, settled=0, verified=0, stage="x"))
     assert flow.confirmed(accept_drift=True)
     assert flow.stage is Stage.APPLYING
     assert flow.accept_drift
     progress = ApplyProgress(total=1, settled=1, verified=0, stage="writing")
-    assert flow.apply_progressed(progress)
+    assert flow.writing(progress)
     assert flow.apply_progress == progress
     assert flow.can_stop
     assert flow.applied(journal(), "/ws/journal/a1.json")
@@ -423,7 +423,7 @@ def test_a_declined_confirm_shows_the_plan_again() -> None:
 def test_a_refusal_or_a_failure_ends_not_applied_and_may_be_tried_again() -> None:
     flow = previewed_flow()
     flow.begin_apply()
-    assert flow.apply_refused(("2 queues drifted", "consumers online"))
+    assert flow.refused(("2 queues drifted", "consumers online"))
     assert flow.stage is Stage.NOT_APPLIED
     assert flow.error == "2 queues drifted; consumers online"
     assert flow.can_apply
@@ -431,7 +431,11 @@ def test_a_refusal_or_a_failure_ends_not_applied_and_may_be_tried_again() -> Non
     flow.begin_apply()
     assert flow.error is None
     flow.checked(CHECK)
-    assert not flow.apply_failed("not while confirming")  # nothing is being written yet
+    # The answer did not confirm it (a name mistyped): refused, nothing written.
+    assert flow.refused(("typed 'biling', not 'billing': nothing was written",))
+    assert flow.stage is Stage.NOT_APPLIED
+    flow.begin_apply()
+    flow.checked(CHECK)
     flow.confirmed(accept_drift=False)
     assert flow.apply_failed("broker-a: timeout")
     assert flow.stage is Stage.NOT_APPLIED

@@ -25,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
 from console.domain.journal import QueueState
+from console.services.apply_session import Confirmation
 from console.ui import format as fmt
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.textbox import TextBox
@@ -34,13 +35,9 @@ if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.plan import PlanRow
     from console.services.apply_check import ApplyCheck
+    from console.services.apply_session import WriteCheck
     from console.services.journal_actions import UndoCheck
     from console.services.resume_check import ResumeCheck
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyConfirmed:
-    accept_drift: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +56,26 @@ def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
     """The dialog's summary, one fact a line."""
     h = check.plan.header
     groups = sorted({g.group for g in check.groups})
+    changed = check.changed
     lines = [
         f"cluster {cluster.name} ({cluster.colour}) · plan {h.plan_id}",
-        f"{len(check.writes)} queue(s) of {', '.join(groups)} change",
+        f"{len(changed)} queue(s) of {', '.join(groups)} change",
     ]
     for t in h.totals:
         if t.topic is None:
             lines.append(
                 f"{t.group}: replay {t.re_consume} · skip {t.skip} · lag after {t.lag_after}"
             )
-    lines.extend(span_lines([w.row for w in check.writes]))
+    lines.extend(span_lines([w.row for w in changed]))
     for g in check.groups:
         online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
         lines.append(f"{g.group} ({online}): {g.path.kind}: {g.path.reason}")
+    also = len(check.writes) - len(changed)
+    if also:
+        lines.append(
+            f"the client push also moves {also} queue(s) the plan leaves unchanged: journaled "
+            "and read back too"
+        )
     lines.extend(f"warning: {r.line}" for r in check.reclamped)
     if check.drift:
         lines.append(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
@@ -114,12 +118,26 @@ def _since(at_ms: int | None) -> str:
     return f" (stored since {datetime.fromtimestamp(at_ms / 1000, UTC):%Y-%m-%d %H:%M:%S} UTC)"
 
 
+def write_summary(check: WriteCheck, cluster: ClusterConfig) -> WriteSummary:
+    """The confirm dialog's summary of an apply's, an undo's or a resume's check."""
+    from console.services.apply_check import ApplyCheck
+    from console.services.journal_actions import UndoCheck
+    from console.services.resume_check import ResumeCheck
+
+    if isinstance(check, UndoCheck):
+        return undo_summary(check, cluster)
+    if isinstance(check, ApplyCheck):
+        return apply_summary(check, cluster)
+    assert isinstance(check, ResumeCheck)
+    return resume_summary(check, cluster)
+
+
 def apply_summary(check: ApplyCheck, cluster: ClusterConfig) -> WriteSummary:
     return WriteSummary(
         cluster,
         f"Apply to {cluster.name}?",
         tuple(confirm_lines(check, cluster)),
-        tuple(sorted({g.group for g in check.groups})),
+        check.names,
         bool(check.drift),
         bool(check.blockers),
     )
@@ -132,7 +150,7 @@ def undo_summary(undo: UndoCheck, cluster: ClusterConfig) -> WriteSummary:
         cluster,
         f"Undo {undo.undone.apply_id} on {cluster.name}?",
         (*undo.notes, *confirm_lines(check, cluster)),
-        tuple(sorted({g.group for g in check.groups})),
+        check.names,
         bool(check.drift),
         bool(check.blockers),
     )
@@ -146,20 +164,19 @@ def resume_summary(check: ResumeCheck, cluster: ClusterConfig) -> WriteSummary:
         if len(check.drift) > 5:
             lines.append(f"  … and {len(check.drift) - 5} more")
     lines.extend(f"blocked: {b}" for b in check.blockers)
-    groups = {g.group for g in check.groups} or set(check.journal.groups)
     return WriteSummary(
         cluster,
         f"Resume {check.journal.apply_id} on {cluster.name}?",
         tuple(lines),
-        tuple(sorted(groups)),
+        check.names,
         bool(check.drift),
         bool(check.blockers),
     )
 
 
-class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
-    """Typed confirmation of a write (an apply, an undo, a resume); answers None when
-    cancelled."""
+class ConfirmApplyDialog(ModalScreen[Confirmation | None]):
+    """Typed confirmation of a write (an apply, an undo, a resume): the names as typed, for the
+    session to check; None when cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
 
@@ -203,7 +220,8 @@ class ConfirmApplyDialog(ModalScreen[ApplyConfirmed | None]):
     @on(Button.Pressed, "#apply")
     def _apply(self) -> None:
         if self.ready:
-            self.dismiss(ApplyConfirmed(accept_drift=self.summary.drift))
+            typed = tuple(self.query_one("#confirm-group", Input).value.split())
+            self.dismiss(Confirmation(typed, accept_drift=self.summary.drift))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -216,8 +234,9 @@ _ORDER = {
     QueueState.KEPT_OTHER: 1,
     QueueState.PENDING: 2,
     QueueState.WRITTEN: 3,
-    QueueState.NOT_YET: 4,
-    QueueState.VERIFIED: 5,
+    QueueState.PAST_TARGET: 4,
+    QueueState.NOT_YET: 5,
+    QueueState.VERIFIED: 6,
 }
 
 

@@ -1,13 +1,14 @@
 """History: what the workspace remembers, newest first — snapshots, plans, applies and undos
 (with how they ended), and the audit log. Read from files in a worker.
 
-On an apply or an undo, `u` undoes it and `R` resumes it (when it stopped part-way), through the
-services `rmq-console undo | resume` use (console/services/journal_actions.py): a worker plans
-the undo, or reads again what is left, against the cluster; the confirm dialog shows it and
-opens only to the typed group name (focus starts on Cancel); a worker writes it through the
-journal and reads every queue back; the result lists each queue; `x` while it writes sends no
-more writes (what was sent is read back and recorded: `R` finishes it). A read-only cluster
-refuses both before anything is read. `m` on a row shows the same as commands.
+On an apply or an undo, `u` undoes it and `R` resumes it (when it stopped part-way), each as the
+apply session `rmq-console undo | resume` run (console/services/apply_session.py), on a worker:
+the session plans the undo, or reads again what is left, against the cluster; the confirm
+dialog shows it and opens only to the typed group name (focus starts on Cancel); the session
+reads the cluster again, writes through the journal and reads every queue back; the result lists
+each queue; `x` while it writes sends no more writes (what was sent is read back and recorded:
+`R` finishes it). A read-only cluster is refused by the session before anything is read. `m` on
+a row shows the same as commands.
 """
 
 from __future__ import annotations
@@ -24,35 +25,26 @@ from textual.widgets import Label, Static
 
 from console.services.reset_flow import StopSwitch
 from console.ui.messages import (
+    ApplyConfirmed,
+    ApplyDeclined,
     ApplyFinished,
     ApplyProgressed,
     ApplyRefused,
+    ConfirmationAsked,
     HistoryRead,
     PlanProgressed,
-    ResumeChecked,
     SnapshotGroupsRead,
-    UndoChecked,
 )
-from console.ui.screens.apply import (
-    ApplyConfirmed,
-    ApplyResultDialog,
-    ConfirmApplyDialog,
-    WriteSummary,
-    resume_summary,
-    undo_summary,
-)
+from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
+from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
-    from console.services.apply import ApplyProgress
     from console.services.history import History, HistoryEntry
-    from console.services.journal_actions import JournalActionSource, UndoCheck
-    from console.services.resume_check import ResumeCheck
-    from console.services.spark_runner import JobProgress
 
 WRITE_GROUP = "history-write"
 Action = Literal["undo", "resume"]
@@ -112,14 +104,11 @@ class HistoryScreen(ConsoleScreen):
         Binding("x", "stop", "Stop", id="history_stop"),
     ]
 
-    def __init__(self, actions: JournalActionSource | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__(None)
         self.history: History | None = None
-        if actions is None:
-            from console.services.journal_actions import ClusterJournalActions
-
-            actions = ClusterJournalActions()
-        self.actions: JournalActionSource = actions
+        #: An undo's or resume's confirmation, asked in the dialog.
+        self.confirm = DialogConfirm(self.post_message)
         #: From the check of an undo or a resume until its result (or refusal) is shown.
         self.writing: Action | None = None
         self.target: ClusterConfig | None = None
@@ -261,40 +250,25 @@ class HistoryScreen(ConsoleScreen):
         if cluster is None:
             self._refused(what, [f"cluster {e.cluster!r} is not in the config"])
             return
-        if cluster.read_only:
-            self._refused(
-                what,
-                [
-                    f"cluster {cluster.name} is read-only (read_only: true in the config): "
-                    "nothing is written to it"
-                ],
-            )
-            return
         if what == "resume" and not e.resumable:
             self._refused(what, [f"{e.what} {e.ref}: every queue is verified; nothing to resume"])
             return
         self.writing, self.target = what, cluster
+        self.stop_switch = StopSwitch()
         self._step(f"planning the undo of {e.ref}…" if what == "undo" else "reading the cluster…")
-        self.check_write(what, e.ref, cluster)
+        self.write(what, e.ref, cluster)
 
     @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
-    def check_write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
-        asyncio.run(self._check_write(what, apply_id, cluster))
+    def write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
+        """The undo or resume as one apply session (console/services/apply_session.py): this
+        screen renders its events and answers its confirmation with the dialog."""
+        asyncio.run(self._write(what, apply_id, cluster))
 
-    async def _check_write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
-        from console.services.plan_load import PlanRefused
-
-        def planned(p: JobProgress) -> None:
-            self.post_message(PlanProgressed(p))
-
-        try:
-            async with self.actions.open(cluster, self.console.config) as actions:
-                if what == "undo":
-                    self.post_message(UndoChecked(await actions.check_undo(apply_id, planned)))
-                else:
-                    self.post_message(ResumeChecked(await actions.check_resume(apply_id)))
-        except PlanRefused as exc:
-            self.post_message(ApplyRefused(exc.reasons))
+    async def _write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
+        writes = self.console.services.writes
+        intent = writes.undo(apply_id) if what == "undo" else writes.resume(apply_id)
+        stop = self.stop_switch.event() if self.stop_switch is not None else asyncio.Event()
+        await writes.run(cluster, intent, self.confirm, PostedEvents(self.post_message), stop)
 
     def on_plan_progressed(self, message: PlanProgressed) -> None:
         if self.writing == "undo":
@@ -302,60 +276,21 @@ class HistoryScreen(ConsoleScreen):
             tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
             self._step(f"planning the undo: {p.step or p.state.value}{tasks}")
 
-    def on_undo_checked(self, message: UndoChecked) -> None:
+    def on_confirmation_asked(self, message: ConfirmationAsked) -> None:
         assert self.target is not None
-        self._confirm(undo_summary(message.check, self.target), message.check)
-
-    def on_resume_checked(self, message: ResumeChecked) -> None:
-        assert self.target is not None
-        self._confirm(resume_summary(message.check, self.target), message.check)
-
-    def _confirm(self, summary: WriteSummary, check: UndoCheck | ResumeCheck) -> None:
-        what = self.writing
-
-        def answered(answer: ApplyConfirmed | None) -> None:
-            if answer is None:
-                self._ended()
-                self.notify(f"{what} cancelled: nothing was written", markup=False)
-                return
-            self._step("reading the cluster again before writing…")
-            self.stop_switch = StopSwitch()
-            self.write(check, answer.accept_drift)
-
         self._step("waiting for the confirmation…")
-        self.app.push_screen(ConfirmApplyDialog(summary), answered)
+        summary = write_summary(message.check, self.target)
+        self.app.push_screen(
+            ConfirmApplyDialog(summary), lambda confirmation: answer(message.reply, confirmation)
+        )
 
-    @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
-    def write(self, check: UndoCheck | ResumeCheck, accept_drift: bool) -> None:
-        asyncio.run(self._write(check, accept_drift))
+    def on_apply_confirmed(self, message: ApplyConfirmed) -> None:
+        self._step("reading the cluster again before writing…")
 
-    async def _write(self, check: UndoCheck | ResumeCheck, accept_drift: bool) -> None:
-        from console.services.journal_actions import UndoCheck
-        from console.services.journal_store import JournalStore
-        from console.services.plan_load import PlanRefused
-        from console.services.workspace import Workspace
-
-        def progressed(p: ApplyProgress) -> None:
-            self.post_message(ApplyProgressed(p))
-
-        assert self.target is not None
-        stop = self.stop_switch.event() if self.stop_switch is not None else asyncio.Event()
-        try:
-            async with self.actions.open(self.target, self.console.config) as actions:
-                if isinstance(check, UndoCheck):
-                    journal = await actions.undo(
-                        check, accept_drift=accept_drift, on_progress=progressed, stop=stop
-                    )
-                else:
-                    journal = await actions.resume(
-                        check, accept_drift=accept_drift, on_progress=progressed, stop=stop
-                    )
-        except PlanRefused as exc:
-            self.post_message(ApplyRefused(exc.reasons))
-            return
-        root = Workspace(self.console.config.workspace_path).local_root
-        where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
-        self.post_message(ApplyFinished(journal, where))
+    def on_apply_declined(self, message: ApplyDeclined) -> None:
+        what = self.writing
+        self._ended()
+        self.notify(f"{what} cancelled: nothing was written", markup=False)
 
     def on_apply_progressed(self, message: ApplyProgressed) -> None:
         if self.writing is not None:
@@ -373,6 +308,9 @@ class HistoryScreen(ConsoleScreen):
         self._ended()
         self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
         self.action_reload()  # the undo's journal, or the resumed apply's new status
+
+    def on_unmount(self) -> None:
+        self.confirm.abandon()  # a session waiting for its confirmation: nothing is written
 
     def worker_failed(self, group: str, error: BaseException) -> None:
         if group == WRITE_GROUP:

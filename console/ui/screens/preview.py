@@ -6,10 +6,10 @@ form, starts it, and shows it. The plan runs in a thread worker on the warm Spar
 console keeps refreshing and answering keys; what the job did comes back as messages whose
 handlers change the flow on the UI thread.
 
-`a` applies the plan shown: it is read against the cluster again (console.services.appliers),
-the operator confirms in a dialog by typing the group name, and a worker writes it through the
-journal and reads every queue back; the result lists each queue. A read-only cluster offers no
-apply.
+`a` applies the plan shown as an apply session (console.services.apply_session) on a worker: the
+session reads the cluster, the operator confirms in a dialog by typing the group name, and the
+session reads the cluster again, writes through the journal and reads every queue back; the
+result lists each queue. A read-only cluster offers no apply (and the session refuses it).
 
 The module loads no planning code (pyarrow, Spark's host): the console imports it at start-up to
 check the keymap, and the planner loads when a preview first runs.
@@ -33,28 +33,24 @@ from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
 from console.services import mqadmin_commands
-from console.services.appliers import ApplierSource, ClusterAppliers
-from console.services.planners import ClusterPlanners, PlannerSource
 from console.services.reset_flow import CancelSwitch, ResetFlow, ResetForm, Stage, drive_plan
 from console.services.session import ClusterSession
 from console.ui.messages import (
     ApplyChecked,
+    ApplyConfirmed,
+    ApplyDeclined,
     ApplyFinished,
     ApplyProgressed,
     ApplyRefused,
     BoundariesRead,
+    ConfirmationAsked,
     ImpactEstimated,
     PlanCancelled,
     PlanComputed,
     PlanProgressed,
     PlanRejected,
 )
-from console.ui.screens.apply import (
-    ApplyConfirmed,
-    ApplyResultDialog,
-    ConfirmApplyDialog,
-    apply_summary,
-)
+from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import BoundaryDialog, ErrorDialog
 from console.ui.tones import toned
@@ -62,11 +58,10 @@ from console.ui.widgets.boundary import detail_text
 from console.ui.widgets.plandiff import PlanDiff
 from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.textbox import TextBox
+from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.apply import ApplyProgress
-    from console.services.apply_check import ApplyCheck
     from console.services.planning import PlanResult
     from console.services.spark_runner import JobProgress
 
@@ -95,8 +90,6 @@ class PreviewScreen(ConsoleScreen):
         self,
         session: ClusterSession,
         group: str,
-        planners: PlannerSource | None = None,
-        appliers: ApplierSource | None = None,
         *,
         spec: ResetSpec | None = None,
         on_applied: Callable[[ResetFlow, Journal, str, tuple[Boundary, ...]], None] | None = None,
@@ -110,8 +103,8 @@ class PreviewScreen(ConsoleScreen):
         self.given_spec = spec
         #: Told of every apply that finished (a walkthrough keeps it for its report).
         self.on_applied = on_applied
-        self.planners: PlannerSource = planners or ClusterPlanners()
-        self.appliers: ApplierSource = appliers or ClusterAppliers()
+        #: The apply session's confirmation, asked in the dialog.
+        self.confirm = DialogConfirm(self.post_message)
 
     @property
     def group(self) -> str:
@@ -163,11 +156,13 @@ class PreviewScreen(ConsoleScreen):
     @work(thread=True, exclusive=True, group="spark-warm", exit_on_error=False)
     def warm(self) -> None:
         # Spark starts while the operator picks a strategy: the first preview finds it warm.
-        self.planners.warm(self.console.config)
+        self.console.services.planners.warm(self.console.config)
 
     def on_unmount(self) -> None:
-        # Leaving the screen abandons its job: nobody is left to read the plan.
+        # Leaving the screen abandons its job (nobody is left to read the plan), and an apply
+        # waiting for its confirmation: it is cancelled, nothing written.
         self.flow.request_cancel()
+        self.confirm.abandon()
 
     # ---- the form ----------------------------------------------------------------------------
 
@@ -302,78 +297,52 @@ class PreviewScreen(ConsoleScreen):
             return
         self.flow.begin_apply()
         self._show_stage()
-        self.check_plan(result.uri)
+        self.apply_plan(result.uri)
 
     @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
-    def check_plan(self, plan_uri: str) -> None:
-        asyncio.run(self._check_plan(plan_uri))
+    def apply_plan(self, plan_uri: str) -> None:
+        """The plan shown, applied as one apply session (console/services/apply_session.py):
+        this screen renders its events and answers its confirmation with the dialog."""
+        asyncio.run(self._apply_plan(plan_uri))
 
-    async def _check_plan(self, plan_uri: str) -> None:
-        from console.services.plan_load import PlanRefused
-
-        try:
-            async with self.appliers.open(self.cluster_session, self.console.config) as applier:
-                check = await applier.check(plan_uri)
-        except PlanRefused as exc:
-            self.post_message(ApplyRefused(exc.reasons))
-            return
-        self.post_message(ApplyChecked(check))
+    async def _apply_plan(self, plan_uri: str) -> None:
+        writes = self.console.services.writes
+        stop = self.flow.stop_switch.event()
+        await writes.run(
+            self.cluster_session.cluster,
+            writes.apply_plan(plan_uri),
+            self.confirm,
+            PostedEvents(self.post_message),
+            stop,
+        )
 
     def on_apply_checked(self, message: ApplyChecked) -> None:
-        check = message.check
-        if not self.flow.checked(check):
-            return
+        self.flow.checked(message.check)
 
-        def answered(answer: ApplyConfirmed | None) -> None:
-            if answer is None:
-                self.flow.declined()
-                self._show_stage()
-                self.notify("apply cancelled: nothing was written", markup=False)
-                return
-            self.flow.confirmed(answer.accept_drift)
+    def on_confirmation_asked(self, message: ConfirmationAsked) -> None:
+        summary = write_summary(message.check, self.cluster_session.cluster)
+        self.app.push_screen(
+            ConfirmApplyDialog(summary), lambda confirmation: answer(message.reply, confirmation)
+        )
+
+    def on_apply_confirmed(self, message: ApplyConfirmed) -> None:
+        if self.flow.confirmed(message.accept_drift):
+            # The keys go to the plan while it writes, not to the form: `x` stops it,
+            # whatever had the focus before the dialog.
+            self.query_one(PlanDiff).focus_table()
             self._show_stage()
-            self.start_writing(check, answer.accept_drift)
 
-        dialog = ConfirmApplyDialog(apply_summary(check, self.cluster_session.cluster))
-        self.app.push_screen(dialog, answered)
-
-    def start_writing(self, check: ApplyCheck, accept_drift: bool) -> None:
-        """The confirmed apply, on its worker. The keys go to the plan while it writes, not to
-        the form: `s` stops it, whatever had the focus before the dialog."""
-        self.query_one(PlanDiff).focus_table()
-        self.write_plan(check, accept_drift)
-
-    @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
-    def write_plan(self, check: ApplyCheck, accept_drift: bool) -> None:
-        asyncio.run(self._write_plan(check, accept_drift))
-
-    async def _write_plan(self, check: ApplyCheck, accept_drift: bool) -> None:
-        from console.services.journal_store import JournalStore
-        from console.services.plan_load import PlanRefused
-        from console.services.workspace import Workspace
-
-        def progressed(p: ApplyProgress) -> None:
-            self.post_message(ApplyProgressed(p))
-
-        stop = self.flow.stop_switch.event()
-        try:
-            async with self.appliers.open(self.cluster_session, self.console.config) as applier:
-                journal = await applier.apply(
-                    check, accept_drift=accept_drift, on_progress=progressed, stop=stop
-                )
-        except PlanRefused as exc:
-            self.post_message(ApplyRefused(exc.reasons))
-            return
-        root = Workspace(self.console.config.workspace_path).local_root
-        where = str(JournalStore(root).path(journal.apply_id)) if root else journal.apply_id
-        self.post_message(ApplyFinished(journal, where))
+    def on_apply_declined(self, message: ApplyDeclined) -> None:
+        if self.flow.declined():
+            self._show_stage()
+            self.notify("apply cancelled: nothing was written", markup=False)
 
     def on_apply_progressed(self, message: ApplyProgressed) -> None:
-        if self.flow.apply_progressed(message.progress):
+        if self.flow.writing(message.progress):
             self._show_stage()
 
     def on_apply_refused(self, message: ApplyRefused) -> None:
-        if not self.flow.apply_refused(message.reasons):
+        if not self.flow.refused(message.reasons):
             return
         self._show_stage()
         reasons = "\n".join(message.reasons)
@@ -411,7 +380,8 @@ class PreviewScreen(ConsoleScreen):
         asyncio.run(self._compute(spec, switch))
 
     async def _compute(self, spec: ResetSpec, switch: CancelSwitch) -> None:
-        async with self.planners.open(self.cluster_session, self.console.config) as planner:
+        planners = self.console.services.planners
+        async with planners.open(self.cluster_session, self.console.config) as planner:
             await drive_plan(planner, spec, _Posted(self), switch)
 
     def worker_failed(self, group: str, error: BaseException) -> None:

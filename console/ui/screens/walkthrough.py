@@ -44,8 +44,6 @@ from console.ui.widgets.textbox import TextBox
 if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.messages import Boundary
-    from console.services.appliers import ApplierSource
-    from console.services.planners import PlannerSource
     from console.services.reset_flow import ResetFlow
     from console.services.walkthrough_source import WalkthroughSource
 
@@ -64,9 +62,6 @@ class WalkthroughScreen(ConsoleScreen):
         group: str,
         name: str | None = None,
         *,
-        source: WalkthroughSource | None = None,
-        planners: PlannerSource | None = None,
-        appliers: ApplierSource | None = None,
         prefill: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(session)
@@ -76,9 +71,6 @@ class WalkthroughScreen(ConsoleScreen):
         self.group = group
         self.crumb = f"walkthrough {group}"
         self.wanted = name
-        self.source = source
-        self.planners = planners
-        self.appliers = appliers
         catalogue = load_walkthroughs()
         self.catalogue = catalogue
         self.run: WalkthroughRun | None = None
@@ -149,11 +141,7 @@ class WalkthroughScreen(ConsoleScreen):
         self.gather(names, after_step)
 
     def _reads(self) -> WalkthroughSource:
-        if self.source is None:
-            from console.services.walkthrough_source import ClusterWalkthroughs
-
-            self.source = ClusterWalkthroughs()
-        return self.source
+        return self.console.services.walkthroughs
 
     @work(thread=True, group=READ_GROUP, exit_on_error=False)
     def gather(self, names: tuple[str, ...], after_step: str | None) -> None:
@@ -271,14 +259,7 @@ class WalkthroughScreen(ConsoleScreen):
             self._error(f"cannot plan: {exc}")
             return
         self.app.push_screen(
-            PreviewScreen(
-                self.cluster_session,
-                self.group,
-                self.planners,
-                self.appliers,
-                spec=spec,
-                on_applied=self.applied,
-            )
+            PreviewScreen(self.cluster_session, self.group, spec=spec, on_applied=self.applied)
         )
 
     def applied(

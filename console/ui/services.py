@@ -1,0 +1,28 @@
+"""What the console's screens get their services from: made once, in `make_app` (the composition
+root), and handed to every screen through the app. Tests hand `make_app` fakes here instead of
+patching modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console.config import Config
+from console.services.planners import ClusterPlanners, PlannerSource
+from console.services.walkthrough_source import ClusterWalkthroughs, WalkthroughSource
+from console.services.write_sessions import ClusterWrites, WriteSessions
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleServices:
+    #: Reset previews: a planner on the console's warm Spark session.
+    planners: PlannerSource
+    #: Applies, undos and resumes: each an apply session on the cluster.
+    writes: WriteSessions
+    #: A walkthrough's evidence and answers, read from the cluster.
+    walkthroughs: WalkthroughSource
+
+
+def cluster_services(config: Config) -> ConsoleServices:
+    """The real ones: planners, write sessions and walkthrough reads on the configured
+    clusters."""
+    return ConsoleServices(ClusterPlanners(), ClusterWrites(config), ClusterWalkthroughs())

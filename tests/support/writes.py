@@ -1,0 +1,106 @@
+"""Write access for tests that drive the writer below the session (a fake admin, or one stage of
+the apply against the sandbox): what `open_write_access` yields, made from a reader at hand."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from console.config import ClusterConfig, Config
+from console.domain.journal import Journal
+from console.services.apply_session import (
+    ApplyEvents,
+    ApplyProgress,
+    Confirm,
+    Intent,
+    SessionResult,
+    WriteCheck,
+    run_session,
+)
+from console.services.refusals import Refused
+from console.services.write_access import WriteAccess
+
+
+def write_access(reader: Any, root: Path, cluster: str = "prod", **options: Any) -> WriteAccess:
+    """`reader`'s writes go to `cluster`; journals and the audit log to `root`."""
+    config = ClusterConfig(cluster, ("127.0.0.1:9876",), **options)
+    return WriteAccess(config, Config(clusters=(config,), workspace=str(root)), reader, root)
+
+
+class ScriptedIntent:
+    """An intent whose check and write a test scripts; everything between (the confirmation,
+    its checking, the re-check, the refusals) is the real session's."""
+
+    def __init__(self, kind: str, ref: str, writes: ScriptedWrites) -> None:
+        self.kind, self.ref, self.writes = kind, ref, writes
+
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None:
+        refusal = self.writes.refuse.get((self.kind, self.ref))
+        if refusal is not None:
+            raise Refused([refusal])
+
+    async def read(self, access: WriteAccess) -> WriteCheck:
+        self.writes.reads.append((self.kind, self.ref))
+        return self.writes.check(self.kind, self.ref)
+
+    async def write(
+        self,
+        applier: Any,
+        check: WriteCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], object],
+        stop: asyncio.Event,
+    ) -> Journal:
+        self.writes.calls.append((self.kind, self.ref, accept_drift))
+        return await self.writes.write(self.kind, check, on_progress, stop)
+
+
+#: A scripted write: (kind, the check, progress, stop) -> the journal.
+Writer = Callable[
+    [str, WriteCheck, Callable[[ApplyProgress], object], asyncio.Event], Awaitable[Journal]
+]
+
+
+class ScriptedWrites:
+    """The console's write sessions on no cluster: the real `run_session` (read-only refused,
+    the confirmation checked, the cluster read again), with checks and writes a test scripts.
+    `opened` lists the clusters a session opened its write access on."""
+
+    def __init__(self, root: Path, check: Callable[[str, str], WriteCheck], write: Writer) -> None:
+        self.root = root
+        self.check = check
+        self.write = write
+        self.refuse: dict[tuple[str, str], str] = {}
+        self.opened: list[str] = []
+        self.reads: list[tuple[str, str]] = []
+        self.calls: list[tuple[str, str, bool]] = []
+
+    def apply_plan(self, plan_uri: str) -> Intent:
+        return ScriptedIntent("apply", plan_uri, self)
+
+    def undo(self, apply_id: str) -> Intent:
+        return ScriptedIntent("undo", apply_id, self)
+
+    def resume(self, apply_id: str) -> Intent:
+        return ScriptedIntent("resume", apply_id, self)
+
+    async def run(
+        self,
+        cluster: ClusterConfig,
+        intent: Intent,
+        confirm: Confirm,
+        events: ApplyEvents,
+        stop: asyncio.Event,
+    ) -> SessionResult:
+        return await run_session(
+            cluster, Config(), intent, confirm, events, stop, open_access=self._open
+        )
+
+    @asynccontextmanager
+    async def _open(self, cluster: ClusterConfig, config: Config) -> AsyncIterator[WriteAccess]:
+        self.opened.append(cluster.name)
+        yield write_access(None, self.root, cluster.name)
