@@ -52,7 +52,7 @@ def read_history(workspace: Workspace) -> History:
             continue
         groups = tuple(sorted({t.group for t in header.totals}))
         changed = sum(t.changed for t in header.totals if t.topic is None)
-        strategy = next(iter(header.spec.get("strategy") or {"?": None}))
+        strategy = header.spec.strategy.kind
         entries.append(
             HistoryEntry(
                 header.created_at_ms,

@@ -15,13 +15,14 @@ from console.domain.plan import (
     PlanRow,
     content_hash,
 )
+from console.errors import UserError
 from console.services import files
 from console.services.workspace import PLAN_JSON, ROWS, Workspace
 
 DEFAULT_MAX_AGE_S = PLAN_MAX_AGE_MIN * 60
 
 
-class PlanRefused(Exception):
+class PlanRefused(UserError):
     """The plan cannot be applied as it is; nothing was written. `reasons` are one line each."""
 
     def __init__(self, reasons: Sequence[str]) -> None:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
+from console.errors import UserError
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services import files
@@ -42,11 +43,11 @@ MISSING_KEY = b"rmq_console.missing"
 FROM_SLAVE_KEY = b"rmq_console.from_slave"
 
 
-class SnapshotNotFound(LookupError):
+class SnapshotNotFound(UserError, LookupError):
     pass
 
 
-class NothingRead(Exception):
+class NothingRead(UserError):
     """A snapshot of which nothing could be read (every broker refused the signature, or did
     not answer): `gaps` says why. Nothing is saved."""
 
@@ -56,7 +57,7 @@ class NothingRead(Exception):
         super().__init__(f"nothing could be read: {why}")
 
 
-class GroupNotFound(LookupError):
+class GroupNotFound(UserError, LookupError):
     """A group asked for is not in the cluster."""
 
     def __init__(self, group: str, reason: str) -> None:
