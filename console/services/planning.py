@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from console.config import CredentialsRef
 from console.domain.checks import ScopeCell, check_scope
@@ -240,8 +239,7 @@ class Planner:
         return self.workspace.read_header(plan_uri)
 
     def rows(self, plan_uri: str) -> pa.Table:
-        fs, path = files.filesystem(files.join(plan_uri, ROWS))
-        return pq.read_table(path, filesystem=fs)
+        return files.read_parquet(files.join(plan_uri, ROWS))
 
     def export_csv(self, plan_uri: str, dest: Path) -> Path:
         """The rows as CSV (warnings joined with ';', unknown values empty); imports back."""
@@ -428,8 +426,7 @@ def scope_cells(table: pa.Table, spec: ResetSpec) -> list[ScopeCell]:
 
 def warning_counts(plan_uri: str) -> dict[str, int]:
     """How many queues of a plan carry each warning code, most frequent first."""
-    fs, path = files.filesystem(files.join(plan_uri, ROWS))
-    warnings = pq.read_table(path, columns=["warnings"], filesystem=fs)["warnings"]
+    warnings = files.read_parquet(files.join(plan_uri, ROWS), columns=["warnings"])["warnings"]
     counts: dict[str, int] = {}
     for codes in warnings.to_pylist():
         for code in codes or ():

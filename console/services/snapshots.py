@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
-from console.errors import UserError
+from console.errors import BadFile, UserError
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services import files
@@ -262,26 +262,40 @@ class SnapshotStore:
         return self.workspace.snapshots(cluster)
 
     def load(self, ref: SnapshotRef) -> pa.Table:
-        fs, path = files.filesystem(ref.uri)
-        return pq.read_table(path, filesystem=fs, schema=ARROW_SCHEMA)
+        """The snapshot's rows; a file that is not a snapshot is a BadFile naming it."""
+        names = files.read_parquet_schema(ref.uri).names
+        lacking = [name for name, _ in SNAPSHOT_COLUMNS if name not in names]
+        if lacking:
+            raise BadFile(ref.uri, f"not a snapshot: no column {', '.join(lacking[:3])}")
+        return files.read_parquet(ref.uri, schema=ARROW_SCHEMA)
 
     def missing(self, ref: SnapshotRef) -> tuple[Gap, ...]:
         """What the snapshot lacks, as its file records it (none: it is whole)."""
         raw = self._metadata(ref).get(MISSING_KEY)
-        return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+        try:
+            return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+        except (ValueError, KeyError, TypeError):
+            raise BadFile(ref.uri, "its record of what it lacks cannot be read") from None
 
     def from_slave(self, ref: SnapshotRef) -> tuple[str, ...]:
         """The brokers the snapshot read from a slave, master down, as its file records it."""
         raw = self._metadata(ref).get(FROM_SLAVE_KEY)
-        return tuple(json.loads(raw)) if raw else ()
+        try:
+            names = json.loads(raw) if raw else []
+        except ValueError:
+            names = None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise BadFile(ref.uri, "its record of the brokers read from a slave cannot be read")
+        return tuple(names)
 
     def _metadata(self, ref: SnapshotRef) -> dict[bytes, bytes]:
-        fs, path = files.filesystem(ref.uri)
-        return pq.read_schema(path, filesystem=fs).metadata or {}
+        return dict(files.read_parquet_schema(ref.uri).metadata or {})
 
     def groups_in(self, ref: SnapshotRef) -> set[str]:
-        fs, path = files.filesystem(ref.uri)
-        return set(pq.read_table(path, filesystem=fs, columns=["group"]).column(0).to_pylist())
+        table = files.read_parquet(ref.uri, columns=["group"])
+        if "group" not in table.column_names:
+            raise BadFile(ref.uri, "not a snapshot (no group column)")
+        return set(table.column(0).to_pylist())
 
     def find(self, cluster: str, snapshot_id: str) -> SnapshotRef:
         refs = self.history(cluster)
