@@ -10,7 +10,8 @@ writing once read the raw mapping, took the word "earliest" for per-queue target
 could be moved back to the earliest offsets.
 
 The consumer is the sandbox's Java consumer with the 5.3.3 client (a 5.x client on a 4.9.7
-broker, as after a client upgrade), started for this test only and stopped whatever happens.
+broker, as after a client upgrade), slow as a real one is, started for this test only and stopped
+whatever happens.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ from tests.integration.consumer_log import redelivered_from
 TOPIC = "v4-push"
 GROUP = "v4-pusher"
 QUEUES = 2
-MESSAGES = 6  # per queue
+MESSAGES = 8  # per queue
+#: Per message: the replay after the reset takes seconds, so the read-back sees each queue hold
+#: a position between the target and where it stood (a consumer that re-reads its queues at
+#: once would be back at its old position before any read-back could tell it moved).
+SLEEP_MS = 800
 CLUSTER = "legacy"
 
 
@@ -79,7 +84,7 @@ async def consumer(legacy_cluster: LegacySandbox, tmp_path: Path) -> AsyncIterat
         dist = (await fetch_jars(cache_root())).distribution
         classes = await build_consumer(dist)
         java = JavaConsumer(
-            ConsumerSpec(name=GROUP, group=GROUP, topics=(TOPIC,)),
+            ConsumerSpec(name=GROUP, group=GROUP, topics=(TOPIC,), sleep_ms=SLEEP_MS),
             java=find_tools().java,
             classpath=f"{classes}:{dist.classpath}",
             namesrv=legacy.namesrv_addr,
