@@ -258,3 +258,22 @@ def test_a_torn_audit_line_stays_alone_and_history_lists_the_rest(
     assert code == 1
     assert j.apply_id in out
     assert torn in err
+
+
+def test_the_history_screen_counts_whole_audit_lines_and_names_a_torn_one(tmp_path: Path) -> None:
+    from console.services.history import read_history
+    from console.services.workspace import Workspace
+
+    log = AuditLog(tmp_path)
+    j = journal()
+    entry = AuditEntry(T0, j.who, j.cluster, j.apply_id, j.plan_hash, "offline update", j.queues[0])
+    log.append([entry])
+    with log.path.open("ab") as f:
+        f.write(b'{"at": "torn')
+    log.append([entry])
+    history = read_history(Workspace(tmp_path))
+    assert history.audit_lines == 2
+    assert history.problems == (
+        f"{log.path}:2: not a whole audit line (cut short by a crash mid-append, or edited): "
+        "skipped",
+    )
