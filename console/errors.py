@@ -4,8 +4,8 @@ exits 2 for, and anything else is a bug (console/cli/__init__.py).
 `UserError` is the family: bad input, a refusal, a file that cannot be used. The errors of each
 part (ConfigError, SpecError, JournalError, ...) are members. `BadFile` is a file the console
 reads that cannot be used: it names the file, and the line where there is one. This module
-imports nothing, so every layer (and `rmq-console --help`) can use it without loading pyarrow
-or Spark.
+imports no library and nothing of the console's, so every layer (and `rmq-console --help`) can
+use it without loading pyarrow or Spark.
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ class BadFile(UserError, ValueError):
         self.problem = problem
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Crosses a process boundary (the console's network process) as itself.
+        return (_bad_file, (type(self), self.path, self.problem, self.line))
+
+
+def _bad_file(kind: type[BadFile], path: str, problem: str, line: int | None) -> BadFile:
+    return kind(path, problem, line=line)
 
 
 def read_failure(path: str | os.PathLike[str], exc: OSError | UnicodeDecodeError) -> BadFile:

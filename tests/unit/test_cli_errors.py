@@ -154,3 +154,17 @@ def test_the_command_line_starts_without_pyarrow_or_spark() -> None:
     code = f"PROBED = {{'pyarrow', 'pyspark', 'textual'}}\n{probe}"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_bad_file_crosses_a_process_boundary_as_itself() -> None:
+    import pickle
+
+    bad = BadFile("plans/p/plan.json", "not JSON", line=3)
+    back = pickle.loads(pickle.dumps(bad))
+    assert type(back) is BadFile
+    assert (str(back), back.path, back.line, back.problem) == (
+        "plans/p/plan.json:3: not JSON",
+        "plans/p/plan.json",
+        3,
+        "not JSON",
+    )

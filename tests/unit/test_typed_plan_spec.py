@@ -17,6 +17,7 @@ from console.domain.spec import (
     Earliest,
     FileOffset,
     FromFile,
+    Latest,
     ResetSpec,
     Scope,
 )
@@ -140,3 +141,18 @@ def test_mqadmin_skips_accumulated_for_a_plain_latest() -> None:
     row = PlanRow("prod", "billing", "orders", "broker-a", 0, 0, 10, 8, 10, 10, 2, None, ())
     (line,) = mqadmin_lines(header, [row], ["127.0.0.1:9876"], {"broker-a": "127.0.0.1:10911"})
     assert line.startswith("mqadmin skipAccumulatedMessage -n 127.0.0.1:9876 -g billing -t orders")
+
+
+def test_a_walkthrough_reads_the_typed_spec_its_answers_make() -> None:
+    from console.services.walkthroughs import Answer, WalkthroughRun, load_walkthroughs
+
+    walkthrough = load_walkthroughs().get("drain-flood")
+    assert walkthrough is not None
+    run = WalkthroughRun(walkthrough, "prod", "billing", T)
+    assert run.draft_spec() is None  # `{to}` is not answered yet
+    run.take(walkthrough.step("to"), Answer("latest", "latest", "latest"))
+    run.take(walkthrough.step("topics"), None)
+    draft = run.draft_spec()
+    assert draft == ResetSpec(Scope("prod", ("billing",)), Latest())
+    assert draft.one_time_per_topic  # what the reset-path evidence asks: a push can carry it
+    assert run.spec is None  # a draft is not kept: the plan builds its own
