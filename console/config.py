@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from console.errors import BadFile, UserError, read_text, yaml_failure
 from console.redact import hide
 from console.rocketmq.signing import Credentials
 
@@ -39,7 +40,7 @@ DEFAULT_WORKSPACE = Path("~/.local/share/rmq-console")
 DEFAULT_CLIENT_OFFSETS = "~/.rocketmq_offsets"
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A config problem, worded for the operator: file, line, field, what is wrong."""
 
 
@@ -127,6 +128,12 @@ def split_namesrv(text: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in text.replace(",", ";").split(";") if a.strip())
 
 
+def is_address(text: str) -> bool:
+    """Whether `text` is a host:port address with a port a socket can have."""
+    host, sep, port = text.strip().rpartition(":")
+    return bool(sep and host and port.isdigit() and 0 < int(port) < 65536)
+
+
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     return Path(env.get(CONFIG_ENV) or DEFAULT_CONFIG).expanduser()
@@ -176,12 +183,8 @@ class _Doc:
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
             self.data = yaml.safe_load(text)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark
-            line = f":{mark.line + 1}" if mark is not None else ""
-            raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+            raise ConfigError(str(yaml_failure(path, exc, text))) from None
         self.lines: dict[tuple[Any, ...], int] = {}
         if node is not None:
             self._index(node, ())
@@ -234,9 +237,9 @@ _CLUSTER_KEYS = {
 
 def _from_file(path: Path) -> Config:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        text = read_text(path)
+    except BadFile as exc:
+        raise ConfigError(str(exc)) from None
     doc = _Doc(path, text)
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
@@ -345,8 +348,7 @@ def _bool(doc: _Doc, where: tuple[Any, ...], value: Any) -> bool:
 
 def _addr(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
     text = str(value).strip()
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not is_address(text):
         raise doc.error(where, f"not a host:port address: {text!r}")
     return text
 
@@ -367,6 +369,6 @@ def _deref(ref: str) -> str:
             raise ConfigError(f"credentials: environment variable {target} is not set")
         return value
     try:
-        return Path(target).expanduser().read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"credentials: cannot read {target}: {exc.strerror}") from None
+        return read_text(Path(target).expanduser()).strip()
+    except BadFile as exc:
+        raise ConfigError(f"credentials: {exc}") from None

@@ -19,6 +19,11 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
     return base / "rmq-console"
 
 
+def crash_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where the command line writes the traceback of a bug (console/cli/crash.py)."""
+    return cache_root(env) / "crashes"
+
+
 def log_dir(workspace_root: Path | None) -> Path:
     """Logs of the console's helper processes: the workspace's logs/ when the workspace is on this
     machine, else the cache's."""

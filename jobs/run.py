@@ -201,7 +201,7 @@ def _header(spec: ResetSpec, req: PlanRequest, cells: list[dict[str, Any]]) -> P
     digests = {(c["group"], c["topic"]): c["digest"] for c in cells}
     return PlanHeader(
         plan_id=req.plan_id,
-        spec=req.spec,
+        spec=spec.as_recorded(),
         snapshot=req.snapshot,
         created_at_ms=req.created_at_ms,
         content_hash=root_digest(req.snapshot.cluster, digests),

@@ -498,8 +498,19 @@ def _history(args: argparse.Namespace) -> int:
                 "undo_of": e.undo_of,
             }
         )
+    audit = AuditLog(root).scan()
+    for problem in audit.problems:
+        print(redact_text(f"rmq-console: warning: {problem}"), file=sys.stderr)
+    unreadable = any("error" in r for r in rows) or bool(audit.problems)
     if args.json:
-        dump_json({"applies": rows, "audit_lines": sum(1 for _ in AuditLog(root).read())})
+        dump_json(
+            {
+                "applies": rows,
+                "audit_lines": len(audit.lines),
+                "partial": unreadable,
+                "warnings": list(audit.problems),
+            }
+        )
     else:
         table(
             ["APPLY", "KIND", "STARTED", "WHO", "GROUPS", "STATUS", "VERIFIED"],
@@ -516,4 +527,5 @@ def _history(args: argparse.Namespace) -> int:
                 for r in rows
             ],
         )
-    return 1 if any("error" in r for r in rows) else 0
+    # Something could not be read: the listing is partial, never a clean 0.
+    return 1 if unreadable else 0

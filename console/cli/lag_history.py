@@ -79,7 +79,8 @@ def show_lag_history(args: argparse.Namespace) -> int:
     if skipped:
         print(
             f"rmq-console: {skipped} line(s) of the lag history of {args.group} could not be "
-            "read (cut short by a console killed mid-write, or edited) and were skipped",
+            "read (cut short by a console killed mid-write, or edited) and were skipped: "
+            f"{LagHistory(root).path(target.cluster.name, args.group)}",
             file=sys.stderr,
         )
     if not report.series.points:

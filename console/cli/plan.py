@@ -400,11 +400,10 @@ def _print_plan(
     header: PlanHeader, uri: str, impact: Sequence[Impact], warned: Mapping[str, int]
 ) -> None:
     from console.domain.plan import warning_text
-    from console.domain.spec import describe, parse_spec
+    from console.domain.spec import describe
 
-    spec = parse_spec(header.spec, offsets=())
     print(
-        f"plan {header.plan_id}: {describe(spec.strategy)} on snapshot "
+        f"plan {header.plan_id}: {describe(header.spec.strategy)} on snapshot "
         f"{header.snapshot.snapshot_id} ({header.rows} queues)"
     )
     table(

@@ -15,6 +15,7 @@ from typing import Any
 
 from console.cli.render import dump_json
 from console.cli.target import command_config, target_parent
+from console.errors import BadInput
 from console.services import connect_server as server
 from console.services.connect_server import ConnectServerError, Probe, ServerHome, ServerRecord
 
@@ -88,7 +89,7 @@ def _up(args: argparse.Namespace) -> int:
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"--conf {item!r}: expected KEY=VALUE")
+            raise BadInput(f"--conf {item!r}: expected KEY=VALUE")
         conf[key] = value
     began = time.monotonic()
     print(f"starting the Spark Connect server (master {master}) ...", file=sys.stderr)

@@ -7,7 +7,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from console.config import ClusterConfig, Config, ConfigError, load_config, split_namesrv
+from console.config import (
+    ClusterConfig,
+    Config,
+    ConfigError,
+    is_address,
+    load_config,
+    split_namesrv,
+)
 from console.rocketmq.admin import AdminClient
 from console.services.access import open_admin
 
@@ -72,6 +79,9 @@ def resolve_target(args: argparse.Namespace) -> Target:
         addrs = split_namesrv(args.namesrv)
         if not addrs:
             raise ConfigError(f"--namesrv: no address given in {args.namesrv!r}")
+        for addr in addrs:
+            if not is_address(addr):
+                raise ConfigError(f"--namesrv: not a host:port address: {addr!r}")
         cluster = ClusterConfig(name=args.namesrv, namesrv=addrs)
         if getattr(args, "cluster", None):
             # --namesrv with --cluster: the RocketMQ cluster name inside that name server.

@@ -82,7 +82,7 @@ def _walkthrough(args: argparse.Namespace) -> int:
     if args.list:
         for w in catalogue.walkthroughs:
             print(f"{w.name:20} {w.title}")
-        return 0
+        return 1 if catalogue.problems else 0  # a file not loaded: the list is not whole
     if not args.name or not args.group:
         return _bad("give a walkthrough NAME and -g GROUP (see --list)")
     walkthrough = catalogue.get(args.name)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from console.domain.offsets import QueueKey, QueueOffsets
+from console.errors import UserError
 from console.rocketmq import fastjson
 from console.rocketmq.errors import ProtocolError
 
@@ -26,7 +27,7 @@ BACKUP_SUFFIX = ".bak"
 DEFAULT_STORE_DIR = "~/.rocketmq_offsets"
 
 
-class ClientOffsetsError(ValueError):
+class ClientOffsetsError(UserError, ValueError):
     """An offsets.json that is not one the Java client wrote (or could read)."""
 
 

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from console.errors import UserError
+
 FORMAT = 1
 
 
-class JournalError(ValueError):
+class JournalError(UserError, ValueError):
     """A journal that cannot be used: unknown, truncated, corrupt, or of a newer format."""
 
 

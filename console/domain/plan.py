@@ -16,6 +16,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from console.domain.spec import ResetSpec, SpecError, parse_spec, spec_to_dict
+from console.errors import BadFile
+
 # Column name -> logical type ("string", "int", "bigint", "double", "array<string>").
 # The snapshot writer (pyarrow) and the plan job (Spark) both derive their schemas from these.
 SNAPSHOT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -349,10 +352,14 @@ class SnapshotInfo:
 
 @dataclass(frozen=True, slots=True)
 class PlanHeader:
-    """plan.json: everything about a plan except its rows (rows.parquet)."""
+    """plan.json: everything about a plan except its rows (rows.parquet).
+
+    The spec is the typed value, parsed once when the file is read: every stage after the plan
+    (the apply's check, the history, the mqadmin commands) reads it, never the mapping the file
+    holds. A from-file strategy's rows are not in it: the plan's rows hold the targets."""
 
     plan_id: str
-    spec: dict[str, Any]
+    spec: ResetSpec
     snapshot: SnapshotInfo
     created_at_ms: int
     content_hash: str
@@ -370,7 +377,7 @@ class PlanHeader:
             "id": self.plan_id,
             "created_at": _iso(self.created_at_ms),
             "created_at_ms": self.created_at_ms,
-            "spec": self.spec,
+            "spec": spec_to_dict(self.spec),
             "snapshot": _snapshot_dict(self.snapshot),
             "source_snapshot": _snapshot_dict(self.source_snapshot)
             if self.source_snapshot
@@ -386,29 +393,41 @@ class PlanHeader:
 
     @classmethod
     def from_json(cls, text: str, where: str = "plan.json") -> PlanHeader:
+        """Parse plan.json's text; anything wrong is a BadFile naming `where` (and the line,
+        for text that is not JSON)."""
         try:
             d = json.loads(text)
-            src = d.get("source_snapshot")
-            return cls(
-                plan_id=str(d["id"]),
-                spec=dict(d["spec"]),
-                snapshot=_snapshot_info(d["snapshot"]),
-                created_at_ms=int(d["created_at_ms"]),
-                content_hash=str(d["content_hash"]),
-                rows=int(d["rows"]),
-                totals=tuple(Totals(**t) for t in d["totals"]),
-                timestamp_ms=d.get("timestamp_ms"),
-                reset_paths={
-                    g: ResetPath.from_dict(p) for g, p in (d.get("reset_paths") or {}).items()
-                },
-                source_snapshot=_snapshot_info(src) if src else None,
-                imported_from=d.get("imported_from"),
-                format=int(d.get("format", 1)),
-            )
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}:{exc.lineno}: not JSON: {exc.msg}") from None
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: not a plan header ({exc!r})") from None
+            raise BadFile(where, f"not JSON: {exc.msg}", line=exc.lineno) from None
+        except RecursionError:
+            raise BadFile(where, "not a plan header (nested too deep)") from None
+        if not isinstance(d, dict):
+            raise BadFile(where, "not a plan header (a JSON object is expected)")
+        try:
+            spec = parse_spec(_get(d, "spec", dict), offsets=())
+        except SpecError as exc:
+            raise BadFile(where, f"the plan's spec: {exc}") from None
+        except _BadField as exc:
+            raise BadFile(where, f"not a plan header: {exc}") from None
+        try:
+            src = _get(d, "source_snapshot", dict, optional=True)
+            paths = _get(d, "reset_paths", dict, optional=True) or {}
+            return cls(
+                plan_id=_get(d, "id", str),
+                spec=spec,
+                snapshot=_snapshot_info(_get(d, "snapshot", dict)),
+                created_at_ms=_get(d, "created_at_ms", int),
+                content_hash=_get(d, "content_hash", str),
+                rows=_get(d, "rows", int),
+                totals=tuple(_totals(t) for t in _get(d, "totals", list)),
+                timestamp_ms=_get(d, "timestamp_ms", int, optional=True),
+                reset_paths={str(g): _reset_path(g, p) for g, p in paths.items()},
+                source_snapshot=_snapshot_info(src) if src else None,
+                imported_from=_get(d, "imported_from", str, optional=True),
+                format=_get(d, "format", int, optional=True) or 1,
+            )
+        except _BadField as exc:
+            raise BadFile(where, f"not a plan header: {exc}") from None
 
     def group_totals(self) -> list[Totals]:
         return [t for t in self.totals if t.topic is None]
@@ -423,7 +442,66 @@ def _snapshot_dict(s: SnapshotInfo) -> dict[str, Any]:
 
 
 def _snapshot_info(d: Mapping[str, Any]) -> SnapshotInfo:
-    return SnapshotInfo(str(d["cluster"]), str(d["id"]), int(d["taken_at_ms"]))
+    return SnapshotInfo(
+        _get(d, "cluster", str, at="snapshot"),
+        _get(d, "id", str, at="snapshot"),
+        _get(d, "taken_at_ms", int, at="snapshot"),
+    )
+
+
+class _BadField(Exception):
+    pass
+
+
+_KINDS: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    dict: "an object",
+    list: "a list",
+}
+
+
+def _get(
+    d: Mapping[str, Any], key: str, kind: type, *, optional: bool = False, at: str = ""
+) -> Any:
+    """`d[key]`, which must be of `kind` (None allowed when optional); _BadField says which."""
+    value = d.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        name = f"{at}.{key}" if at else key
+        got = "nothing" if value is None else type(value).__name__
+        raise _BadField(f"field {name!r} must be {_KINDS[kind]}, got {got}")
+    return value
+
+
+def _totals(t: Any) -> Totals:
+    if not isinstance(t, dict):
+        raise _BadField("field 'totals' must be a list of objects")
+    topic = _get(t, "topic", str, optional=True, at="totals")
+    ints = {
+        name: _get(t, name, int, at="totals")
+        for name in Totals.__dataclass_fields__
+        if name not in ("group", "topic")
+    }
+    return Totals(group=_get(t, "group", str, at="totals"), topic=topic, **ints)
+
+
+def _reset_path(group: str, p: Any) -> ResetPath:
+    if not isinstance(p, dict):
+        raise _BadField(f"reset path of {group!r} must be an object")
+    try:
+        kind = ResetPathKind(str(p.get("kind")))
+    except ValueError:
+        raise _BadField(f"reset path of {group!r}: unknown kind {p.get('kind')!r}") from None
+    at = f"reset_paths.{group}"
+    return ResetPath(
+        kind,
+        _get(p, "reason", str, at=at),
+        _get(p, "blocker", str, optional=True, at=at),
+        _get(p, "file", str, optional=True, at=at),
+        _get(p, "client_id", str, optional=True, at=at),
+    )
 
 
 def _totals_dict(t: Totals) -> dict[str, Any]:

@@ -12,13 +12,15 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
+
+from console.errors import BadFile, UserError, read_text, yaml_failure
 
 # Offsets are Java longs; anything near the edge is a typo, and keeping shifts well inside
 # 2^62 means current + shift can never overflow a long in the plan job.
@@ -27,7 +29,7 @@ MAX_OFFSET = 2**62
 MIN_EPOCH_MS = 100_000_000_000
 
 
-class SpecError(ValueError):
+class SpecError(UserError, ValueError):
     """Bad input in a spec; `where` is the field path or `file:line` it is about."""
 
     def __init__(self, where: str, problem: str) -> None:
@@ -155,6 +157,26 @@ Strategy = (
 )
 SCOPE_FIELDS = {"cluster", "groups", "group", "topics", "brokers", "queue_ids", "include_retry"}
 TIME_STRATEGIES = frozenset({StrategyKind.TO_TIMESTAMP, StrategyKind.BY_DURATION})
+#: Strategies that send every queue of a topic to one store time (earliest and latest are the
+#: two ends of a queue): a legacy broker can push them to online clients as one timestamp.
+ONE_TIME_STRATEGIES = TIME_STRATEGIES | {StrategyKind.EARLIEST, StrategyKind.LATEST}
+
+
+def is_one_time(kind: StrategyKind | None) -> bool:
+    return kind in ONE_TIME_STRATEGIES
+
+
+def strategy_kind(value: Any) -> StrategyKind | None:
+    """The kind a strategy as written names (`earliest`, `{to-timestamp: ...}`), without
+    checking its value; None when it names none (a walkthrough's `"{answer}"` placeholder)."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        value = next(iter(value))
+    if not isinstance(value, str):
+        return None
+    try:
+        return StrategyKind(value.strip().replace("_", "-"))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +185,20 @@ class ResetSpec:
     strategy: Strategy
     # Targets outside [min, max] are moved to the nearest bound; off, they stay and are flagged.
     clamp: bool = True
+
+    @property
+    def one_time_per_topic(self) -> bool:
+        """Whether every queue of each topic in scope goes to one store time (earliest, latest,
+        a time, a duration back) over whole topics: what a broker's client push can carry
+        (protocol §4.3). Per-queue targets (offsets, shifts, copies, files, some queues) cannot."""
+        return not self.scope.queue_ids and is_one_time(self.strategy.kind)
+
+    def as_recorded(self) -> ResetSpec:
+        """The spec as a plan header keeps it: a from-file strategy's rows stay in their file
+        (the plan's rows hold the targets)."""
+        if isinstance(self.strategy, FromFile) and self.strategy.rows:
+            return replace(self, strategy=FromFile(self.strategy.path))
+        return self
 
     def timestamp_ms(self, now_ms: int) -> int | None:
         """The store time the strategy seeks, resolved against `now_ms`; None if not a time."""
@@ -178,12 +214,28 @@ class ResetSpec:
 
 
 def load_spec(path: Path) -> ResetSpec:
-    """Read a YAML or JSON spec; a from-file strategy's CSV is read relative to the spec."""
+    """Read a YAML or JSON spec; a from-file strategy's CSV is read relative to the spec.
+    Every error names the file, and the line where there is one: a field's error is
+    `reset.yaml:4: strategy.to-timestamp: ...`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(str(path), f"cannot read the spec: {exc.strerror or exc}") from None
-    return parse_spec(_parse_document(text, path), base_dir=path.parent, source=str(path))
+        text = read_text(path)
+    except BadFile as exc:
+        raise SpecError(_file_where(exc), f"cannot read the spec: {exc.problem}") from None
+    try:
+        return parse_spec(_parse_document(text, path), base_dir=path.parent, source=str(path))
+    except SpecError as exc:
+        if exc.where.split(".", 1)[0].split("[", 1)[0] not in _FIELDS:
+            raise  # it names a file already: the spec's own, or the offsets file's line
+        line = _field_line(text, exc.where)
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise SpecError(where, f"{exc.where}: {exc.problem}") from None
+
+
+_FIELDS = {"scope", "strategy", "clamp"}
+
+
+def _file_where(exc: BadFile) -> str:
+    return exc.path if exc.line is None else f"{exc.path}:{exc.line}"
 
 
 def _parse_document(text: str, path: Path) -> Any:
@@ -194,11 +246,33 @@ def _parse_document(text: str, path: Path) -> Any:
             raise SpecError(f"{path}:{exc.lineno}", f"invalid JSON: {exc.msg}") from None
     try:
         return yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
-        raise SpecError(f"{path}:{line}", f"invalid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise SpecError(str(path), f"invalid YAML: {exc}") from None
+        bad = yaml_failure(path, exc, text)
+        raise SpecError(_file_where(bad), bad.problem) from None
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _field_line(text: str, where: str) -> int | None:
+    """The line of the spec's text that a field path (`scope.groups[1]`) points at: the deepest
+    part of it the document has (YAML, or JSON read as YAML)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    for name, index in _STEP.findall(where):
+        found: yaml.Node | None = None
+        if name and isinstance(node, yaml.MappingNode):
+            found = next((v for k, v in node.value if k.value == name), None)
+        elif index and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
+            found = node.value[int(index)]
+        if found is None:
+            break
+        node = found
+    return int(node.start_mark.line) + 1
 
 
 def parse_spec(
@@ -402,9 +476,9 @@ OFFSETS_COLUMNS = ("topic", "broker", "queue_id", "offset")
 
 def load_offsets_file(path: Path) -> tuple[FileOffset, ...]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SpecError(str(path), f"cannot read the offsets file: {exc.strerror or exc}") from None
+        text = read_text(path, encoding="utf-8-sig")
+    except BadFile as exc:
+        raise SpecError(_file_where(exc), f"cannot read the offsets file: {exc.problem}") from None
     return parse_offsets_csv(text, str(path))
 
 
@@ -417,6 +491,13 @@ def parse_offsets_csv(
     no target (queues the plan leaves alone) are skipped when `skip_blank_offsets`.
     """
     reader = csv.reader(io.StringIO(text))
+    try:
+        return _offsets_csv(reader, name, skip_blank_offsets)
+    except csv.Error as exc:
+        raise SpecError(f"{name}:{max(reader.line_num, 1)}", f"not CSV: {exc}") from None
+
+
+def _offsets_csv(reader: Any, name: str, skip_blank_offsets: bool) -> tuple[FileOffset, ...]:
     header = next(reader, None)
     if not header or not any(h.strip() for h in header):
         raise SpecError(f"{name}:1", "empty file; expected a header: " + ",".join(OFFSETS_COLUMNS))

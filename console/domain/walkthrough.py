@@ -37,8 +37,10 @@ from typing import Any
 
 import yaml
 
+from console.errors import BadFile, UserError, read_text, yaml_failure
 
-class WalkthroughError(ValueError):
+
+class WalkthroughError(UserError, ValueError):
     """A walkthrough file that cannot be used; says where (`file:line`) and what."""
 
     def __init__(self, where: str, problem: str) -> None:
@@ -140,6 +142,12 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lined:
     out.key_lines = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                problem="a key that is a list or a mapping", problem_mark=key_node.start_mark
+            ) from None
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
     return out
@@ -160,11 +168,12 @@ def load_catalogue(dirs: Iterable[Path], evidence_kinds: Iterable[str]) -> Catal
             continue
         for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
             try:
-                w = parse_walkthrough(path.read_text(encoding="utf-8"), str(path), kinds)
+                w = parse_walkthrough(read_text(path), str(path), kinds)
             except WalkthroughError as exc:
                 problems.append(exc)
-            except (OSError, UnicodeDecodeError) as exc:
-                problems.append(WalkthroughError(str(path), f"cannot read: {exc}"))
+            except BadFile as exc:
+                where = exc.path if exc.line is None else f"{exc.path}:{exc.line}"
+                problems.append(WalkthroughError(where, exc.problem))
             else:
                 found[w.name] = w
     ordered = sorted(found.values(), key=lambda w: (w.order, w.name))
@@ -174,12 +183,10 @@ def load_catalogue(dirs: Iterable[Path], evidence_kinds: Iterable[str]) -> Catal
 def parse_walkthrough(text: str, source: str, evidence_kinds: Iterable[str]) -> Walkthrough:
     try:
         doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise WalkthroughError(f"{source}:{line}", f"not valid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise WalkthroughError(source, f"not valid YAML: {exc}") from None
+        bad = yaml_failure(source, exc, text)
+        problem = bad.problem.replace("invalid YAML", "not valid YAML", 1)
+        raise WalkthroughError(f"{source}:{bad.line or 1}", problem) from None
     if not isinstance(doc, _Lined):
         raise WalkthroughError(f"{source}:1", "expected a mapping with name, title, steps, spec")
     kinds = frozenset(evidence_kinds)

@@ -29,6 +29,7 @@ from console.domain.plan import (
     choose_reset_path,
     client_file_path,
 )
+from console.domain.spec import StrategyKind
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RocketMQError
 from console.services.broker_facts import broker_facts
@@ -41,8 +42,9 @@ from console.services.plan_load import LoadedPlan
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
-# Strategies whose targets a legacy broker can push to online clients as one timestamp.
-_TIMESTAMP_OF = {"earliest": 0, "latest": -1}
+# The timestamp a legacy broker's client push carries for the two ends of a queue (§4.3:
+# 0 finds each queue's first offset, -1 its max offset).
+_TIMESTAMP_OF = {StrategyKind.EARLIEST: 0, StrategyKind.LATEST: -1}
 
 NOTHING_TO_APPLY = "the plan changes no queue: nothing to apply"
 
@@ -279,16 +281,10 @@ def _uncovered(
 def _push_timestamp(plan: LoadedPlan) -> int | None:
     """The timestamp a client push would carry: set only when every queue of each topic goes
     to one time (a time strategy, earliest or latest) over whole topics."""
-    spec: Mapping[str, Any] = plan.header.spec
-    if (spec.get("scope") or {}).get("queue_ids"):
+    spec = plan.header.spec
+    if not spec.one_time_per_topic:
         return None
-    strategy = spec.get("strategy") or {}
-    kind = next(iter(strategy), None) if isinstance(strategy, dict) else None
-    if kind in _TIMESTAMP_OF:
-        return _TIMESTAMP_OF[kind]
-    if kind in ("to-timestamp", "by-duration"):
-        return plan.header.timestamp_ms
-    return None
+    return _TIMESTAMP_OF.get(spec.strategy.kind, plan.header.timestamp_ms)
 
 
 def _client_files(plan: LoadedPlan) -> dict[str, ResetPath]:

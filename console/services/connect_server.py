@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from console.errors import BadInput
 from console.locations import cache_root
 
 DEFAULT_PORT = 15002
@@ -139,10 +140,10 @@ class ServerHome:
     def read(self) -> ServerRecord | None:
         try:
             return ServerRecord.from_json(self.record_path.read_text())
-        except FileNotFoundError:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            # None there, or a torn or foreign file (a directory, another JSON shape): as good
+            # as no record.
             return None
-        except (ValueError, KeyError, TypeError):
-            return None  # a torn or foreign file: as good as no record
 
     def write(self, record: ServerRecord) -> None:
         tmp = self.record_path.with_suffix(".tmp")
@@ -218,14 +219,14 @@ def accepts(host: str, port: int, timeout: float = 2.0) -> bool:
 def connect_address(url: str) -> tuple[str, int]:
     """Host and port of an `sc://host[:port][/;params]` URL (15002 when none is given)."""
     if not url.startswith("sc://"):
-        raise ValueError(f"not a Spark Connect URL: {public_url(url)!r}")
+        raise BadInput(f"not a Spark Connect URL: {public_url(url)!r}")
     parts = urlsplit("//" + url[len("sc://") :].split(";", 1)[0])
     try:
         port = parts.port
     except ValueError:
-        raise ValueError(f"bad port in the Spark Connect URL {public_url(url)!r}") from None
+        raise BadInput(f"bad port in the Spark Connect URL {public_url(url)!r}") from None
     if not parts.hostname:
-        raise ValueError(f"no host in the Spark Connect URL {public_url(url)!r}")
+        raise BadInput(f"no host in the Spark Connect URL {public_url(url)!r}")
     return parts.hostname, port or DEFAULT_PORT
 
 

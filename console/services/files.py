@@ -2,16 +2,21 @@
 pyarrow's file systems understand (file://, hdfs://, s3://, gs://; s3a:// is read as s3://).
 
 Spark reads and writes the Parquet itself; these are for the JSON next to it and for cleaning up.
+What cannot be read (an unknown scheme, a directory where a file should be, bytes that are not
+UTF-8 or not Parquet) is a BadFile naming the location, never an OSError or a decoder's error.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+
+from console.errors import BadFile, decode
 
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -35,7 +40,7 @@ def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     try:
         fs, path = pafs.FileSystem.from_uri(uri)
     except (ValueError, OSError) as exc:
-        raise OSError(f"cannot open {uri}: {exc}") from None
+        raise BadFile(uri, f"cannot be opened: {_without(str(exc), uri)}") from None
     return fs, str(path)
 
 
@@ -46,8 +51,43 @@ def exists(uri: str) -> bool:
 
 def read_text(uri: str) -> str:
     fs, path = filesystem(uri)
-    with fs.open_input_stream(path) as f:
-        return bytes(f.read()).decode("utf-8")
+    try:
+        with fs.open_input_stream(path) as f:
+            data = bytes(f.read())
+    except FileNotFoundError:
+        raise BadFile(uri, "no such file") from None
+    except OSError as exc:
+        raise BadFile(uri, f"cannot be read: {_without(str(exc), path)}") from None
+    return decode(uri, data)
+
+
+def read_parquet(uri: str, **options: Any) -> pa.Table:
+    """A Parquet file or directory as a table (`options` go to pyarrow's read_table)."""
+    fs, path = filesystem(uri)
+    try:
+        return pq.read_table(path, filesystem=fs, **options)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise BadFile(
+            uri, f"not a Parquet file that can be read: {_without(str(exc), path)}"
+        ) from None
+
+
+def read_parquet_schema(uri: str) -> pa.Schema:
+    """A Parquet file's schema (its columns and key-value metadata), from the footer."""
+    fs, path = filesystem(uri)
+    try:
+        return pq.read_schema(path, filesystem=fs)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise BadFile(
+            uri, f"not a Parquet file that can be read: {_without(str(exc), path)}"
+        ) from None
+
+
+def _without(message: str, location: str) -> str:
+    """pyarrow's message without the location it repeats (the BadFile names it first)."""
+    for form in (f" '{location}'", f": {location}", f" {location}"):
+        message = message.replace(form, "")
+    return message
 
 
 def write_text(uri: str, text: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.domain.journal import ApplyStatus, Journal, QueueState
-from console.services.journal_store import AuditLog, JournalStore, Unreadable
+from console.services.journal_store import AuditLog, JournalStore, Unreadable, without_path
 from console.services.workspace import Workspace
 
 #: Plans read per listing (each is a header file to open): the newest ones.
@@ -47,12 +47,12 @@ def read_history(workspace: Workspace) -> History:
     for plan_id in workspace.plans()[-MAX_PLANS:]:
         try:
             header = workspace.read_header(workspace.plan_uri(plan_id))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError) as exc:
             problems.append(f"plan {plan_id}: {exc}")
             continue
         groups = tuple(sorted({t.group for t in header.totals}))
         changed = sum(t.changed for t in header.totals if t.topic is None)
-        strategy = next(iter(header.spec.get("strategy") or {"?": None}))
+        strategy = header.spec.strategy.kind
         entries.append(
             HistoryEntry(
                 header.created_at_ms,
@@ -71,15 +71,26 @@ def read_history(workspace: Workspace) -> History:
         for j in store.all():
             if isinstance(j, Unreadable):
                 problems.append(f"journal {j.apply_id}: {j.error}")
+                entries.append(_unreadable_entry(j))
                 continue
             entries.append(_apply_entry(store, j))
         log = AuditLog(root)
         if log.path.exists():
             audit_path = str(log.path)
-            with log.path.open("rb") as f:
-                audit_lines = sum(1 for _ in f)
+            audit = log.scan()
+            audit_lines = len(audit.lines)
+            problems.extend(audit.problems)
     entries.sort(key=lambda e: (e.at_ms, e.ref), reverse=True)
     return History(tuple(entries), audit_lines, audit_path, tuple(problems))
+
+
+def _unreadable_entry(j: Unreadable) -> HistoryEntry:
+    """A journal that cannot be read keeps its row: it may be an apply left part-way."""
+    try:
+        at_ms = int(j.path.stat().st_mtime * 1000)
+    except OSError:
+        at_ms = 0
+    return HistoryEntry(at_ms, "unreadable", j.apply_id, "?", (), without_path(j.error, j.path))
 
 
 def _apply_entry(store: JournalStore, j: Journal) -> HistoryEntry:

@@ -5,9 +5,11 @@
 
 A journal is replaced atomically (a temporary file, fsync, rename, fsync of the directory), so a
 console killed at any instant leaves either the previous version or the new one, never half of
-either. Audit lines are appended with O_APPEND and fsync'd before the apply goes on. Both need
-the workspace on this machine: an apply refuses to start on a remote workspace rather than keep
-no evidence.
+either. Audit lines are appended with O_APPEND in one write and fsync'd before the apply goes on;
+an append starts on a fresh line, so a line a crash cut short stays alone (and is reported where
+it is, with every other line still read) instead of swallowing the next apply's first line.
+Both need the workspace on this machine: an apply refuses to start on a remote workspace rather
+than keep no evidence.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue
 from console.domain.plan import stamp
+from console.errors import BadFile, read_text
 
 JOURNAL_DIR = "journal"
 AUDIT_LOG = "audit.log"
@@ -84,9 +87,11 @@ class JournalStore:
     def load(self, apply_id: str) -> Journal:
         path = self.path(apply_id)
         try:
-            text = path.read_text()
-        except FileNotFoundError:
-            raise JournalError(f"no apply {apply_id!r} in {self.dir}") from None
+            text = read_text(path)
+        except BadFile as exc:
+            if not path.exists() and not path.is_symlink():
+                raise JournalError(f"no apply {apply_id!r} in {self.dir}") from None
+            raise JournalError(str(exc)) from None
         journal = Journal.loads(text, str(path))
         if journal.apply_id != apply_id:
             raise JournalError(f"{path}: holds apply {journal.apply_id!r}, not {apply_id!r}")
@@ -135,24 +140,36 @@ class JournalStore:
 
     def unfinished(self) -> list[Journal]:
         """Applies a console left part-way (killed, stopped, or a broker lost): resume or undo."""
-        return [
-            j
-            for j in self.all()
-            if isinstance(j, Journal)
-            and j.status is not ApplyStatus.FINISHED
-            and not self.running(j.apply_id)
-        ]
+        return [j for j in self.all() if isinstance(j, Journal) and self._left(j)]
+
+    def _left(self, j: Journal) -> bool:
+        return j.status is not ApplyStatus.FINISHED and not self.running(j.apply_id)
 
 
 def unfinished_lines(root: Path, cluster: str | None = None) -> list[str]:
-    """One line per apply (on `cluster`, or any) a console left part-way, naming what to do:
-    what the CLI prints before an apply and the console shows when it starts."""
-    return [
-        f"apply {j.apply_id} on {j.cluster} stopped part-way ({len(j.unfinished)} queue(s) not "
-        f"verified): rmq-console resume {j.apply_id}, or rmq-console undo {j.apply_id}"
-        for j in JournalStore(root).unfinished()
-        if cluster is None or j.cluster == cluster
-    ]
+    """One line per apply (on `cluster`, or any) a console left part-way, naming what to do,
+    and one per journal that could not be read (whether it finished is unknown): what the CLI
+    prints before an apply and the console shows when it starts."""
+    store = JournalStore(root)
+    lines = []
+    for j in store.all():
+        if isinstance(j, Unreadable):
+            lines.append(
+                f"journal {j.path} cannot be read, so whether it finished is unknown: "
+                f"{without_path(j.error, j.path)}"
+            )
+        elif store._left(j) and (cluster is None or j.cluster == cluster):
+            lines.append(
+                f"apply {j.apply_id} on {j.cluster} stopped part-way ({len(j.unfinished)} "
+                f"queue(s) not verified): rmq-console resume {j.apply_id}, or rmq-console undo "
+                f"{j.apply_id}"
+            )
+    return lines
+
+
+def without_path(error: str, path: Path) -> str:
+    """An error that names the file first, without it (where the file is named already)."""
+    return re.sub(rf"^{re.escape(str(path))}(:\d+)?: ", "", error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,19 +205,35 @@ class AuditEntry:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class AuditRead:
+    """The audit log as read: its whole lines, and one problem per line that is not one (cut
+    short by a crash mid-append, or edited), naming the file and the line."""
+
+    lines: tuple[dict[str, Any], ...]
+    problems: tuple[str, ...] = ()
+
+
 class AuditLog:
     def __init__(self, root: Path) -> None:
         self.path = root / AUDIT_LOG
 
     def append(self, entries: Iterable[AuditEntry]) -> int:
-        """Append one line per entry, in one write, and fsync; returns the lines written."""
+        """Append one line per entry, in one write, and fsync; returns the lines written. A file
+        whose last line was cut short (a crash mid-append) gets a newline first, in the same
+        write, so the new lines stay whole and the cut one stays alone."""
         lines = [json.dumps(e.to_json(), separators=(",", ":")) + "\n" for e in entries]
         if not lines:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o640)
         try:
+            # Two consoles appending at once: the check of the last byte and the write are one.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             data = "".join(lines).encode()
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -209,20 +242,47 @@ class AuditLog:
             os.close(fd)
         return len(lines)
 
+    def scan(self) -> AuditRead:
+        """Every whole line, and a problem for each line that is not one; a log that cannot be
+        read at all (a directory, no permission) is one problem."""
+        try:
+            with self.path.open("rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return AuditRead(())
+        except OSError as exc:
+            reason = (
+                "a directory, not a file"
+                if isinstance(exc, IsADirectoryError)
+                else (f"cannot be read: {exc.strerror or exc}")
+            )
+            return AuditRead((), (f"{self.path}: {reason}",))
+        lines: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for number, raw in enumerate(data.split(b"\n"), 1):
+            if not raw.strip():
+                continue  # the end of the file, or the newline put after a cut line
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                problems.append(
+                    f"{self.path}:{number}: not a whole audit line (cut short by a crash "
+                    "mid-append, or edited): skipped"
+                )
+                continue
+            if not isinstance(value, dict):
+                problems.append(f"{self.path}:{number}: not an audit line: skipped")
+                continue
+            lines.append(value)
+        return AuditRead(tuple(lines), tuple(problems))
+
     def read(self) -> Iterator[dict[str, Any]]:
-        """The lines as written; a line that is not whole JSON (a crash mid-append on a file
-        system that tore the write) is reported, not skipped."""
-        if not self.path.exists():
-            return
-        with self.path.open() as f:
-            for number, line in enumerate(f, 1):
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError:
-                    raise JournalError(f"{self.path}:{number}: not a whole audit line") from None
-                if not isinstance(value, dict):
-                    raise JournalError(f"{self.path}:{number}: not an audit line")
-                yield value
+        """The lines as written; a line that is not one is a JournalError naming the file and
+        the line (`scan` lists it and goes on)."""
+        read = self.scan()
+        if read.problems:
+            raise JournalError(read.problems[0])
+        yield from read.lines
 
 
 def _write_durably(path: Path, text: str) -> None:

@@ -35,6 +35,7 @@ from urllib.parse import unquote, urlparse
 
 from console.domain.lag import LagPoint, LagSeries, PointError, at_or_before
 from console.domain.offsets import GroupOffsets
+from console.errors import read_failure
 
 LAG_DIR = "lag"
 SUFFIX = ".jsonl"
@@ -307,6 +308,8 @@ class LagHistory:
                 data = f.read()
         except FileNotFoundError:
             return [], 0
+        except OSError as exc:
+            raise read_failure(path, exc) from None
         whole = data.rfind(b"\n") + 1
         fresh, bad = _parse(data[:whole])
         points = known.points

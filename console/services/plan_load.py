@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyarrow.parquet as pq
-
 from console.domain.plan import (
     PLAN_COLUMNS,
     PLAN_MAX_AGE_MIN,
@@ -14,6 +12,7 @@ from console.domain.plan import (
     PlanRow,
     content_hash,
 )
+from console.errors import BadFile
 from console.services import files
 from console.services.refusals import Refused
 from console.services.workspace import PLAN_JSON, ROWS, Workspace
@@ -62,20 +61,20 @@ def load_plan(
 ) -> LoadedPlan:
     """The plan `ref`, refused (PlanRefused) when its rows do not match its hash, it was made for
     another cluster, or it is older than `max_age_s`."""
-    uri = find_plan(workspace, ref)
     try:
+        uri = find_plan(workspace, ref)
         header = workspace.read_header(uri)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise PlanRefused([f"{uri}: the plan header cannot be read: {exc}"]) from None
-    try:
-        fs, path = files.filesystem(files.join(uri, ROWS))
-        table = pq.read_table(path, filesystem=fs)
-    except (OSError, ValueError) as exc:
-        raise PlanRefused([f"{uri}: the plan rows cannot be read: {exc}"]) from None
+        rows_uri = files.join(uri, ROWS)
+        table = files.read_parquet(rows_uri)
+    except BadFile as exc:
+        raise PlanRefused([str(exc)]) from None
     missing = [name for name, _ in PLAN_COLUMNS if name not in table.column_names]
     if missing:
-        raise PlanRefused([f"{uri}: the plan rows lack {', '.join(missing)}"])
-    rows = tuple(PlanRow.from_dict(d) for d in table.to_pylist())
+        raise PlanRefused([f"{rows_uri}: the plan rows lack {', '.join(missing)}"])
+    try:
+        rows = tuple(PlanRow.from_dict(d) for d in table.to_pylist())
+    except (TypeError, ValueError) as exc:
+        raise PlanRefused([f"{rows_uri}: not plan rows ({exc})"]) from None
     reasons = []
     made_for = header.snapshot.cluster
     if made_for != cluster:

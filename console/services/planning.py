@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from console.config import CredentialsRef
 from console.domain.checks import ScopeCell, check_scope
@@ -42,8 +41,6 @@ from console.domain.plan import (
     new_plan_id,
 )
 from console.domain.spec import (
-    TIME_STRATEGIES,
-    Earliest,
     FromFile,
     Latest,
     ResetSpec,
@@ -54,6 +51,7 @@ from console.domain.spec import (
     parse_offsets_csv,
     spec_to_dict,
 )
+from console.errors import BadFile, read_text
 from console.rocketmq.topics import RETRY_PREFIX
 from console.services import files
 from console.services.access import cluster_of
@@ -71,8 +69,6 @@ from console.services.spark_runner import JobHandle, JobInputError, JobRunner, P
 from console.services.workspace import ROWS, SnapshotRef, Workspace
 
 INPUT_ERRORS = (SpecError, JobInputError)
-# Strategies a legacy broker can push to online clients: one timestamp for every queue.
-_WHOLE_TOPIC = (Earliest, Latest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +239,7 @@ class Planner:
         return self.workspace.read_header(plan_uri)
 
     def rows(self, plan_uri: str) -> pa.Table:
-        fs, path = files.filesystem(files.join(plan_uri, ROWS))
-        return pq.read_table(path, filesystem=fs)
+        return files.read_parquet(files.join(plan_uri, ROWS))
 
     def export_csv(self, plan_uri: str, dest: Path) -> Path:
         """The rows as CSV (warnings joined with ';', unknown values empty); imports back."""
@@ -285,10 +280,7 @@ class Planner:
 
     async def import_spec(self, path: Path) -> ResetSpec:
         """The spec a plan CSV asks for: its rows as a from-file strategy over its groups."""
-        try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8-sig")
-        except OSError as exc:
-            raise SpecError(str(path), f"cannot read the plan: {exc.strerror or exc}") from None
+        text = await asyncio.to_thread(_read_plan_csv, path)
         rows = parse_offsets_csv(text, str(path), skip_blank_offsets=True)
         if any(r.group is None for r in rows):
             raise SpecError(f"{path}:1", "missing column group (a plan names each row's group)")
@@ -311,9 +303,7 @@ class Planner:
         addrs = dict(zip(mine["broker"].to_pylist(), mine["broker_addr"].to_pylist(), strict=True))
 
         brokers = list((await broker_facts(admin, addrs)).values())
-        per_queue = bool(spec.scope.queue_ids) or not (
-            isinstance(spec.strategy, _WHOLE_TOPIC) or spec.strategy.kind in TIME_STRATEGIES
-        )
+        per_queue = not spec.one_time_per_topic
         out: dict[str, ResetPath] = {}
         for group in spec.scope.groups:
             rows = mine.filter(pc.equal(mine["group"], group))
@@ -436,8 +426,7 @@ def scope_cells(table: pa.Table, spec: ResetSpec) -> list[ScopeCell]:
 
 def warning_counts(plan_uri: str) -> dict[str, int]:
     """How many queues of a plan carry each warning code, most frequent first."""
-    fs, path = files.filesystem(files.join(plan_uri, ROWS))
-    warnings = pq.read_table(path, columns=["warnings"], filesystem=fs)["warnings"]
+    warnings = files.read_parquet(files.join(plan_uri, ROWS), columns=["warnings"])["warnings"]
     counts: dict[str, int] = {}
     for codes in warnings.to_pylist():
         for code in codes or ():
@@ -448,16 +437,23 @@ def warning_counts(plan_uri: str) -> dict[str, int]:
 def csv_cluster(path: Path) -> str | None:
     """The cluster a plan CSV names in its `cluster` column (None when it names none); raises
     SpecError when it names several or cannot be read."""
+    return _csv_cluster(_read_plan_csv(path), str(path))
+
+
+def _read_plan_csv(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SpecError(str(path), f"cannot read the plan: {exc.strerror or exc}") from None
-    return _csv_cluster(text, str(path))
+        return read_text(path, encoding="utf-8-sig")
+    except BadFile as exc:
+        where = exc.path if exc.line is None else f"{exc.path}:{exc.line}"
+        raise SpecError(where, f"cannot read the plan: {exc.problem}") from None
 
 
 def _csv_cluster(text: str, name: str) -> str | None:
     reader = csv.DictReader(io.StringIO(text))
-    clusters = {(row.get("cluster") or "").strip() for row in reader} - {""}
+    try:
+        clusters = {(str(row.get("cluster") or "")).strip() for row in reader} - {""}
+    except csv.Error as exc:
+        raise SpecError(f"{name}:{reader.line_num}", f"not CSV: {exc}") from None
     if len(clusters) > 1:
         raise SpecError(f"{name}:1", f"rows of several clusters: {', '.join(sorted(clusters))}")
     return next(iter(clusters), None)
@@ -495,7 +491,6 @@ def mqadmin_lines(
     n = ";".join(namesrv)
     changed = [r for r in rows if r.changed]
     topics = sorted({(r.group, r.topic) for r in changed})
-    kind = header.spec.get("strategy")
     if header.timestamp_ms is not None:
         return [
             shlex.join(
@@ -516,7 +511,7 @@ def mqadmin_lines(
             )
             for g, t in topics
         ]
-    if kind == "latest":
+    if isinstance(header.spec.strategy, Latest):
         return [
             shlex.join(
                 ["mqadmin", "skipAccumulatedMessage", "-n", n, "-g", g, "-t", t, "-f", "true"]

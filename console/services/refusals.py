@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from console.errors import UserError
 
-class Refused(Exception):
+
+class Refused(UserError):
     """Refused before anything was written. `reasons` are one line each."""
 
     def __init__(self, reasons: Sequence[str]) -> None:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
+from console.errors import BadFile, UserError
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services import files
@@ -42,11 +43,11 @@ MISSING_KEY = b"rmq_console.missing"
 FROM_SLAVE_KEY = b"rmq_console.from_slave"
 
 
-class SnapshotNotFound(LookupError):
+class SnapshotNotFound(UserError, LookupError):
     pass
 
 
-class NothingRead(Exception):
+class NothingRead(UserError):
     """A snapshot of which nothing could be read (every broker refused the signature, or did
     not answer): `gaps` says why. Nothing is saved."""
 
@@ -56,7 +57,7 @@ class NothingRead(Exception):
         super().__init__(f"nothing could be read: {why}")
 
 
-class GroupNotFound(LookupError):
+class GroupNotFound(UserError, LookupError):
     """A group asked for is not in the cluster."""
 
     def __init__(self, group: str, reason: str) -> None:
@@ -261,26 +262,40 @@ class SnapshotStore:
         return self.workspace.snapshots(cluster)
 
     def load(self, ref: SnapshotRef) -> pa.Table:
-        fs, path = files.filesystem(ref.uri)
-        return pq.read_table(path, filesystem=fs, schema=ARROW_SCHEMA)
+        """The snapshot's rows; a file that is not a snapshot is a BadFile naming it."""
+        names = files.read_parquet_schema(ref.uri).names
+        lacking = [name for name, _ in SNAPSHOT_COLUMNS if name not in names]
+        if lacking:
+            raise BadFile(ref.uri, f"not a snapshot: no column {', '.join(lacking[:3])}")
+        return files.read_parquet(ref.uri, schema=ARROW_SCHEMA)
 
     def missing(self, ref: SnapshotRef) -> tuple[Gap, ...]:
         """What the snapshot lacks, as its file records it (none: it is whole)."""
         raw = self._metadata(ref).get(MISSING_KEY)
-        return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+        try:
+            return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+        except (ValueError, KeyError, TypeError):
+            raise BadFile(ref.uri, "its record of what it lacks cannot be read") from None
 
     def from_slave(self, ref: SnapshotRef) -> tuple[str, ...]:
         """The brokers the snapshot read from a slave, master down, as its file records it."""
         raw = self._metadata(ref).get(FROM_SLAVE_KEY)
-        return tuple(json.loads(raw)) if raw else ()
+        try:
+            names = json.loads(raw) if raw else []
+        except ValueError:
+            names = None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise BadFile(ref.uri, "its record of the brokers read from a slave cannot be read")
+        return tuple(names)
 
     def _metadata(self, ref: SnapshotRef) -> dict[bytes, bytes]:
-        fs, path = files.filesystem(ref.uri)
-        return pq.read_schema(path, filesystem=fs).metadata or {}
+        return dict(files.read_parquet_schema(ref.uri).metadata or {})
 
     def groups_in(self, ref: SnapshotRef) -> set[str]:
-        fs, path = files.filesystem(ref.uri)
-        return set(pq.read_table(path, filesystem=fs, columns=["group"]).column(0).to_pylist())
+        table = files.read_parquet(ref.uri, columns=["group"])
+        if "group" not in table.column_names:
+            raise BadFile(ref.uri, "not a snapshot (no group column)")
+        return set(table.column(0).to_pylist())
 
     def find(self, cluster: str, snapshot_id: str) -> SnapshotRef:
         refs = self.history(cluster)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from console.errors import UserError
 from console.services.connect_server import (
     CLIENT_HOST,
     LOOPBACK,
@@ -27,7 +28,7 @@ from console.services.connect_server import (
 LOCAL_MASTER = "local[*]"
 
 
-class EngineUnavailable(Exception):
+class EngineUnavailable(UserError):
     """The Spark Connect server to use does not answer; the message says what to do."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, cast
 
+from console.errors import UserError
 from console.services.rpc import (
     Call,
     CallCancelled,
@@ -69,7 +70,7 @@ class JobError(Exception):
     """A job did not produce its result."""
 
 
-class JobInputError(JobError):
+class JobInputError(JobError, UserError):
     """The request was wrong (a spec naming an unknown group, a bad line in a file, …);
     the message names the field or line. Nothing was written."""
 

@@ -21,6 +21,7 @@ from console.domain.gaps import Gap
 from console.domain.journal import Journal, QueueState
 from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
 from console.domain.plan import choose_reset_path, stamp
+from console.domain.spec import is_one_time, strategy_kind
 from console.domain.walkthrough import Evidence, StepKind
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.rocketmq.topics import dlq_topic, retry_topic
@@ -332,16 +333,17 @@ async def _reset_path(ctx: EvidenceContext) -> Evidence:
     facts = await broker_facts(
         ctx.reader.admin, {b: routes[b].master_addr if b in routes else None for b in brokers}
     )
-    strategy = ctx.run.walkthrough.spec.get("strategy")
-    by_time = isinstance(strategy, (str, dict)) and any(
-        k in (strategy if isinstance(strategy, dict) else {strategy: None})
-        for k in ("to-timestamp", "by-duration", "earliest", "latest")
-    )
+    spec = ctx.run.draft_spec()
+    if spec is not None:
+        one_time = spec.one_time_per_topic
+    else:
+        # Answers still to come: the kind the walkthrough names, when it names one.
+        one_time = is_one_time(strategy_kind(ctx.run.walkthrough.spec.get("strategy")))
     path = choose_reset_path(
         list(facts.values()),
         consumers_online=len(o.clients),
         broadcasting=o.client_local,
-        per_queue=not by_time,
+        per_queue=not one_time,
     )
     lines = [f"{path.kind}: {path.reason}"]
     if path.blocker:

@@ -34,6 +34,7 @@ from console.domain.walkthrough import (
     template_names,
     values_of,
 )
+from console.errors import UserError
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -59,7 +60,7 @@ def load_walkthroughs(
     return load_catalogue(dirs if dirs is not None else catalogue_dirs(environ), EVIDENCE)
 
 
-class AnswerError(ValueError):
+class AnswerError(UserError, ValueError):
     """An answer that cannot be used; the text says what is wrong and what would do."""
 
 
@@ -138,6 +139,20 @@ class WalkthroughRun:
 
     def build_spec(self) -> ResetSpec:
         """The reset spec the answers give; SpecError names what is wrong with it."""
+        self.spec = self._spec()
+        return self.spec
+
+    def draft_spec(self) -> ResetSpec | None:
+        """The spec the answers so far give, without keeping it; None while a value it needs
+        is not given yet (or does not make a spec)."""
+        if self.spec is not None:
+            return self.spec
+        try:
+            return self._spec()
+        except SpecError:
+            return None
+
+    def _spec(self) -> ResetSpec:
         try:
             doc = render(self.walkthrough.spec, self.values())
         except MissingValue as exc:
@@ -148,8 +163,7 @@ class WalkthroughRun:
         scope["cluster"] = self.cluster
         scope.setdefault("groups", [self.group])
         doc["scope"] = scope
-        self.spec = parse_spec(doc)
-        return self.spec
+        return parse_spec(doc)
 
 
 # ---- answers ------------------------------------------------------------------------------------

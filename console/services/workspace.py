@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from console.domain.plan import PlanHeader, SnapshotInfo, parse_stamp
+from console.errors import BadInput
 from console.locations import log_dir
 from console.services import files
 
@@ -96,5 +97,5 @@ class Workspace:
 
 def _safe(name: str, what: str) -> str:
     if _UNSAFE.search(name):
-        raise ValueError(f"{what} {name!r} cannot be used as a file name")
+        raise BadInput(f"{what} {name!r} cannot be used as a file name")
     return name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from console.domain.drift import Drift
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo, Totals
+from console.domain.spec import Earliest, ResetSpec, Scope
 from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
 from console.services.plan_load import LoadedPlan
 
@@ -41,7 +42,7 @@ def drifted_check() -> ApplyCheck:
     rows = (plan_row(0, 90, HOUR), plan_row(1, 120, -300_000), plan_row(2, 95, None))
     header = PlanHeader(
         plan_id="p-undo",
-        spec={"scope": {"cluster": "staging", "groups": ["billing"]}, "strategy": "earliest"},
+        spec=ResetSpec(Scope("staging", ("billing",)), Earliest()),
         snapshot=SnapshotInfo("staging", "s1", T0),
         created_at_ms=T0,
         content_hash="sha256:1",

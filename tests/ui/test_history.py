@@ -82,7 +82,8 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
     store.write(journal(done, at=0, status=ApplyStatus.FINISHED, verified=4))
     store.write(journal(killed, at=60_000, status=ApplyStatus.RUNNING, verified=1))
     store.write(journal(undo, at=120_000, status=ApplyStatus.FINISHED, verified=4, undo_of=done))
-    (store.dir / "20261124T000300000Z-apply-x-dddddd.json").write_text('{"format": 1, "apply')
+    unreadable = "20261124T000300000Z-apply-x-dddddd"
+    (store.dir / f"{unreadable}.json").write_text('{"format": 1, "apply')
     config = Config(
         clusters=(PROD, STAGING),
         refresh_interval=3600,
@@ -101,6 +102,12 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
         assert isinstance(app.screen, HistoryScreen)
         rows = shown(app)
         assert [(r["what"], r["ref"], r["status"]) for r in rows] == [
+            # Written last (its file's time): an unreadable journal keeps its row.
+            (
+                "unreadable",
+                unreadable,
+                "not a whole journal (Unterminated string starting at at line 1)",
+            ),
             ("undo", undo, f"finished: 4/4 verified (undo of {done})"),
             ("apply", killed, "interrupted: 1/4 verified"),
             ("apply", done, "finished: 4/4 verified"),
@@ -108,7 +115,7 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
         summary = text_of(app, "#history-summary")
         assert "0 snapshots · 0 plans · 2 applies · 1 undos · 0 audit lines" in summary
         assert "1 unreadable: journal 20261124T000300000Z-apply-x-dddddd" in summary
-        await pilot.press("down", "m")  # the interrupted apply
+        await pilot.press("down", "down", "m")  # the interrupted apply
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, CommandsDialog)

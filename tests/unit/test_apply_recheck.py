@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
+from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError
 from console.rocketmq.models import ClientConnection, ConsumerConnection
@@ -76,7 +77,7 @@ def offline_check() -> ApplyCheck:
     rows = (row(0), row(1))
     header = PlanHeader(
         plan_id="p1",
-        spec={"scope": {"cluster": "prod", "groups": [GROUP]}, "strategy": {"shift-by": -10}},
+        spec=ResetSpec(Scope("prod", (GROUP,)), ShiftBy(-10)),
         snapshot=SnapshotInfo("prod", "s1", 1),
         created_at_ms=1,
         content_hash="sha256:0",

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
+from console.domain.spec import ResetSpec, Scope, ToTimestamp
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RequestTimeout
 from console.rocketmq.models import ClientConnection, ConsumerConnection, MessageQueue
@@ -264,7 +265,7 @@ async def test_an_apply_whose_pushes_never_take_says_not_yet_with_the_offset_rea
     rows = [w.row for w in writes(0, 1)]
     header = PlanHeader(
         plan_id="p1",
-        spec={"scope": {"cluster": "prod", "groups": [GROUP]}, "strategy": {"to-timestamp": 1}},
+        spec=ResetSpec(Scope("prod", (GROUP,)), ToTimestamp(1)),
         snapshot=SnapshotInfo("prod", "s1", 1),
         created_at_ms=1,
         content_hash="sha256:0",

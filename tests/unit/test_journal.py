@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from console.cli import main
 from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue, QueueState
 from console.services.journal_store import (
     AuditEntry,
@@ -208,3 +209,71 @@ def test_an_apply_killed_mid_write_is_offered_for_resume(tmp_path: Path) -> None
     assert f"rmq-console undo {j.apply_id}" in line
     assert "5 queue(s) not verified" in line
     assert unfinished_lines(tmp_path, "prod") == []
+
+
+def test_a_torn_audit_line_stays_alone_and_history_lists_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crash mid-append leaves a partial last line: the next append starts on a fresh line
+    (so its own lines stay whole), and `history` names the torn line as a warning, lists the
+    rest, and exits 1 (something could not be read)."""
+    ws = tmp_path / "ws"
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"workspace: {ws}\nclusters:\n  - name: sandbox\n    namesrv: [127.0.0.1:1]\n"
+    )
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    log = AuditLog(ws)
+    j = journal()
+    JournalStore(ws).write(j)
+    entries = [
+        AuditEntry(T0 + i, j.who, j.cluster, j.apply_id, j.plan_hash, "offline update", q)
+        for i, q in enumerate(j.queues[:3])
+    ]
+    log.append(entries[:2])
+    with log.path.open("ab") as f:
+        f.write(b'{"at":"2026-11-23T02:13:20.002+00:00","who":"ops@h')  # killed mid-append
+    log.append(entries[2:])
+    lines = log.path.read_bytes().split(b"\n")
+    assert lines[2] == b'{"at":"2026-11-23T02:13:20.002+00:00","who":"ops@h'
+    assert json.loads(lines[3])["queue"] == 2  # whole, on a line of its own
+    assert lines[4:] == [b""]
+
+    capsys.readouterr()
+    code = main(["history", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    doc = json.loads(out)
+    assert doc["audit_lines"] == 3
+    assert [a["apply_id"] for a in doc["applies"]] == [j.apply_id]
+    torn = f"{log.path}:3: not a whole audit line"
+    assert doc["partial"] is True
+    assert [w[: len(torn)] for w in doc["warnings"]] == [torn]
+    assert err.count("\n") == 1
+    assert f"rmq-console: warning: {torn}" in err
+    assert "Traceback" not in err
+
+    code = main(["history"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert j.apply_id in out
+    assert torn in err
+
+
+def test_the_history_screen_counts_whole_audit_lines_and_names_a_torn_one(tmp_path: Path) -> None:
+    from console.services.history import read_history
+    from console.services.workspace import Workspace
+
+    log = AuditLog(tmp_path)
+    j = journal()
+    entry = AuditEntry(T0, j.who, j.cluster, j.apply_id, j.plan_hash, "offline update", j.queues[0])
+    log.append([entry])
+    with log.path.open("ab") as f:
+        f.write(b'{"at": "torn')
+    log.append([entry])
+    history = read_history(Workspace(tmp_path))
+    assert history.audit_lines == 2
+    assert history.problems == (
+        f"{log.path}:2: not a whole audit line (cut short by a crash mid-append, or edited): "
+        "skipped",
+    )

@@ -21,6 +21,7 @@ from console.domain.plan import (
     stamp,
     version_name,
 )
+from console.domain.spec import Latest, ResetSpec, Scope
 
 NEW = BrokerFacts("broker-a", 479, True)  # 5.3.3, server-side reset on
 NEW_OFF = BrokerFacts("broker-b", 479, False)
@@ -83,7 +84,7 @@ def test_a_4_9_7_broker_is_named_in_the_reset_path() -> None:
 def test_header_round_trip() -> None:
     header = PlanHeader(
         plan_id="p",
-        spec={"scope": {"cluster": "c", "groups": ["g"]}, "strategy": "latest", "clamp": True},
+        spec=ResetSpec(Scope("c", ("g",)), Latest()),
         snapshot=SnapshotInfo("c", "20261122T090500000Z", 1_795_338_300_000),
         created_at_ms=1_795_338_301_000,
         content_hash="sha256:ab",

@@ -26,7 +26,7 @@ from console.domain.plan import (
     SnapshotInfo,
     Totals,
 )
-from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp, spec_to_dict
+from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp
 from console.services.planning import PlanResult
 from console.services.reset_flow import Stage
 from console.services.session import ClusterSession
@@ -107,7 +107,7 @@ class FakePlanner:
                 raise JobCancelled("cancelled")
         header = PlanHeader(
             plan_id="20261122T090500000Z-billing-to-timestamp-abcdef",
-            spec=spec_to_dict(spec),
+            spec=spec,
             snapshot=SnapshotInfo("prod", "20261122T090500000Z", T),
             created_at_ms=T,
             content_hash="sha256:00",

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+from pathlib import Path
 
 import pytest
 
-from console import cli
+from console import __version__, cli
 from console.config import CredentialsRef
+from console.errors import BadInput
 from console.redact import MASK, hide, redact_text
 
 
@@ -77,7 +79,7 @@ def test_the_cli_error_line_is_redacted(
     hide(value)
 
     def failing(args: argparse.Namespace) -> int:
-        raise ValueError(f"the broker echoed {value}")
+        raise BadInput(f"the broker echoed {value}")
 
     def parser() -> argparse.ArgumentParser:
         p = argparse.ArgumentParser()
@@ -88,3 +90,41 @@ def test_the_cli_error_line_is_redacted(
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert err == f"rmq-console: error: the broker echoed {MASK}\n"
+
+
+def test_a_bug_line_and_its_traceback_file_are_redacted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    value = secret()
+    hide(value)
+
+    def failing(args: argparse.Namespace) -> int:
+        raise ValueError(f"the broker echoed {value}")
+
+    def parser() -> argparse.ArgumentParser:
+        p = argparse.ArgumentParser()
+        p.set_defaults(handler=failing)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", parser)
+    monkeypatch.setenv("RMQ_CONSOLE_CACHE", str(tmp_path))
+    monkeypatch.delenv("RMQ_CONSOLE_DEBUG", raising=False)
+    assert cli.main([]) == 70
+    err = capsys.readouterr().err
+    (report,) = (tmp_path / "crashes").iterdir()
+    assert err == (
+        f"rmq-console: bug: ValueError in rmq-console {__version__}: the broker echoed {MASK}; "
+        f"the traceback is in {report}\n"
+    )
+    text = report.read_text()
+    assert "Traceback (most recent call last)" in text
+    assert f"ValueError: the broker echoed {MASK}" in text
+    assert value not in text
+    assert report.stat().st_mode & 0o077 == 0  # the owner's only
+
+    monkeypatch.setenv("RMQ_CONSOLE_DEBUG", "1")
+    assert cli.main([]) == 70
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert value not in err
+    assert len(list((tmp_path / "crashes").iterdir())) == 1  # printed, not written

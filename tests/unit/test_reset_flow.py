@@ -20,7 +20,6 @@ from console.domain.spec import (
     SpecError,
     StrategyKind,
     ToOffset,
-    spec_to_dict,
 )
 from console.services.apply_session import ApplyProgress
 from console.services.planning import PlanResult
@@ -52,7 +51,7 @@ SPEC = ResetSpec(Scope("prod", ("billing",)), ToOffset(5))
 def result(plan_id: str = "p1", spec: ResetSpec = SPEC) -> PlanResult:
     header = PlanHeader(
         plan_id=plan_id,
-        spec=spec_to_dict(spec),
+        spec=spec,
         snapshot=SnapshotInfo("prod", "s1", T),
         created_at_ms=T,
         content_hash="sha256:00",

@@ -32,6 +32,7 @@ from console.domain.spec import (
     parse_spec,
     parse_timestamp,
     spec_to_dict,
+    strategy_kind,
 )
 
 SCOPE = {"cluster": "prod", "groups": ["orders"]}
@@ -324,3 +325,25 @@ def test_durations(text: str, ms: int) -> None:
 
 def test_timestamp_keeps_milliseconds() -> None:
     assert parse_timestamp("2026-11-22T09:05:00.123Z", "x") == T_0905Z + 123
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("earliest", StrategyKind.EARLIEST),
+        ({"to_timestamp": "{since}"}, StrategyKind.TO_TIMESTAMP),
+        ("{to}", None),  # a walkthrough's answer, not known yet
+        ({"a": 1, "b": 2}, None),
+        (7, None),
+    ],
+)
+def test_the_kind_a_strategy_names(value: Any, kind: StrategyKind | None) -> None:
+    assert strategy_kind(value) is kind
+
+
+def test_one_time_per_topic() -> None:
+    scope = Scope("prod", ("billing",))
+    for one_time in (Earliest(), Latest(), ToTimestamp(T_0905Z), ByDuration(60_000)):
+        assert ResetSpec(scope, one_time).one_time_per_topic
+    assert not ResetSpec(scope, ShiftBy(-1)).one_time_per_topic
+    assert not ResetSpec(Scope("prod", ("billing",), queue_ids=(1,)), Latest()).one_time_per_topic

@@ -52,7 +52,7 @@ _APPLIES = ("apply", "undo")
 
 COLUMNS = (
     Column("when", "WHEN", "when (UTC)"),
-    Column("what", "WHAT", "snapshot, plan, apply or undo"),
+    Column("what", "WHAT", "snapshot, plan, apply, undo, or an unreadable journal"),
     Column("status", "STATUS", "what it holds or how it ended"),
     Column("groups", "GROUPS", "groups"),
     Column("cluster", "CLUSTER", "cluster"),

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from console.domain.messages import Boundary, BoundaryRequest, boundary_requests
 from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning, ResetPathKind
-from console.domain.spec import describe, parse_spec
+from console.domain.spec import describe
 from console.ui import format as fmt
 from console.ui.tones import toned
 from console.ui.widgets.boundary import READING, BoundaryPane
@@ -172,8 +172,7 @@ def diff_row(app: Any, r: PlanRow) -> Row:
 
 
 def summary_text(app: Any, header: PlanHeader, group: str, impact: Sequence[Impact]) -> Text:
-    spec = parse_spec(header.spec, offsets=())
-    lines = [Text(f"{describe(spec.strategy)} · snapshot {header.snapshot.snapshot_id}")]
+    lines = [Text(f"{describe(header.spec.strategy)} · snapshot {header.snapshot.snapshot_id}")]
     for t in header.group_totals():
         lines.append(
             Text(
