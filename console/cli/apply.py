@@ -193,6 +193,9 @@ def write_in_terminal_result(
 
     with _narration(args):
         result = asyncio.run(go())
+    j = result.journal
+    if not result.written and j is not None:
+        print(f"{j.kind} {j.apply_id}: every queue is verified; nothing to write")
     if result.journal is not None and result.journal_path is not None:
         if args.json:
             dump_json(result.journal.to_json())

@@ -157,6 +157,8 @@ class SessionResult:
     journal_path: str | None = None
     refused: tuple[str, ...] = ()
     declined: bool = False
+    #: False when the journal already said every queue was verified: nothing was written.
+    written: bool = True
 
     @property
     def exit_code(self) -> int:
@@ -175,7 +177,10 @@ class Intent(Protocol):
 
     kind: str
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None: ...
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+        """Ready to read; or, when there is nothing left to write, the journal that says so
+        (a resume of an apply every queue of which is verified)."""
+        ...
 
     async def read(self, access: WriteAccess) -> WriteCheck: ...
 
@@ -207,9 +212,10 @@ class ApplyPlan:
         self.clock = clock
         self.plan: LoadedPlan | None = None if isinstance(plan, str) else plan
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None:
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
         if isinstance(self.ref, str):
             self.plan = await asyncio.to_thread(_load, access, self.ref, self.clock, self.max_age_s)
+        return None
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         from console.services.apply_check import check_apply
@@ -265,7 +271,7 @@ class UndoApply:
         self.notes: tuple[str, ...] = ()
         self.plan: LoadedPlan | None = None
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None:
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
         from console.services.journal_actions import load_applied, undo_of
         from console.services.journal_store import JournalStore
 
@@ -277,6 +283,7 @@ class UndoApply:
         )
         self.plan = await asyncio.to_thread(_load, access, uri, self.clock, None)
         self.undone, self.notes = journal, intent.notes
+        return None
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         from console.services.apply_check import check_apply
@@ -317,15 +324,14 @@ class ResumeApply:
         self.apply_id = apply_id
         self.journal: Journal | None = None
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None:
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
         from console.services.journal_actions import load_applied
 
         journal = await asyncio.to_thread(
             load_applied, access.root, self.apply_id, access.cluster.name
         )
-        if not journal.unfinished:
-            raise Refused([f"apply {self.apply_id}: every queue is verified; nothing to resume"])
         self.journal = journal
+        return None if journal.unfinished else journal
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         from console.services.resume_check import check_resume
@@ -384,7 +390,10 @@ class ApplySession:
         from console.services.journal_store import JournalStore
 
         events.checking()
-        await self.intent.prepare(self.access, events)
+        done = await self.intent.prepare(self.access, events)
+        if done is not None:  # nothing left to write: the journal is the answer
+            path = str(JournalStore(self.access.root).path(done.apply_id))
+            return SessionResult(done, path, written=False)
         check = await self.intent.read(self.access)
         if check.blockers:
             raise Refused(check.blockers)

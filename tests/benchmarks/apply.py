@@ -39,6 +39,7 @@ from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
 from tests.benchmarks.stats import RUNS, median_of
+from tests.support.writes import write_access
 
 TOPICS = 40
 QUEUES_PER_BROKER = 128
@@ -149,7 +150,7 @@ async def _timed(
             started = time.perf_counter()
             plan = load_plan(ws, made.uri, cluster="bench", now_ms=int(time.time() * 1000))
             check = await check_apply(reader, plan)
-            journal = await Applier(reader, root / "ws", cluster="bench").apply(check)
+            journal = await Applier(write_access(reader, root / "ws", "bench")).apply(check)
             elapsed = time.perf_counter() - started
         finally:
             await _server_side(admin, on=True)

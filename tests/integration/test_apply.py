@@ -43,6 +43,7 @@ from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
+from tests.support.writes import write_access
 
 Queue = tuple[str, int]  # broker name, queue id
 BEHIND = 5  # the group's commits stay this far behind each queue's max offset
@@ -113,7 +114,7 @@ async def test_a_plan_is_applied_verified_journaled_and_audited(
     assert g.path.kind is ResetPathKind.SERVER_SIDE
     assert g.consumers_online == 0
 
-    journal = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+    journal = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(check)
 
     assert journal.status is ApplyStatus.FINISHED
     assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
@@ -205,7 +206,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
         # broker-b stops answering between the check and the writes (a GC pause, a partition).
         os.kill(pid, signal.SIGSTOP)
         try:
-            cut = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+            cut = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(check)
         finally:
             os.kill(pid, signal.SIGCONT)
     states = {(q.broker, q.queue_id): q.state for q in cut.queues}
@@ -228,7 +229,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
     written = {(w.row.broker, w.row.queue_id) for w in again.writes}
     assert arrived | written == {k for k in before if k[0] == hung}
     assert not arrived & written
-    done = await Applier(reader, tmp_path / "ws", cluster="sandbox").resume(again)
+    done = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).resume(again)
 
     assert done.apply_id == cut.apply_id
     assert done.status is ApplyStatus.FINISHED
@@ -356,8 +357,8 @@ def test_the_apply_command_confirms_writes_and_lists(
         len(before),
     )
     assert listed["audit_lines"] == 2 * len(before)
-    assert main(["resume", apply_id, "--cluster", "sandbox"]) == 0
-    assert "nothing to resume" in capfd.readouterr().out
+    assert main(["resume", apply_id, "--cluster", "sandbox"]) == 0  # nothing asked, or written
+    assert "every queue is verified; nothing to write" in capfd.readouterr().out
 
     # The same plan on a read-only cluster: refused before anything is read or written.
     cluster["read_only"] = True
@@ -366,6 +367,6 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "read-only" in capfd.readouterr().err
     assert main(["undo", apply_id, "--cluster", "sandbox", "--confirm", group]) == 2
     assert "read-only" in capfd.readouterr().err
-    assert main(["resume", apply_id, "--cluster", "sandbox"]) == 2
+    assert main(["resume", apply_id, "--cluster", "sandbox", "--confirm", group]) == 2
     assert "read-only" in capfd.readouterr().err
     assert asyncio.run(offsets()) == before

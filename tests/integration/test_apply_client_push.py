@@ -43,6 +43,7 @@ from console.services.workspace import Workspace
 from tests.integration.consumer_log import redelivered_from
 from tests.integration.test_apply import committed, new_group
 from tests.integration.test_apply_online import BACK_MS
+from tests.support.writes import write_access
 
 UPDATE_BROKER_CONFIG = 25
 
@@ -83,7 +84,7 @@ async def test_the_client_push_and_the_direct_write_on_brokers_without_server_si
 ) -> None:
     admin = legacy_reset
     reader = ClusterReader(admin, sandbox.cluster_name)
-    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+    applier = Applier(write_access(reader, tmp_path / "ws", "sandbox"))
     ws = Workspace(tmp_path / "ws")
 
     # The online group, back by time: the broker pushes the time to its clients.
@@ -171,7 +172,7 @@ async def test_shifting_a_live_group_is_refused_and_a_push_nobody_hears_is_writt
     assert push.kind is ResetPathKind.CLIENT_PUSH, push
     seen_online = replace(group, path=push, consumers_online=1, push_timestamp=0)
     reader = ClusterReader(admin, sandbox.cluster_name)
-    applier = Applier(reader, tmp_path / "ws", cluster="sandbox")
+    applier = Applier(write_access(reader, tmp_path / "ws", "sandbox"))
     journal = await applier.apply(replace(check, groups=(seen_online,)))
     assert journal.status is ApplyStatus.FINISHED, journal.stopped_because
     assert {q.state for q in journal.queues} == {QueueState.VERIFIED}

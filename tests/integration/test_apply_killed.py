@@ -229,7 +229,10 @@ def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
     assert f"rmq-console resume {apply_id}, or rmq-console undo {apply_id}" in again.stderr
     assert again.returncode == 2  # and this plan is refused: its queues on broker-a moved
 
-    done = run("resume", apply_id, "--json")
+    refused = run("resume", apply_id)  # not confirmed: nothing is written
+    assert refused.returncode == 2
+    assert "confirm with --confirm" in refused.stderr
+    done = run("resume", apply_id, "--json", "--confirm", group)
     assert done.returncode == 0, done.stdout + done.stderr
     finished = json.loads(done.stdout)
     assert finished["status"] == "finished"

@@ -24,6 +24,7 @@ from console.services.plan_load import load_plan
 from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.support.writes import write_access
 
 QUEUES = 128  # per broker
 
@@ -74,7 +75,7 @@ async def test_a_shadow_group_is_created_with_production_offsets_on_every_queue(
 
         check = await check_apply(reader, plan)
         assert check.refusals(accept_drift=False) == ()
-        journal = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+        journal = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(check)
         assert journal.status is ApplyStatus.FINISHED
         assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
         assert len(journal.queues) == 2 * QUEUES

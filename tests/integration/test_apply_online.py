@@ -24,6 +24,7 @@ from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
 from tests.integration.consumer_log import redelivered_from
+from tests.support.writes import write_access
 
 BACK_MS = 5_000  # the reset time: this long before the oldest message the group stands at
 
@@ -60,7 +61,7 @@ async def test_an_online_group_replays_from_the_targets_on_the_server_side_path(
         assert all(w.before is not None and w.target < w.before for w in check.writes)
         seen_from = log.stat().st_size
 
-        journal = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+        journal = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(check)
 
     assert journal.status is ApplyStatus.FINISHED
     assert {q.state for q in journal.queues} == {QueueState.VERIFIED}, [

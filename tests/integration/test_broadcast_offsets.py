@@ -30,6 +30,7 @@ from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
 from tests.integration.consumer_log import redelivered_from
+from tests.support.writes import write_access
 
 #: One queue object and its offset, as the Java client writes them (read here without the
 #: console's parser).
@@ -166,7 +167,7 @@ async def test_an_apply_rewrites_the_stopped_clients_file_and_it_resumes_from_th
             targets = {(w.row.broker, w.row.queue_id): w.target for w in check.writes}
             assert targets == {k: max(v - BACK, 0) for k, v in before.items()}
 
-            journal = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(check)
+            journal = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(check)
 
             assert journal.status is ApplyStatus.FINISHED
             assert journal.paths == {GROUP_BROADCAST: str(ResetPathKind.CLIENT_FILE)}
@@ -181,7 +182,7 @@ async def test_an_apply_rewrites_the_stopped_clients_file_and_it_resumes_from_th
             back_plan = load_plan(ws, back.uri, cluster="sandbox", now_ms=int(time.time() * 1000))
             back_check = await check_apply(reader, back_plan)
             assert back_check.refusals(accept_drift=False) == ()
-            undone = await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(
+            undone = await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(
                 back_check, kind="undo", undo_of=journal.apply_id
             )
             assert {q.state for q in undone.queues} == {QueueState.VERIFIED}
@@ -189,7 +190,7 @@ async def test_an_apply_rewrites_the_stopped_clients_file_and_it_resumes_from_th
             # The first plan holds again (no drift), and is applied once more.
             again = await check_apply(reader, plan)
             assert again.refusals(accept_drift=False) == ()
-            await Applier(reader, tmp_path / "ws", cluster="sandbox").apply(again)
+            await Applier(write_access(reader, tmp_path / "ws", "sandbox")).apply(again)
             assert file_offsets(path) == targets
         finally:
             seen_from = consumer.log.stat().st_size

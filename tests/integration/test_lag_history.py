@@ -34,6 +34,7 @@ from console.ui.screens.group import GroupScreen
 from console.ui.themes import PROJECT_THEMES
 from console.ui.widgets.lagchart import LagChart
 from tests.integration.test_apply import new_group, shift_plan
+from tests.support.writes import write_access
 from tests.ui.helpers import screen_lines, settle, status
 
 BEHIND_MS = 65 * MINUTE_MS
@@ -104,7 +105,9 @@ async def test_the_chart_spans_an_hour_across_a_restart_with_the_apply_marked(
 
     reader = ClusterReader(admin, sandbox.cluster_name)
     plan = await shift_plan(sandbox, admin, plan_runner, Workspace(ws), group)
-    journal = await Applier(reader, ws, cluster="sandbox").apply(await check_apply(reader, plan))
+    journal = await Applier(write_access(reader, ws, "sandbox")).apply(
+        await check_apply(reader, plan)
+    )
     assert {q.state.value for q in journal.queues} == {"verified"}
 
     second = console(sandbox, ws, Clock(0))

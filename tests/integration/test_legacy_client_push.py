@@ -43,6 +43,7 @@ from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
 from tests.integration.consumer_log import redelivered_from
+from tests.support.writes import write_access
 
 TOPIC = "v4-push"
 GROUP = "v4-pusher"
@@ -129,7 +130,7 @@ async def test_a_plain_earliest_is_pushed_to_the_live_consumer_and_verified(
         targets = {(w.row.broker, w.row.queue_id): w.target for w in check.writes}
         assert targets == {(LEGACY_BROKER, q): 0 for q in range(QUEUES)}
         seen_from = consumer.log.stat().st_size
-        journal = await Applier(reader, tmp_path / "ws", cluster=CLUSTER).apply(check)
+        journal = await Applier(write_access(reader, tmp_path / "ws", CLUSTER)).apply(check)
     assert journal.status is ApplyStatus.FINISHED, journal.stopped_because
     assert {q.state for q in journal.queues} == {QueueState.VERIFIED}, [
         (q.queue_id, q.before, q.target, q.stored, q.state, q.detail) for q in journal.queues

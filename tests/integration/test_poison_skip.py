@@ -30,6 +30,7 @@ from console.services.spark_runner import SparkRunner
 from console.services.stuck import Finding, wait_moved_on, watch_group
 from console.services.workspace import Workspace
 from tests.integration.consumer_log import queue_events
+from tests.support.writes import write_access
 
 BROKER, QUEUE = "broker-b", 2  # not the seeded poisoned queue (broker-a 1)
 BEHIND = 2  # messages the test sends behind its poison message
@@ -129,7 +130,7 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
         before_apply = {k: await committed(k) for k in others}
         planned = time.monotonic()
 
-        journal = await Applier(reader, ws, cluster="sandbox").apply(check)
+        journal = await Applier(write_access(reader, ws, "sandbox")).apply(check)
         applied = time.monotonic()
         assert journal.status is ApplyStatus.FINISHED
         (entry,) = journal.queues

@@ -30,7 +30,7 @@ from console.ui.screens.history import HistoryScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.test_apply import committed, new_group
-from tests.ui.helpers import screen_lines, settle, status, text_of
+from tests.ui.helpers import asked, screen_lines, settle, status, text_of
 from tests.ui.helpers import shown as rows_shown
 
 PLAN_TIMEOUT_S = 900.0
@@ -94,7 +94,7 @@ async def test_apply_from_the_preview_then_undo_from_history(
     async with app.run_test(size=(80, 24)) as pilot:
         await previewed(pilot, app, group)
         await pilot.press("a")
-        await settled(pilot)
+        await asked(pilot, timeout_s=PLAN_TIMEOUT_S)
         dialog = app.screen
         assert isinstance(dialog, ConfirmApplyDialog), status(app)
         assert app.focused is not None
@@ -139,7 +139,7 @@ async def test_apply_from_the_preview_then_undo_from_history(
         assert isinstance(app.screen, HistoryScreen), status(app)
         assert rows_shown(app)[0]["ref"] == applied.apply_id
         await pilot.press("u")
-        await settled(pilot)
+        await asked(pilot, timeout_s=PLAN_TIMEOUT_S)
         dialog = app.screen
         assert isinstance(dialog, ConfirmApplyDialog), (
             text_of(app, "#history-step"),

@@ -38,7 +38,7 @@ from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.consumer_log import queue_events
 from tests.integration.test_apply import committed, new_group
-from tests.ui.helpers import screen_lines, settle, status
+from tests.ui.helpers import asked, screen_lines, settle, status
 
 STEP_TIMEOUT_S = 600.0
 
@@ -116,7 +116,7 @@ async def preview_apply_report(
     assert isinstance(preview, PreviewScreen), status(app)
     assert preview.flow.result is not None, (preview.flow.error, status(app))
     await pilot.press("a")
-    await settled(pilot)
+    await asked(pilot, timeout_s=STEP_TIMEOUT_S)
     assert isinstance(app.screen, ConfirmApplyDialog), status(app)
     await pilot.click("#confirm-group")
     await pilot.press(*group, "enter")

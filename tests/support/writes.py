@@ -37,10 +37,11 @@ class ScriptedIntent:
     def __init__(self, kind: str, ref: str, writes: ScriptedWrites) -> None:
         self.kind, self.ref, self.writes = kind, ref, writes
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> None:
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
         refusal = self.writes.refuse.get((self.kind, self.ref))
         if refusal is not None:
             raise Refused([refusal])
+        return None
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         self.writes.reads.append((self.kind, self.ref))

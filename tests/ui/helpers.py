@@ -42,6 +42,17 @@ async def until(pilot: Pilot[int], shown: Callable[[], bool], *, timeout_s: floa
     await pilot.pause()  # and laid out: a click lands where it is drawn
 
 
+async def asked(pilot: Pilot[int], *, timeout_s: float = 60.0) -> None:
+    """Until an apply session shows its confirm dialog, or the error that ended it."""
+    from console.ui.screens.apply import ConfirmApplyDialog
+    from console.ui.screens.dialogs import ErrorDialog
+
+    app = pilot.app
+    await until(
+        pilot, lambda: isinstance(app.screen, ConfirmApplyDialog | ErrorDialog), timeout_s=timeout_s
+    )
+
+
 def view(app: ConsoleApp, selector: str = "DataView") -> DataView:
     return app.screen.query_one(selector, DataView)
 
