@@ -339,7 +339,7 @@ async def _resume_journal(
     from console.domain.journal import JournalError
     from console.services.apply import Applier
     from console.services.cluster import ClusterReader
-    from console.services.mqadmin_commands import queue_resets
+    from console.services.mqadmin_commands import queue_resets, with_tls
     from console.services.plan_load import PlanRefused
     from console.services.resume_check import check_resume
 
@@ -355,7 +355,8 @@ async def _resume_journal(
             ]
             if moves:
                 print("the same with mqadmin:")
-                for line in queue_resets(target.cluster.namesrv, moves):
+                resets = queue_resets(target.cluster.namesrv, moves)
+                for line in with_tls(resets, target.cluster.tls):
                     print(f"  {line}")
             refusals = check.refusals(accept_drift=args.accept_drift)
             if refusals:
@@ -376,6 +377,7 @@ async def _resume_journal(
 
 
 def _print_check(check: ApplyCheck, target: Target, brokers: dict[str, str]) -> None:
+    from console.services.mqadmin_commands import with_tls
     from console.services.planning import mqadmin_lines
 
     h = check.plan.header
@@ -397,7 +399,8 @@ def _print_check(check: ApplyCheck, target: Target, brokers: dict[str, str]) -> 
             print(f"  {d.line()}")
     print("the same with mqadmin:")
     rows = [w.row for w in check.writes]
-    for line in mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10):
+    lines = mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
+    for line in with_tls(lines, target.cluster.tls):
         print(f"  {line}")
 
 

@@ -47,12 +47,14 @@ OFFSET_STORES: dict[str, dict[str, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class SandboxTls:
-    """TLS on every server of a sandbox: `enforcing` (plaintext connections are closed), the
-    servers' certificate signed by the sandbox CA, and with `mutual` a client certificate of
-    that CA required of every client (the brokers towards the name server included)."""
+    """TLS on every server of a sandbox: `enforcing` (plaintext connections are closed; else
+    permissive: TLS and plaintext both taken on the same port), the servers' certificate signed
+    by the sandbox CA, and with `mutual` a client certificate of that CA required of every TLS
+    client (the brokers towards the name server included)."""
 
     files: TlsFiles
     mutual: bool = False
+    enforcing: bool = True
 
     def client(self) -> console_config.TlsRef:
         """The `tls:` of a cluster config that reaches this sandbox."""
@@ -69,7 +71,7 @@ class SandboxTls:
         (mutual) TLS there."""
         ca, server = str(self.files.ca), self.files.server
         return {
-            "tls.server.mode": "enforcing",
+            "tls.server.mode": "enforcing" if self.enforcing else "permissive",
             # Test mode (the default) makes a self-signed certificate and trusts everyone.
             "tls.test.mode.enable": "false",
             "tls.server.certPath": str(server.cert),
@@ -79,7 +81,7 @@ class SandboxTls:
             # manager); with it, only those the trusted CA signed.
             "tls.server.authClient": "true",
             "tls.server.trustCertPath": ca,
-            "tls.enable": "true",
+            "tls.enable": "true" if self.enforcing else "false",
             "tls.client.authServer": "true",
             "tls.client.trustCertPath": ca,
             "tls.client.certPath": str(server.cert),
@@ -209,9 +211,13 @@ class SandboxCluster:
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new client for this cluster, signed when its brokers require it, speaking TLS
         when they do."""
-        tls = self.config.tls.client().resolve() if self.config.tls else None
+        tls = self.config.tls
+        tls_client = tls.client().resolve() if tls is not None and tls.enforcing else None
         return AdminClient(
-            [self.namesrv_addr], timeout=timeout, credentials=self.config.credentials, tls=tls
+            [self.namesrv_addr],
+            timeout=timeout,
+            credentials=self.config.credentials,
+            tls=tls_client,
         )
 
     def log_path(self, name: str) -> Path:

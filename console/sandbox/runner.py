@@ -64,6 +64,9 @@ class SandboxOptions:
     tls: bool = False
     #: ... and requires a client certificate of that CA (mutual TLS).
     mutual_tls: bool = False
+    #: With `tls`: the servers take plaintext as well (`tls.server.mode=permissive`), and the
+    #: sandbox's own clients stay plaintext; `Sandbox.tls_offered` is how to speak TLS to it.
+    tls_permissive: bool = False
     #: The brokers' consumer-offset store: a key of OFFSET_STORES.
     offset_store: str = "json"
 
@@ -126,8 +129,15 @@ class Sandbox:
 
     @property
     def tls(self) -> console_config.TlsRef | None:
-        """The `tls:` a cluster config needs to reach this sandbox (None: plaintext)."""
-        return self.cluster.config.tls.client() if self.cluster.config.tls else None
+        """The `tls:` a cluster config needs to reach this sandbox (None: plaintext will do)."""
+        tls = self.cluster.config.tls
+        return tls.client() if tls is not None and tls.enforcing else None
+
+    @property
+    def tls_offered(self) -> console_config.TlsRef | None:
+        """The `tls:` that speaks TLS to this sandbox, required or not (None: no TLS)."""
+        tls = self.cluster.config.tls
+        return tls.client() if tls is not None else None
 
     def cluster_config(self, name: str = "sandbox") -> console_config.ClusterConfig:
         """This sandbox as a cluster of the console's config."""
@@ -274,12 +284,12 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     tls = None
     if options.tls or options.mutual_tls:
         files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
-        tls = SandboxTls(files, mutual=options.mutual_tls)
+        tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
     config = ClusterConfig(
         run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls
     )
     cluster = SandboxCluster(dist, tools.java, config)
-    java_tls = java_tls_properties(tls.client()) if tls else {}
+    java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(
         tools.java,
         f"{classes}:{dist.classpath}",

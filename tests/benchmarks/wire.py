@@ -1,4 +1,10 @@
-"""Wire benchmarks: `lag` against mqadmin, and request rate by number in flight."""
+"""Wire benchmarks: `lag` against mqadmin, `lag` over TLS against `lag` in plaintext (the same
+group on the same brokers: the bench sandbox takes both), and request rate by number in flight.
+
+- `lag_cli_tls_s`: `lag -g GROUP --json` over TLS, the whole process (its handshakes with the
+  name server and both brokers included); `lag_tls_cost` is its ratio to `lag_cli_s` (target
+  < 1.3).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +33,13 @@ def run() -> dict[str, float]:
         RUNS,
         lambda: time_process([console, "lag", "-g", GROUP_LIVE, "--json", "--namesrv", namesrv]),
     )
+    tls_env = {**os.environ, "RMQ_CONSOLE_CONFIG": os.environ["RMQ_BENCH_TLS_CONFIG"]}
+    lag_tls = median_of(
+        RUNS,
+        lambda: time_process(
+            [console, "lag", "-g", GROUP_LIVE, "--json", "--cluster", "bench-tls"], env=tls_env
+        ),
+    )
     # The whole mqadmin process, as an operator waits for it (JVM start to exit).
     tool = Mqadmin(find_tools().java, Distribution.in_cache(cache_root()), namesrv, work)
     (work / "home").mkdir(parents=True, exist_ok=True)
@@ -35,6 +48,8 @@ def run() -> dict[str, float]:
     mqadmin = median_of(RUNS, lambda: time_process(argv, env=env))
     out = {
         "lag_cli_s": lag,
+        "lag_cli_tls_s": lag_tls,
+        "lag_tls_cost": lag_tls / lag,
         "mqadmin_consumer_progress_s": mqadmin,
         "lag_speedup": mqadmin / lag,
     }

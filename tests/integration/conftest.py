@@ -4,8 +4,9 @@ The fixture never skips: an integration run without a working sandbox is a failu
 message says why (a missing JDK or Maven, a port in use, the tail of a JVM log, ...).
 
 The separate clusters whose start is mostly waiting (the 4.9.7 broker's commit logs expiring,
-the slave catching up with its master) are begun as the session starts, when a selected test
-needs them, and every cluster is stopped at the end of the session, all at once.
+the slave catching up with its master, the newest release's JVMs booting with TLS) are begun as
+the session starts, when a selected test needs them, and every cluster is stopped at the end of
+the session, all at once.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ from tests.connect import ConnectServer
 
 #: The master the UI tests' consoles plan on: their warm session is `plan_runner`'s.
 CONSOLE_SPARK_MASTER = "local[2]"
+#: The newest RocketMQ release whose jars Maven Central serves: 5.5.1's broker jar is there, but
+#: not its namesrv, client, tools, srvutil, filter or auth jars (checked 2026-11-25, `mvn
+#: dependency:copy-dependencies -Drocketmq.version=5.5.1` on console/sandbox/resources/pom.xml:
+#: "Could not find artifact org.apache.rocketmq:rocketmq-namesrv:jar:5.5.1 in central").
+NEWEST_RELEASE = "5.5.0"
 
 _HERE = Path(__file__).parent
 _measured: dict[str, str] = {}
@@ -56,6 +62,8 @@ def _clusters(
     if "replica_cluster" in wanted:
         replica = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
         _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
+    if "newest_cluster" in wanted:
+        _early["newest_cluster"] = BackgroundSandbox(_newest_options(tmp_path_factory))
     for background in _early.values():
         background.begin()
     yield
@@ -93,6 +101,39 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     _measured["start"] = _describe_start(sb)
     _measured["rss"] = ", ".join(f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items()))
     return sb
+
+
+def _newest_options(tmp_path_factory: pytest.TempPathFactory) -> SandboxOptions:
+    return SandboxOptions(
+        run_dir=tmp_path_factory.mktemp("newest"),
+        ports=free_ports(BROKER_NAMES),
+        version=NEWEST_RELEASE,
+        mutual_tls=True,
+        offset_store="rocksdb",
+    )
+
+
+@pytest.fixture(scope="session")
+def newest_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    """A second seeded two-broker cluster, the main sandbox's scenario on the newest release
+    (NEWEST_RELEASE), whose every server enforces mutual TLS with a CA of its own
+    (`newest_cluster.tls`: the config's `tls:`) and keeps consumer offsets in RocksDB
+    (configManagerVersion=v2). One cluster for the three, so the tests that prove the newest
+    release, TLS and the RocksDB store start four JVMs more, not twelve. Stopped at the end."""
+    background = _early.pop("newest_cluster", None)
+    if background is None:
+        background = BackgroundSandbox(_newest_options(tmp_path_factory))
+    started = time.monotonic()
+    try:
+        newest: Sandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the {NEWEST_RELEASE} TLS cluster did not start: {exc}", pytrace=False)
+    _started.append(background)
+    _measured[f"{NEWEST_RELEASE} TLS start"] = (
+        f"waited {time.monotonic() - started:.1f}s, took {_describe_start(newest)}"
+    )
+    return newest
 
 
 @pytest.fixture(scope="session")
