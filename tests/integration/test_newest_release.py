@@ -1,6 +1,7 @@
-"""The suite's read, plan, apply, undo, server-side reset, client push and boundary tests once more,
-against the newest RocketMQ release whose jars can be fetched (conftest.NEWEST_RELEASE), on a
-cluster whose servers also enforce mutual TLS and keep consumer offsets in RocksDB.
+"""The suite's read, plan, apply, undo, server-side reset, client push, boundary and walkthrough
+tests once more, against the newest RocketMQ release whose jars can be fetched
+(conftest.NEWEST_RELEASE), on a cluster whose servers also enforce mutual TLS and keep consumer
+offsets in RocksDB.
 
 The tests are the main sandbox's own, imported here: pytest collects them in this module too,
 where `sandbox` is this cluster (the fixture below overrides the session's for this module
@@ -8,7 +9,7 @@ only). They reach the cluster as an operator's config would: `sandbox.admin()` a
 `sandbox.config_entry()` carry its `tls:`; mqadmin, the Java consumers and the offset oracle run
 with the TLS system properties a `tls:` maps to. So every client route (the wire client, the
 network process's source, Spark executors' timestamp lookups, the offset writer, the client
-push, the boundary pulls, mqadmin) speaks TLS to a 5.5 broker here.
+push, the boundary pulls, a walkthrough, mqadmin) speaks TLS to a 5.5 broker here.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ from tests.integration.test_remote_source import (  # noqa: F401 (the network pr
     cluster,
     source,
     test_every_operation_answers_as_the_backend_does,
+)
+from tests.integration.test_walkthrough_cli import (  # noqa: F401
+    configured,
+    test_a_walkthrough_from_the_command_line_applies_verifies_and_reports,
 )
 
 
