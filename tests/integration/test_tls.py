@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import time
@@ -170,6 +171,27 @@ def test_the_command_line_ca_without_the_client_certificate_mutual_tls_wants(
     assert "the cluster may require TLS" in err
 
 
+def child_pids() -> list[int]:
+    """This process's children (the console's network process among them)."""
+    me = os.getpid()
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == me:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def console_for(config_file: Path, name: str, workspace: Path) -> ConsoleApp:
     loaded = load_config(config_file)
     cluster = loaded.cluster(name)
@@ -191,6 +213,13 @@ async def test_the_console_reads_over_tls_and_names_a_tls_refusal(
         await settle(pilot)
         rows = {r["broker"]: r["state"] for r in shown(app, "#brokers")}
         assert rows == {name: "UP" for name in newest_cluster.broker_addrs}
+        # The network process read the TLS files itself: their paths came in its hello, not
+        # on its command line.
+        tls = newest_cluster.tls
+        assert tls is not None
+        children = [cmdline(pid) for pid in child_pids()]
+        assert any("console.remote.child" in c for c in children), children
+        assert not any(str(tls.key) in c or str(tls.cert) in c for c in children), children
         assert "UNVERIFIED" not in banner_text(app)
         await pilot.press("g")
         await settle(pilot)
