@@ -209,8 +209,8 @@ def print_tls_block(sb: Sandbox) -> None:
         value = getattr(tls, key)
         if value is not None:
             print(f"          {key}: {value}")
-    print(f"  or: rmq-console lag -g GROUP --namesrv {sb.namesrv_addr} --tls-ca {tls.ca}", end="")
-    print("" if not tls.cert else " (with mutual TLS, only the config entry carries the cert)")
+    if not tls.cert:  # the command line has no client certificate: mutual TLS needs the config
+        print(f"  or: rmq-console lag -g GROUP --namesrv {sb.namesrv_addr} --tls-ca {tls.ca}")
 
 
 def print_acl_ready(acl: AclSandbox) -> None:
