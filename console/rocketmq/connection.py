@@ -147,12 +147,12 @@ class Connection:
 
     def _lost(self, exc: BaseException) -> RocketMQError:
         """A read or write failed: a TLS alert (a refused client certificate arrives after the
-        handshake, with TLS 1.3) is a refusal, anything else a lost connection."""
+        handshake, with TLS 1.3) is a refusal, anything else a lost connection. (A reset is
+        not a refusal: a server refusing plaintext has read our bytes and closes cleanly; a
+        reset is what a killed server's unread data gets.)"""
         if isinstance(exc, ssl.SSLError) and self._tls is not None:
             host = self.addr.rpartition(":")[0]
             return handshake_refused(self.addr, exc, self._tls, host)
-        if isinstance(exc, ConnectionResetError | BrokenPipeError) and not self._frames:
-            return self._closed_unanswered() or ConnectionLost(self.addr, str(exc))
         return ConnectionLost(self.addr, str(exc))
 
     def _refuse(self, cmd: Command) -> None:
