@@ -12,6 +12,11 @@ and the line.
         credentials:           # by reference only: env:VAR or file:/path
           access_key: env:PROD_RMQ_AK
           secret_key: file:/etc/rmq/prod.secret
+        tls:                   # or `tls: true` (the server verified against the system CAs)
+          ca: /etc/rmq/ca.pem            # the CA that signed the cluster's certificates
+          cert: /etc/rmq/console.pem     # a client certificate and its key, for mutual TLS
+          key: /etc/rmq/console.key
+          server_name: rocketmq.prod     # the name the certificates hold, if not the address
     refresh_interval: 5
     theme: rmq-dark
     keymap: {refresh: f5}
@@ -33,6 +38,7 @@ import yaml
 from console.errors import BadFile, UserError, read_text, yaml_failure
 from console.redact import hide
 from console.rocketmq.signing import Credentials
+from console.rocketmq.tls import EncryptedKey, TlsClient, client_context
 
 CONFIG_ENV = "RMQ_CONSOLE_CONFIG"
 DEFAULT_CONFIG = Path("~/.config/rmq-console/config.yaml")
@@ -70,6 +76,73 @@ class CredentialsRef:
 
 
 @dataclass(frozen=True, slots=True)
+class TlsRef:
+    """How to speak TLS to a cluster. The files are named by path, like credentials by
+    reference: read only when connecting, by the process that connects (a Spark executor
+    included), so no certificate or key is ever copied into a request or the workspace."""
+
+    #: The CA file (PEM) the servers' certificates are checked against; None: the system CAs.
+    ca: str | None = None
+    #: A client certificate (PEM) and its unencrypted key, for servers that require one.
+    cert: str | None = None
+    key: str | None = None
+    #: False: the servers' certificates are not checked at all (shown as unverified TLS).
+    verify: bool = True
+    #: The name the servers' certificates are checked against, instead of each address's host.
+    server_name: str | None = None
+
+    def resolve(self) -> TlsClient:
+        """The TLS context, built now from the files."""
+        fields = {"ca": self.ca, "cert": self.cert, "key": self.key}
+        paths = {k: str(Path(v).expanduser()) if v else None for k, v in fields.items()}
+        for key, path in paths.items():
+            if path is not None and not os.access(path, os.R_OK):
+                why = "no such file" if not Path(path).exists() else "not readable"
+                raise ConfigError(f"tls.{key}: cannot read {path}: {why}")
+        try:
+            context = client_context(
+                ca=paths["ca"] if self.verify else None,
+                cert=paths["cert"],
+                key=paths["key"],
+                verify=self.verify,
+            )
+        except EncryptedKey:
+            raise ConfigError(
+                f"tls.key: {paths['key']} is encrypted: give the key unencrypted (PKCS#8 PEM, "
+                "readable by the console's user only)"
+            ) from None
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            which = ", ".join(f"{k} {p}" for k, p in paths.items() if p)
+            raise ConfigError(f"tls: cannot use {which}: {exc}") from None
+        return TlsClient(
+            context, server_name=self.server_name, verify=self.verify, has_cert=bool(self.cert)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ca": self.ca,
+            "cert": self.cert,
+            "key": self.key,
+            "verify": self.verify,
+            "server_name": self.server_name,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TlsRef:
+        def text(key: str) -> str | None:
+            value = d.get(key)
+            return None if value is None else str(value)
+
+        return cls(
+            ca=text("ca"),
+            cert=text("cert"),
+            key=text("key"),
+            verify=bool(d.get("verify", True)),
+            server_name=text("server_name"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterConfig:
     name: str
     namesrv: tuple[str, ...]
@@ -78,6 +151,8 @@ class ClusterConfig:
     #: RocketMQ cluster name inside the name server, when one name server serves several.
     rocketmq_cluster: str | None = None
     credentials: CredentialsRef | None = None
+    #: TLS to the name servers and brokers (None: plaintext).
+    tls: TlsRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +307,9 @@ _CLUSTER_KEYS = {
     "read_only",
     "rocketmq_cluster",
     "credentials",
+    "tls",
 }
+_TLS_KEYS = ("ca", "cert", "key", "verify", "server_name")
 
 
 def _from_file(path: Path) -> Config:
@@ -314,6 +391,7 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         )
     colour = raw.get("colour", raw.get("color", "green"))
     rmq_cluster = raw.get("rocketmq_cluster")
+    tls = _tls(doc, (*where, "tls"), raw.get("tls"))
     return ClusterConfig(
         name=name,
         namesrv=namesrv,
@@ -323,6 +401,44 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         if rmq_cluster is None
         else _string(doc, (*where, "rocketmq_cluster"), rmq_cluster),
         credentials=creds,
+        tls=tls,
+    )
+
+
+def _tls(doc: _Doc, where: tuple[Any, ...], raw: Any) -> TlsRef | None:
+    """`tls: true` (system CAs), `false` or absent (plaintext), or a mapping of _TLS_KEYS. A
+    relative path is taken from the config file's directory."""
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        return TlsRef()
+    if not isinstance(raw, dict):
+        raise doc.error(where, f"expected true, false or a mapping of {', '.join(_TLS_KEYS)}")
+    for key in raw:
+        if key not in _TLS_KEYS:
+            raise doc.error((*where, key), f"unknown TLS setting ({', '.join(_TLS_KEYS)})")
+
+    def path(key: str) -> str | None:
+        if raw.get(key) is None:
+            return None
+        text = _string(doc, (*where, key), raw[key])
+        if text.startswith("~") or Path(text).is_absolute():
+            return text
+        return str(doc.path.parent.resolve() / text)
+
+    cert, key = path("cert"), path("key")
+    if (cert is None) != (key is None):
+        missing = "key" if key is None else "cert"
+        raise doc.error((*where, missing), "a client certificate needs both cert and key")
+    server_name = raw.get("server_name")
+    return TlsRef(
+        ca=path("ca"),
+        cert=cert,
+        key=key,
+        verify=_bool(doc, (*where, "verify"), raw.get("verify", True)),
+        server_name=None
+        if server_name is None
+        else _string(doc, (*where, "server_name"), server_name),
     )
 
 

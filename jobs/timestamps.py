@@ -10,7 +10,8 @@ The client is opened through `console.services.access.open_admin`, like every ot
 configured cluster. What reaches the executor is the cluster's credentials *by reference*
 (`env:VAR` / `file:/path`, pickled with the task); the reference is resolved there, so the
 secret is never in the request, the task or an argv, and must be reachable on every executor
-(see README, "Credentials").
+(see README, "Credentials"). TLS travels the same way: the paths of the CA, certificate and key
+files, which each executor reads when it connects.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
-from console.config import ClusterConfig, ConfigError, CredentialsRef
+from console.config import ClusterConfig, ConfigError, CredentialsRef, TlsRef
 from console.domain.job_requests import PlanRequest
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
@@ -66,6 +67,7 @@ class BrokerSearch:
     concurrency: int = 32  # in-flight requests per broker: enough to hide latency, not a flood
     credentials: CredentialsRef | None = None
     cluster: str = "the plan's cluster"  # for messages
+    tls: TlsRef | None = None
 
     @classmethod
     def for_request(cls, req: PlanRequest) -> BrokerSearch:
@@ -73,7 +75,11 @@ class BrokerSearch:
         if refs is not None:
             _mask_here(refs)
         return cls(
-            req.namesrv, req.search_timeout_s, credentials=refs, cluster=req.snapshot.cluster
+            req.namesrv,
+            req.search_timeout_s,
+            credentials=refs,
+            cluster=req.snapshot.cluster,
+            tls=TlsRef.from_dict(req.tls) if req.tls else None,
         )
 
     def search(self, broker: str, addr: str, queries: Sequence[Query], ts_ms: int) -> list[int]:
@@ -82,7 +88,10 @@ class BrokerSearch:
     def _config(self, addr: str) -> ClusterConfig:
         # The client wants a name server list even though every call here goes to `addr`.
         return ClusterConfig(
-            name=self.cluster, namesrv=self.namesrv or (addr,), credentials=self.credentials
+            name=self.cluster,
+            namesrv=self.namesrv or (addr,),
+            credentials=self.credentials,
+            tls=self.tls,
         )
 
     async def _search(
@@ -91,7 +100,7 @@ class BrokerSearch:
         gate = asyncio.Semaphore(self.concurrency)
         try:
             admin = open_admin(self._config(addr), timeout=self.timeout_s)
-        except ConfigError as exc:  # the reference does not resolve on this executor
+        except ConfigError as exc:  # a reference or TLS file does not resolve on this executor
             raise BrokerLookupError(f"{broker} ({addr}): {redact_text(str(exc))}") from None
         async with admin:
 

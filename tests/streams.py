@@ -5,7 +5,9 @@ poll, a JVM starting), on Spark, on a terminal. One process leaves both cores mo
 the tests run in three streams, each a pytest session of its own:
 
 - `apart`: unit, UI and Spark tests, and the integration tests whose clusters are their own
-  (the 4.9.7 broker, the master/slave pair): no main sandbox is started;
+  (the 4.9.7 broker, the master/slave pair, the newest release enforcing mutual TLS with
+  RocksDB offsets: test_tls.py, and test_newest_release.py, which runs main-sandbox tests on
+  it): no main sandbox is started;
 - `sandbox-1`, `sandbox-2`: the tests against the main sandbox (and the ACL cluster's, all in
   the second), split by their measured cost, each stream with a sandbox of its own (the tests
   make groups of their own, so nothing depends on which tests ran before in the same sandbox).

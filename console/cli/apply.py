@@ -341,7 +341,7 @@ def check_lines(check: WriteCheck, target: Target) -> list[str]:
     that would do the same: what the terminal shows before asking."""
     from console.services.apply_check import ApplyCheck
     from console.services.journal_actions import UndoCheck
-    from console.services.mqadmin_commands import queue_resets
+    from console.services.mqadmin_commands import queue_resets, with_tls
     from console.services.resume_check import ResumeCheck
 
     if isinstance(check, UndoCheck):
@@ -355,11 +355,13 @@ def check_lines(check: WriteCheck, target: Target) -> list[str]:
     ]
     if moves:
         lines.append("the same with mqadmin:")
-        lines += [f"  {line}" for line in queue_resets(target.cluster.namesrv, moves)]
+        resets = queue_resets(target.cluster.namesrv, moves)
+        lines += [f"  {line}" for line in with_tls(resets, target.cluster.tls)]
     return lines
 
 
 def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
+    from console.services.mqadmin_commands import with_tls
     from console.services.planning import mqadmin_lines
 
     h = check.plan.header
@@ -389,9 +391,8 @@ def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
     lines.append("the same with mqadmin:")
     brokers = {w.row.broker: w.broker_addr for w in check.writes}
     rows = [w.row for w in changed]
-    lines += [
-        f"  {line}" for line in mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
-    ]
+    commands = mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
+    lines += [f"  {line}" for line in with_tls(commands, target.cluster.tls)]
     return lines
 
 

@@ -52,6 +52,7 @@ def _message(args: argparse.Namespace) -> int:
     command = mqadmin_commands.message(
         target.cluster.namesrv, args.topic, args.broker, args.queue, args.offset
     )
+    (command,) = mqadmin_commands.with_tls([command], target.cluster.tls)
     if args.json:
         dump_json(
             {

@@ -11,6 +11,7 @@ from console.config import (
     ClusterConfig,
     Config,
     ConfigError,
+    TlsRef,
     is_address,
     load_config,
     split_namesrv,
@@ -40,6 +41,18 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
         **kw,
     )
     group.add_argument("--cluster", metavar="NAME", help="a cluster named in the config file", **kw)
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="speak TLS to --namesrv and its brokers, verified against the system CAs",
+        **kw,
+    )
+    group.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="speak TLS to --namesrv and its brokers, verified against this CA file (PEM)",
+        **kw,
+    )
     group.add_argument(
         "--config",
         metavar="FILE",
@@ -73,8 +86,18 @@ def console_target(args: argparse.Namespace) -> tuple[Config, ClusterConfig | No
     return command_config(args), None
 
 
+def command_tls(args: argparse.Namespace) -> TlsRef | None:
+    """`--tls` / `--tls-ca FILE`: TLS for a bare `--namesrv`. The CA file is a path, read when
+    connecting (as a config's `tls.ca`)."""
+    ca = getattr(args, "tls_ca", None)
+    if ca:
+        return TlsRef(ca=str(Path(ca).expanduser().resolve()))
+    return TlsRef() if getattr(args, "tls", False) else None
+
+
 def resolve_target(args: argparse.Namespace) -> Target:
     config = command_config(args)
+    tls = command_tls(args)
     if getattr(args, "namesrv", None):
         addrs = split_namesrv(args.namesrv)
         if not addrs:
@@ -82,11 +105,18 @@ def resolve_target(args: argparse.Namespace) -> Target:
         for addr in addrs:
             if not is_address(addr):
                 raise ConfigError(f"--namesrv: not a host:port address: {addr!r}")
-        cluster = ClusterConfig(name=args.namesrv, namesrv=addrs)
+        cluster = ClusterConfig(name=args.namesrv, namesrv=addrs, tls=tls)
         if getattr(args, "cluster", None):
             # --namesrv with --cluster: the RocketMQ cluster name inside that name server.
-            cluster = ClusterConfig(name=args.cluster, namesrv=addrs, rocketmq_cluster=args.cluster)
+            cluster = ClusterConfig(
+                name=args.cluster, namesrv=addrs, rocketmq_cluster=args.cluster, tls=tls
+            )
         return Target(cluster, config)
+    if tls is not None:
+        raise ConfigError(
+            "--tls and --tls-ca go with --namesrv; a configured cluster speaks TLS as its "
+            "`tls:` in the config says"
+        )
     if getattr(args, "cluster", None):
         return Target(config.cluster(args.cluster), config)
     if len(config.clusters) == 1:

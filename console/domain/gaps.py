@@ -20,6 +20,7 @@ from console.rocketmq.errors import (
     NotFoundError,
     RequestTimeout,
     RocketMQError,
+    TlsRefused,
 )
 
 
@@ -42,6 +43,7 @@ class Why(StrEnum):
     DOWN = "down"  # no connection, or the connection was lost
     AUTHENTICATION = "authentication refused"  # wrong or missing secret, unknown access key
     PERMISSION = "permission denied"
+    TLS = "TLS refused"  # our TLS (or its absence) refused: a configuration problem, not down
     NOT_FOUND = "not found"
     ERROR = "error"  # the server answered with another failure
 
@@ -80,6 +82,8 @@ class Gap:
 def why_of(error: RocketMQError) -> Why:
     if isinstance(error, AccessDenied):
         return Why.AUTHENTICATION if error.authentication else Why.PERMISSION
+    if isinstance(error, TlsRefused):
+        return Why.TLS
     if isinstance(error, RequestTimeout):
         return Why.TIMEOUT
     if isinstance(error, ConnectError | ConnectionLost):

@@ -24,6 +24,9 @@ class PlanRequest:
     # The cluster's credentials *by reference* ({"access_key": "env:VAR", "secret_key":
     # "file:/path"}), resolved where the timestamp lookups run (the executors); never values.
     credentials: dict[str, str] | None = None
+    # The cluster's TLS settings: file *paths* ({"ca": "/etc/rmq/ca.pem", ...}, verify,
+    # server_name), read where the lookups connect; never a certificate or key itself.
+    tls: dict[str, Any] | None = None
     file_rows: tuple[FileOffset, ...] = ()  # from-file: the rows, already parsed and checked
     source_snapshot_uri: str | None = None  # to-snapshot
     source_snapshot: SnapshotInfo | None = None

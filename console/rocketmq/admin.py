@@ -33,6 +33,7 @@ from .errors import (
     ReadOnlyError,
     RequestTimeout,
     RocketMQError,
+    TlsRefused,
 )
 from .frame import Command
 from .message import decode_messages
@@ -57,6 +58,7 @@ from .models import (
 )
 from .namesrv import NameServers
 from .signing import Credentials
+from .tls import TlsClient
 
 DEFAULT_TOPIC = "TBW102"
 PRODUCER_GROUP = "rmq_console_producer"
@@ -86,9 +88,11 @@ class AdminClient:
         timeout: float = 3.0,
         credentials: Credentials | None = None,
         read_only: str | None = None,
+        tls: TlsClient | None = None,
     ) -> None:
         """`read_only`, when given, is why this client must not write: every write operation
-        then raises ReadOnlyError with it, before anything is sent."""
+        then raises ReadOnlyError with it, before anything is sent. `tls`: every connection,
+        to name servers and brokers alike, speaks TLS with it."""
         addrs = [namesrv] if isinstance(namesrv, str) else list(namesrv)
         # One string may hold several, as in RocketMQ's NAMESRV_ADDR ("a:9876;b:9876").
         self.namesrv = [
@@ -98,7 +102,8 @@ class AdminClient:
             raise ValueError("no name server address given")
         self.timeout = timeout
         self.read_only = read_only
-        self._pool = ConnectionPool(credentials)
+        self._pool = ConnectionPool(credentials, tls)
+        self.tls = tls
         #: The access key requests are signed with (None: unsigned), named in AccessDenied.
         self.access_key = credentials.access_key if credentials else None
         #: Which name server to ask first, and those that did not answer lately (`news()` tells
@@ -222,6 +227,11 @@ class AdminClient:
                 future.cancel()
         if len(errors) == 1:
             raise errors[0]
+        refused = [e for e in errors if isinstance(e, TlsRefused)]
+        if len(refused) == len(errors):
+            # Every name server refused our TLS (or its absence): a configuration problem,
+            # said as such, never "cannot connect".
+            raise refused[0]
         raise ConnectError(",".join(self.namesrv), "; ".join(str(e) for e in errors))
 
     # ---- name server -------------------------------------------------------------------------
@@ -692,6 +702,8 @@ def _unanswered_reason(error: RocketMQError) -> str:
         return f"cannot connect: {error.reason}"
     if isinstance(error, ConnectionLost):
         return f"connection lost: {error.reason}"
+    if isinstance(error, TlsRefused):
+        return f"TLS: {error.cause}"
     return str(error)
 
 

@@ -3,6 +3,12 @@
 Many requests can be in flight on one connection: each gets a future keyed by its opaque, and a
 single reader task resolves them as responses arrive in any order. A connection that the server
 closed (idle timeout, restart) is replaced on the next request.
+
+With TLS (console.rocketmq.tls) every connection is a TLS one, its handshake bounded by the
+request timeout. A connection that the server closes before answering anything at all is how a
+RocketMQ server refuses the other protocol (plaintext to an enforcing server, TLS to a disabled
+one, a refused client certificate): that fails the requests with `TlsRefused`, not as a lost
+connection, so it is never taken for a server that went down.
 """
 
 from __future__ import annotations
@@ -11,12 +17,14 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import ssl
 
 from . import frame
 from .codes import FLAG_ONEWAY, FLAG_RESPONSE, ResponseCode
-from .errors import ConnectError, ConnectionLost, ProtocolError, RequestTimeout
+from .errors import ConnectError, ConnectionLost, ProtocolError, RequestTimeout, RocketMQError
 from .frame import Command
 from .signing import Credentials, sign
+from .tls import TlsClient, closed_after_handshake, handshake_refused, plaintext_refused
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +37,14 @@ def split_addr(addr: str) -> tuple[str, int]:
 
 
 class Connection:
-    def __init__(self, addr: str, opaques: itertools.count[int]) -> None:
+    def __init__(
+        self, addr: str, opaques: itertools.count[int], tls: TlsClient | None = None
+    ) -> None:
         self.addr = addr
         self._opaques = opaques
+        self._tls = tls
+        #: Frames received on the connection now open: none means the server never answered.
+        self._frames = 0
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._pending: dict[int, asyncio.Future[Command]] = {}
@@ -50,13 +63,29 @@ class Connection:
                 host, port = split_addr(self.addr)
             except ValueError as exc:
                 raise ConnectError(self.addr, str(exc)) from None
+            tls = self._tls
             try:
                 async with asyncio.timeout(timeout):
-                    self._reader, self._writer = await asyncio.open_connection(host, port)
+                    if tls is None:
+                        self._reader, self._writer = await asyncio.open_connection(host, port)
+                    else:
+                        self._reader, self._writer = await asyncio.open_connection(
+                            host,
+                            port,
+                            ssl=tls.context,
+                            server_hostname=tls.checked_name(host),
+                            ssl_handshake_timeout=timeout,
+                            ssl_shutdown_timeout=timeout,
+                        )
             except TimeoutError:
                 raise ConnectError(self.addr, f"no answer within {timeout:g}s") from None
+            except (ssl.SSLError, ConnectionResetError, BrokenPipeError) as exc:
+                if tls is None:
+                    raise ConnectError(self.addr, exc.strerror or str(exc)) from None
+                raise handshake_refused(self.addr, exc, tls, host) from None
             except OSError as exc:
                 raise ConnectError(self.addr, exc.strerror or str(exc)) from None
+            self._frames = 0
             self._read_task = asyncio.create_task(self._read_loop(), name=f"rmq-read {self.addr}")
 
     async def request(self, cmd: Command, timeout: float) -> Command:
@@ -74,19 +103,22 @@ class Connection:
         except TimeoutError:
             raise RequestTimeout(self.addr, cmd.code, timeout) from None
         except (ConnectionError, OSError) as exc:
-            self._fail_all(ConnectionLost(self.addr, str(exc)))
-            raise ConnectionLost(self.addr, str(exc)) from None
+            lost = self._lost(exc)
+            self._fail_all(lost)
+            raise lost from None
         finally:
             self._pending.pop(cmd.opaque, None)
 
     async def _read_loop(self) -> None:
         assert self._reader is not None
+        error: RocketMQError | None = None
         reason = "closed by the server"
         try:
             while True:
                 prefix = await self._reader.readexactly(4)
                 length = frame.frame_length(prefix)
                 cmd = frame.decode(await self._reader.readexactly(length))
+                self._frames += 1
                 if cmd.flag & FLAG_RESPONSE:
                     future = self._pending.get(cmd.opaque)
                     if future is not None and not future.done():
@@ -94,15 +126,34 @@ class Connection:
                 elif not cmd.flag & FLAG_ONEWAY:
                     self._refuse(cmd)
         except asyncio.IncompleteReadError:
-            pass
+            error = self._closed_unanswered()
         except ProtocolError as exc:
             # After a bad frame the stream position is unknown: drop the connection.
             reason = f"protocol error: {exc}"
             log.warning("%s: %s", self.addr, reason)
         except (ConnectionError, OSError) as exc:
-            reason = str(exc)
-        self._fail_all(ConnectionLost(self.addr, reason))
+            error = self._lost(exc)
+        self._fail_all(error or ConnectionLost(self.addr, reason))
         self._close_transport()
+
+    def _closed_unanswered(self) -> RocketMQError | None:
+        """The server closed the connection: before it answered anything, that is its refusal
+        of the protocol we speak (see the module's docstring); after, an ordinary close."""
+        if self._frames:
+            return None
+        if self._tls is None:
+            return plaintext_refused(self.addr)
+        return closed_after_handshake(self.addr, self._tls)
+
+    def _lost(self, exc: BaseException) -> RocketMQError:
+        """A read or write failed: a TLS alert (a refused client certificate arrives after the
+        handshake, with TLS 1.3) is a refusal, anything else a lost connection. (A reset is
+        not a refusal: a server refusing plaintext has read our bytes and closes cleanly; a
+        reset is what a killed server's unread data gets.)"""
+        if isinstance(exc, ssl.SSLError) and self._tls is not None:
+            host = self.addr.rpartition(":")[0]
+            return handshake_refused(self.addr, exc, self._tls, host)
+        return ConnectionLost(self.addr, str(exc))
 
     def _refuse(self, cmd: Command) -> None:
         """An admin client serves no requests; say so rather than leave the server waiting."""
@@ -123,7 +174,13 @@ class Connection:
 
     def _close_transport(self) -> None:
         if self._writer is not None:
-            self._writer.close()
+            if self._tls is not None:
+                # A graceful TLS close waits for the server's close_notify, which a RocketMQ
+                # server (Netty's SslHandler) does not send: asyncio would wait 30 s for it.
+                # Nothing is pending by now, so the connection is simply dropped.
+                self._writer.transport.abort()
+            else:
+                self._writer.close()
         self._writer = None
         self._reader = None
 
@@ -145,10 +202,13 @@ class Connection:
 class ConnectionPool:
     """Connections by address, shared by every request of one client."""
 
-    def __init__(self, credentials: Credentials | None = None) -> None:
+    def __init__(
+        self, credentials: Credentials | None = None, tls: TlsClient | None = None
+    ) -> None:
         self._connections: dict[str, Connection] = {}
         self._opaques = itertools.count(1)
         self._credentials = credentials
+        self._tls = tls
 
     async def request(
         self,
@@ -164,7 +224,7 @@ class ConnectionPool:
         cmd = Command(code=code, ext_fields=ext, body=body)
         conn = self._connections.get(addr)
         if conn is None:
-            conn = self._connections[addr] = Connection(addr, self._opaques)
+            conn = self._connections[addr] = Connection(addr, self._opaques, self._tls)
         return await conn.request(cmd, timeout)
 
     async def close(self) -> None:

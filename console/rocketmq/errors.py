@@ -6,6 +6,7 @@ themselves: unpickled, each is the same class with the same fields and the same 
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 
@@ -35,6 +36,29 @@ class ConnectError(RocketMQError):
         super().__init__(f"cannot connect to {addr}: {reason}")
         self.addr = addr
         self.reason = reason
+
+
+class TlsCause(StrEnum):
+    """Why TLS between us and a server did not work."""
+
+    PLAINTEXT = "plaintext refused"  # we spoke plaintext; the server requires TLS
+    NOT_TLS = "not TLS"  # we spoke TLS; the server does not
+    UNKNOWN_CA = "unknown CA"
+    EXPIRED = "expired"
+    NAME_MISMATCH = "name mismatch"
+    UNVERIFIED = "certificate not accepted"
+    CLIENT_CERTIFICATE = "client certificate refused"
+    OTHER = "handshake failed"
+
+
+class TlsRefused(RocketMQError):
+    """TLS between us and a server did not work (the server requires it, does not speak it, or
+    a certificate was refused on either side): a configuration problem, never a server down."""
+
+    def __init__(self, addr: str, cause: TlsCause, message: str) -> None:
+        super().__init__(message)
+        self.addr = addr
+        self.cause = cause
 
 
 class RequestTimeout(RocketMQError):

@@ -21,14 +21,34 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from console.sandbox.cluster import BROKER_NAMES
+    from console.sandbox.cache import ROCKETMQ_VERSION
+    from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
 
     sub = parser.add_subparsers(dest="sandbox_command", required=True)
-    fetch = sub.add_parser("fetch", help="download the RocketMQ 5.3.3 jars into the cache")
+    fetch = sub.add_parser("fetch", help="download the RocketMQ jars into the cache")
     fetch.add_argument("--cache", type=Path, help="cache directory (default ~/.cache/rmq-console)")
     fetch.add_argument("--force", action="store_true", help="download again even if cached")
+    version_help = f"the RocketMQ release, its jars from Maven Central (default {ROCKETMQ_VERSION})"
+    fetch.add_argument("--version", default=ROCKETMQ_VERSION, help=version_help)
     up = sub.add_parser("up", help="start a seeded local cluster and keep it running")
     up.add_argument("--cache", type=Path)
+    up.add_argument("--version", default=ROCKETMQ_VERSION, help=version_help)
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="every server enforces TLS, with certificates of a CA made for this run",
+    )
+    up.add_argument(
+        "--mutual-tls",
+        action="store_true",
+        help="as --tls, and every client must present a certificate of that CA",
+    )
+    up.add_argument(
+        "--offset-store",
+        choices=list(OFFSET_STORES),
+        default="json",
+        help="the brokers' consumer-offset store (rocksdb: configManagerVersion=v2, 5.3.2+)",
+    )
     up.add_argument("--run-dir", type=Path, help="where stores and logs go (wiped at start)")
     up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
     up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
@@ -57,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         match args.sandbox_command:
             case "fetch":
-                return cmd_fetch(args.cache, force=args.force)
+                return cmd_fetch(args.cache, force=args.force, version=args.version)
             case "up" if args.acl:
                 from console.sandbox.acl import AclOptions
 
@@ -73,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
                     seed=not args.no_seed,
                     live=not args.no_seed,
                     slave_of=args.slave,
+                    version=args.version,
+                    tls=args.tls,
+                    mutual_tls=args.mutual_tls,
+                    offset_store=args.offset_store,
                 )
                 return cmd_up(options)
             case "down":
@@ -85,10 +109,11 @@ def run(args: argparse.Namespace) -> int:
     raise ValueError(f"unknown sandbox command {args.sandbox_command!r}")
 
 
-def cmd_fetch(cache: Path | None = None, *, force: bool = False) -> int:
+def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | None = None) -> int:
+    from console.sandbox.cache import ROCKETMQ_VERSION
     from console.sandbox.jars import fetch_jars
 
-    result = asyncio.run(fetch_jars(cache, force=force))
+    result = asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))
     verb = "downloaded" if result.downloaded else "already cached"
     print(f"{result.jar_count} jars {verb} in {result.distribution.lib} ({result.seconds:.1f}s)")
     return 0
@@ -143,7 +168,7 @@ def print_ready(sb: Sandbox) -> None:
     from console.sandbox import scenario as sc
 
     t = sb.timings
-    print(f"RocketMQ sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
+    print(f"RocketMQ {sb.version} sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
     for name, addr in sorted(sb.broker_addrs.items()):
         print(f"  {name}: {addr}")
     for name, addr in sorted(sb.cluster.slave_addrs.items()):
@@ -164,8 +189,28 @@ def print_ready(sb: Sandbox) -> None:
         print("  groups:")
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
+    if sb.tls is not None:
+        print_tls_block(sb)
     print(f"  logs and stores: {sb.run_dir}")
     print("Ctrl-C (or `rmq-console sandbox down`) stops it.", flush=True)
+
+
+def print_tls_block(sb: Sandbox) -> None:
+    """The config entry that reaches a TLS sandbox: file paths, never a key's content."""
+    tls = sb.tls
+    assert tls is not None
+    mutual = " (mutual: clients present a certificate)" if tls.cert else ""
+    print(f"  every server enforces TLS{mutual}; a config entry for it:")
+    print("    clusters:")
+    print("      - name: sandbox")
+    print(f"        namesrv: {sb.namesrv_addr}")
+    print("        tls:")
+    for key in ("ca", "cert", "key"):
+        value = getattr(tls, key)
+        if value is not None:
+            print(f"          {key}: {value}")
+    if not tls.cert:  # the command line has no client certificate: mutual TLS needs the config
+        print(f"  or: rmq-console lag -g GROUP --namesrv {sb.namesrv_addr} --tls-ca {tls.ca}")
 
 
 def print_acl_ready(acl: AclSandbox) -> None:

@@ -1,5 +1,9 @@
 """A real RocketMQ cluster on loopback: one name server and two brokers in one run directory,
-and optionally a slave (broker id 1, its own process, store and ports) of a broker."""
+and optionally a slave (broker id 1, its own process, store and ports) of a broker.
+
+With `tls`, every server enforces TLS with certificates of the sandbox's own CA (console.sandbox
+.certs), mutual TLS when `tls.mutual`: the JVM system properties are TlsSystemConfig's, as
+NettyRemotingServer and TlsHelper read them (checked against 5.3.3 and 5.5.0)."""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ import os
 import signal
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from console import config as console_config
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.signing import Credentials
@@ -21,12 +27,66 @@ from console.sandbox.pidfile import PidFile
 from console.sandbox.ports import LOOPBACK, ClusterPorts, port_free
 from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
 
+if TYPE_CHECKING:  # the certificates' module (and cryptography) loads only for a TLS sandbox
+    from console.sandbox.certs import TlsFiles
+
 CLUSTER_NAME = "SandboxCluster"
 BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
 NAMESRV = "namesrv"
 SLAVE_ID = 1
 UPDATE_BROKER_CONFIG = 25  # RequestCode.UPDATE_BROKER_CONFIG; only the sandbox needs it
 _NUDGE_EVERY = 2.0
+#: broker.conf keys of each consumer-offset store. `v2` keeps topics, groups and consumer
+#: offsets in RocksDB (BrokerConfig.configManagerVersion, ConsumerOffsetManagerV2; 5.3.2+) and
+#: leaves the message store as it is.
+OFFSET_STORES: dict[str, dict[str, str]] = {
+    "json": {},
+    "rocksdb": {"configManagerVersion": "v2"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxTls:
+    """TLS on every server of a sandbox: `enforcing` (plaintext connections are closed; else
+    permissive: TLS and plaintext both taken on the same port), the servers' certificate signed
+    by the sandbox CA, and with `mutual` a client certificate of that CA required of every TLS
+    client (the brokers towards the name server included)."""
+
+    files: TlsFiles
+    mutual: bool = False
+    enforcing: bool = True
+
+    def client(self) -> console_config.TlsRef:
+        """The `tls:` of a cluster config that reaches this sandbox."""
+        pair = self.files.client if self.mutual else None
+        return console_config.TlsRef(
+            ca=str(self.files.ca),
+            cert=str(pair.cert) if pair else None,
+            key=str(pair.key) if pair else None,
+        )
+
+    def server_properties(self) -> dict[str, str]:
+        """System properties of the name server's and the brokers' JVMs (TlsSystemConfig). A
+        broker is also the name server's client: `tls.enable` and the client pair make it speak
+        (mutual) TLS there."""
+        ca, server = str(self.files.ca), self.files.server
+        return {
+            "tls.server.mode": "enforcing" if self.enforcing else "permissive",
+            # Test mode (the default) makes a self-signed certificate and trusts everyone.
+            "tls.test.mode.enable": "false",
+            "tls.server.certPath": str(server.cert),
+            "tls.server.keyPath": str(server.key),
+            "tls.server.need.client.auth": "require" if self.mutual else "none",
+            # Without authClient the server takes any client certificate (an insecure trust
+            # manager); with it, only those the trusted CA signed.
+            "tls.server.authClient": "true",
+            "tls.server.trustCertPath": ca,
+            "tls.enable": "true" if self.enforcing else "false",
+            "tls.client.authServer": "true",
+            "tls.client.trustCertPath": ca,
+            "tls.client.certPath": str(server.cert),
+            "tls.client.keyPath": str(server.key),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +100,8 @@ class ClusterConfig:
     broker_extra: Mapping[str, str] = field(default_factory=dict)
     #: What the sandbox's own client signs with, when the brokers require it.
     credentials: Credentials | None = None
+    #: TLS on every server (None: plaintext).
+    tls: SandboxTls | None = None
 
     @property
     def broker_names(self) -> list[str]:
@@ -147,9 +209,15 @@ class SandboxCluster:
         return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.slaves.items()}
 
     def admin(self, timeout: float = 3.0) -> AdminClient:
-        """A new client for this cluster, signed when its brokers require it."""
+        """A new client for this cluster, signed when its brokers require it, speaking TLS
+        when they do."""
+        tls = self.config.tls
+        tls_client = tls.client().resolve() if tls is not None and tls.enforcing else None
         return AdminClient(
-            [self.namesrv_addr], timeout=timeout, credentials=self.config.credentials
+            [self.namesrv_addr],
+            timeout=timeout,
+            credentials=self.config.credentials,
+            tls=tls_client,
         )
 
     def log_path(self, name: str) -> Path:
@@ -370,6 +438,9 @@ class SandboxCluster:
             props, main = broker_properties(self.config, name), BROKER_MAIN
             jvm = self.config.broker_jvm
         conf.write_text(render_properties(props))
+        if self.config.tls is not None:
+            tls = self.config.tls.server_properties()
+            jvm = replace(jvm, system_props={**jvm.system_props, **tls})
         argv = java_argv(
             self.java,
             self.dist.classpath,

@@ -287,11 +287,21 @@ def command_error(stdout: str, stderr: str) -> str | None:
 class Mqadmin:
     """Runs `MQAdminStartup <subcommand> -n <namesrv>` in a throw-away JVM (about 2–5 s a call)."""
 
-    def __init__(self, java: Path, dist: Distribution, namesrv: str, work_dir: Path) -> None:
+    def __init__(
+        self,
+        java: Path,
+        dist: Distribution,
+        namesrv: str,
+        work_dir: Path,
+        *,
+        system_props: Mapping[str, str] | None = None,
+    ) -> None:
         self.java = java
         self.dist = dist
         self.namesrv = namesrv
         self.work_dir = work_dir
+        #: Of every run (the TLS sandbox's client properties).
+        self.system_props = dict(system_props or {})
 
     def argv(
         self, subcommand: str, *args: str, system_props: Mapping[str, str] | None = None
@@ -305,7 +315,7 @@ class Mqadmin:
             # profit from C2.
             options=JvmOptions(
                 heap_mb=128,
-                system_props=dict(system_props or {}),
+                system_props={**self.system_props, **(system_props or {})},
                 extra=("-XX:TieredStopAtLevel=1",),
             ),
             home=self.work_dir / "home",

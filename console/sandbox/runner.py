@@ -1,4 +1,9 @@
-"""The whole sandbox as one async context: fetch, build, start, seed, live traffic, teardown."""
+"""The whole sandbox as one async context: fetch, build, start, seed, live traffic, teardown.
+
+`SandboxOptions` chooses the RocketMQ release (its jars fetched into the cache), TLS on every
+server (the sandbox's own CA, optionally mutual), and the brokers' consumer-offset store (the
+default JSON file, or RocksDB); everything that talks to the sandbox (its own client, the Java
+consumers, mqadmin) speaks what its servers require."""
 
 from __future__ import annotations
 
@@ -12,14 +17,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from console import config as console_config
 from console.rocketmq.admin import AdminClient
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
-from console.sandbox.cache import cache_root
-from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, SandboxCluster
+from console.sandbox.cache import ROCKETMQ_VERSION, Distribution, cache_root
+from console.sandbox.certs import make_tls_files
+from console.sandbox.cluster import (
+    BROKER_NAMES,
+    OFFSET_STORES,
+    ClusterConfig,
+    SandboxCluster,
+    SandboxTls,
+)
 from console.sandbox.consumers import ConsumerSpec, JavaConsumer, wait_committed, wait_online
 from console.sandbox.jars import fetch_jars
 from console.sandbox.javabuild import build_consumer
+from console.sandbox.jvm import JvmOptions
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import rss_kb
@@ -27,6 +41,8 @@ from console.sandbox.ports import ClusterPorts, default_ports
 from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
 from console.sandbox.trickle import TrickleStats, trickle
+from console.services.access import open_admin
+from console.services.mqadmin_commands import java_tls_properties
 
 S = TypeVar("S")
 
@@ -42,6 +58,17 @@ class SandboxOptions:
     #: Also start a slave (broker id 1, its own JVM, store and ports) of this broker; with
     #: `ports` given, they must hold its port (free_ports(..., slaves=[name])).
     slave_of: str | None = None
+    #: The RocketMQ release: its jars are fetched from Maven Central into the cache.
+    version: str = ROCKETMQ_VERSION
+    #: Every server enforces TLS (certificates of a CA made for this run, in its directory).
+    tls: bool = False
+    #: ... and requires a client certificate of that CA (mutual TLS).
+    mutual_tls: bool = False
+    #: With `tls`: the servers take plaintext as well (`tls.server.mode=permissive`), and the
+    #: sandbox's own clients stay plaintext; `Sandbox.tls_offered` is how to speak TLS to it.
+    tls_permissive: bool = False
+    #: The brokers' consumer-offset store: a key of OFFSET_STORES.
+    offset_store: str = "json"
 
 
 @dataclass(slots=True)
@@ -65,8 +92,12 @@ class Sandbox:
         consumer_factory: _ConsumerFactory,
         mqadmin: Mqadmin,
         timings: Timings,
+        distribution: Distribution | None = None,
+        version: str = ROCKETMQ_VERSION,
     ) -> None:
         self.cluster = cluster
+        self.distribution = distribution or mqadmin.dist
+        self.version = version
         self.mqadmin = mqadmin
         self.timings = timings
         self.report: SeedReport | None = None
@@ -96,9 +127,33 @@ class Sandbox:
     def cluster_name(self) -> str:
         return self.cluster.cluster_name
 
+    @property
+    def tls(self) -> console_config.TlsRef | None:
+        """The `tls:` a cluster config needs to reach this sandbox (None: plaintext will do)."""
+        tls = self.cluster.config.tls
+        return tls.client() if tls is not None and tls.enforcing else None
+
+    @property
+    def tls_offered(self) -> console_config.TlsRef | None:
+        """The `tls:` that speaks TLS to this sandbox, required or not (None: no TLS)."""
+        tls = self.cluster.config.tls
+        return tls.client() if tls is not None else None
+
+    def cluster_config(self, name: str = "sandbox") -> console_config.ClusterConfig:
+        """This sandbox as a cluster of the console's config."""
+        return console_config.ClusterConfig(name=name, namesrv=(self.namesrv_addr,), tls=self.tls)
+
+    def config_entry(self, name: str = "sandbox") -> dict[str, Any]:
+        """This sandbox as an entry of a config file's `clusters:`."""
+        entry: dict[str, Any] = {"name": name, "namesrv": [self.namesrv_addr]}
+        if self.tls is not None:
+            entry["tls"] = {k: v for k, v in self.tls.to_dict().items() if v is not None}
+        return entry
+
     def admin(self, timeout: float = 3.0) -> AdminClient:
-        """A new admin client for this sandbox; use it as `async with sb.admin() as c:`."""
-        return AdminClient([self.namesrv_addr], timeout=timeout)
+        """A new admin client for this sandbox (one that may write, speaking TLS when the
+        sandbox does); use it as `async with sb.admin() as c:`."""
+        return open_admin(self.cluster_config(), write=True, timeout=timeout)
 
     def pids(self) -> dict[str, int]:
         """Every process of the sandbox that runs now, by name."""
@@ -131,6 +186,8 @@ class _ConsumerFactory:
     run_dir: Path
     pidfile: PidFile
     started: list[JavaConsumer] = field(default_factory=list)
+    #: System properties of every consumer's JVM (TLS).
+    system_props: dict[str, str] = field(default_factory=dict)
 
     def create(self, plan: sc.GroupPlan) -> JavaConsumer:
         spec = ConsumerSpec(
@@ -153,6 +210,7 @@ class _ConsumerFactory:
             namesrv=self.namesrv,
             run_dir=self.run_dir,
             pidfile=self.pidfile,
+            jvm=JvmOptions(heap_mb=96, system_props=self.system_props),
         )
         self.started.append(consumer)
         return consumer
@@ -207,7 +265,10 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     timings = Timings()
     tools = find_tools("javac")
     cache = options.cache or cache_root()
-    fetched = await fetch_jars(cache)
+    if options.offset_store not in OFFSET_STORES:
+        known = ", ".join(OFFSET_STORES)
+        raise ValueError(f"unknown offset store {options.offset_store!r} (known: {known})")
+    fetched = await fetch_jars(cache, version=options.version)
     timings.fetch = fetched.seconds
     dist = fetched.distribution
     t = time.monotonic()
@@ -220,12 +281,28 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     ports = options.ports or default_ports(BROKER_NAMES, slaves)
     if options.slave_of and options.slave_of not in ports.slaves:
         raise ValueError(f"no port planned for a slave of {options.slave_of!r}")
-    cluster = SandboxCluster(dist, tools.java, ClusterConfig(run_dir, ports))
-    factory = _ConsumerFactory(
-        tools.java, f"{classes}:{dist.classpath}", cluster.namesrv_addr, run_dir, pidfile
+    tls = None
+    if options.tls or options.mutual_tls:
+        files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
+        tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
+    config = ClusterConfig(
+        run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls
     )
-    mqadmin = Mqadmin(tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin")
-    return Sandbox(cluster, factory, mqadmin, timings), pidfile
+    cluster = SandboxCluster(dist, tools.java, config)
+    java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
+    factory = _ConsumerFactory(
+        tools.java,
+        f"{classes}:{dist.classpath}",
+        cluster.namesrv_addr,
+        run_dir,
+        pidfile,
+        system_props=java_tls,
+    )
+    mqadmin = Mqadmin(
+        tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin", system_props=java_tls
+    )
+    sb = Sandbox(cluster, factory, mqadmin, timings, dist, options.version)
+    return sb, pidfile
 
 
 async def _populate(

@@ -9,7 +9,8 @@ write to a cluster marked `read_only: true` fails before anything is opened or r
 Credentials are resolved here, in the process that connects, from the config's references; the
 secret is hidden from every outward text at that moment (console.redact). A broker refusing the
 signature (or its absence) is reported by the wire client as `AccessDenied`, naming the access
-key, never the secret.
+key, never the secret. The `tls:` files are read here too, into the TLS context every connection
+of the client uses; a server refusing our TLS (or its absence) is `TlsRefused`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from console.config import ClusterConfig, Config
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import ReadOnlyError
 from console.rocketmq.signing import Credentials
+from console.rocketmq.tls import TlsClient
 
 
 class ClusterClient(AdminClient):
@@ -30,9 +32,14 @@ class ClusterClient(AdminClient):
         timeout: float,
         credentials: Credentials | None,
         read_only: str | None,
+        tls: TlsClient | None = None,
     ) -> None:
         super().__init__(
-            list(cluster.namesrv), timeout=timeout, credentials=credentials, read_only=read_only
+            list(cluster.namesrv),
+            timeout=timeout,
+            credentials=credentials,
+            read_only=read_only,
+            tls=tls,
         )
         self.cluster = cluster
         self._access_key = credentials.access_key if credentials is not None else None
@@ -70,6 +77,7 @@ def open_admin(
         timeout=timeout if timeout is not None else (config or Config()).timeout,
         credentials=credentials,
         read_only=no_writes,
+        tls=cluster.tls.resolve() if cluster.tls else None,
     )
 
 

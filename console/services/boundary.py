@@ -35,6 +35,7 @@ from console.rocketmq.errors import (
     ConnectionLost,
     RequestTimeout,
     RocketMQError,
+    TlsRefused,
 )
 from console.rocketmq.message import MessageDecodeError
 from console.rocketmq.models import PullResult, PullStatus
@@ -193,7 +194,7 @@ def _failure(broker: str, request: BoundaryRequest, error: RocketMQError) -> _Ab
         return _Absent(f"{broker} did not answer: cannot connect ({error.reason})", _why(error))
     if isinstance(error, ConnectionLost):
         return _Absent(f"{broker} did not answer: connection lost ({error.reason})", _why(error))
-    if isinstance(error, AccessDenied):
+    if isinstance(error, AccessDenied | TlsRefused):
         return _Absent(str(error).replace(error.addr, broker, 1), Absence.REFUSED)
     if isinstance(error, BrokerError) and error.code == ResponseCode.TOPIC_NOT_EXIST:
         return _Absent(f"topic {request.topic} does not exist on {broker}", Absence.NOT_FOUND)

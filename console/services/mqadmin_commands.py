@@ -1,15 +1,45 @@
 """The mqadmin command lines that show what each console view shows, for runbooks and tickets.
 
 Every function returns complete, shell-quoted lines; `-n` carries all name servers of the cluster
-the way mqadmin takes them (';'-separated).
+the way mqadmin takes them (';'-separated). For a cluster with `tls:`, `with_tls` puts the JVM
+system properties mqadmin reads for TLS in front of each line (`JAVA_OPT=... mqadmin ...`: the
+mqadmin script hands JAVA_OPT to the JVM).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from console.config import TlsRef
 from console.rocketmq.topics import dlq_topic
+
+
+def java_tls_properties(tls: TlsRef) -> dict[str, str]:
+    """The system properties that make RocketMQ's Java clients, mqadmin among them, speak TLS as
+    `tls` says (TlsSystemConfig, read by TlsHelper.buildSslContext(true)). Test mode must be off
+    or the client trusts every server and presents no certificate; the client never checks the
+    server's name, so `server_name` has no equivalent."""
+    props = {
+        "tls.enable": "true",
+        "tls.test.mode.enable": "false",
+        "tls.client.authServer": "true" if tls.verify else "false",
+    }
+    if tls.verify and tls.ca:
+        props["tls.client.trustCertPath"] = tls.ca
+    if tls.cert and tls.key:
+        props["tls.client.certPath"] = tls.cert
+        props["tls.client.keyPath"] = tls.key
+    return props
+
+
+def with_tls(lines: Iterable[str], tls: TlsRef | None) -> list[str]:
+    """`lines` with the TLS properties in front of every mqadmin command (comments as they are)."""
+    if tls is None:
+        return list(lines)
+    java_opt = " ".join(f"-D{k}={v}" for k, v in java_tls_properties(tls).items())
+    prefix = f"JAVA_OPT={shlex.quote(java_opt)} "
+    return [prefix + line if line.startswith("mqadmin ") else line for line in lines]
 
 
 def _line(namesrv: Sequence[str], subcommand: str, *args: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from console.config import CredentialsRef
+from console.config import CredentialsRef, TlsRef
 from console.domain.checks import ScopeCell, check_scope
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.offsets import GroupOffsets
@@ -88,13 +88,14 @@ class Planner:
         cluster: str | None = None,
         namesrv: Sequence[str] = (),
         credentials: CredentialsRef | None = None,
+        tls: TlsRef | None = None,
         clock: Callable[[], float] = time.time,
         with_times: bool = True,
         client_offset_dirs: Sequence[str] = (),
     ) -> None:
-        """`namesrv` and `credentials` are what the plan job uses for its own lookups (the
-        timestamp strategies); by default those of the cluster the reader's client was opened
-        for. Credentials travel to the job as references only."""
+        """`namesrv`, `credentials` and `tls` are what the plan job uses for its own lookups
+        (the timestamp strategies); by default those of the cluster the reader's client was
+        opened for. Credentials travel to the job as references only, TLS as file paths."""
         self.workspace = workspace
         self.store = SnapshotStore(workspace)
         self.runner = runner
@@ -103,6 +104,7 @@ class Planner:
         self.namesrv = tuple(namesrv) or (tuple(reader.admin.namesrv) if reader else ())
         opened_for = cluster_of(reader.admin) if reader else None
         self.credentials = credentials or (opened_for.credentials if opened_for else None)
+        self.tls = tls or (opened_for.tls if opened_for else None)
         self.clock = clock
         self.with_times = with_times
         #: Where BROADCASTING clients on this host keep offsets.json (config client_offset_dirs).
@@ -187,6 +189,7 @@ class Planner:
             timestamp_ms=spec.timestamp_ms(now_ms),
             namesrv=self.namesrv,
             credentials=self.credentials.to_dict() if self.credentials else None,
+            tls=self.tls.to_dict() if self.tls else None,
             file_rows=rows,
             source_snapshot_uri=source.uri if source else None,
             source_snapshot=source.info() if source else None,

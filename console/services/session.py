@@ -91,10 +91,20 @@ class ClusterSession:
         return tuple(label(b) for b in self.brokers if not b.up and b.why in _REFUSALS)
 
     @property
+    def tls_refused(self) -> tuple[str, ...]:
+        """Addresses that refused our TLS, or its absence: the cluster's `tls:` does not fit
+        them (a configuration problem, not a broker down), by `label`."""
+        return tuple(label(b) for b in self.brokers if not b.up and b.why is Why.TLS)
+
+    @property
     def down(self) -> tuple[str, ...]:
         """Addresses that did not answer for another reason (no connection, no answer in time,
         gone from the name server), by `label`."""
-        return tuple(label(b) for b in self.brokers if not b.up and b.why not in _REFUSALS)
+        return tuple(
+            label(b)
+            for b in self.brokers
+            if not b.up and b.why not in _REFUSALS and b.why is not Why.TLS
+        )
 
     def account(self, offsets: GroupOffsets) -> GroupOffsets:
         """A group read with the brokers known not to answer named as missing from it.

@@ -1,12 +1,16 @@
 """`make bench`: bring up the sandbox once, run every benchmark module, print `key: value` lines.
 
 Each module in MODULES has `run() -> dict[str, float]`. The sandbox's name server address is in
-the environment (RMQ_BENCH_NAMESRV) for the modules that need a real cluster.
+the environment (RMQ_BENCH_NAMESRV) for the modules that need a real cluster. Its servers take
+TLS as well as plaintext (permissive, with a CA of the run's own; its own clients and consumers
+stay plaintext): RMQ_BENCH_TLS_CONFIG is a config file whose cluster `bench-tls` is the same
+sandbox over TLS, so a TLS read and a plaintext one read the same stores in the same run.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 import tempfile
@@ -38,10 +42,22 @@ def main(argv: list[str]) -> int:
         print(f"no such benchmark: {', '.join(unknown)}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="rmq-bench-") as tmp:
-        options = SandboxOptions(run_dir=Path(tmp) / "sandbox", ports=free_ports(BROKER_NAMES))
+        options = SandboxOptions(
+            run_dir=Path(tmp) / "sandbox",
+            ports=free_ports(BROKER_NAMES),
+            tls=True,
+            tls_permissive=True,
+        )
         with BackgroundSandbox(options) as sandbox:
             os.environ["RMQ_BENCH_NAMESRV"] = sandbox.namesrv_addr
             os.environ["RMQ_BENCH_RUN_DIR"] = str(sandbox.run_dir)
+            assert sandbox.tls_offered is not None
+            tls_config = Path(tmp) / "tls-config.yaml"
+            entry = {"name": "bench-tls", "namesrv": [sandbox.namesrv_addr]}
+            tls_config.write_text(
+                json.dumps({"clusters": [{**entry, "tls": sandbox.tls_offered.to_dict()}]})
+            )
+            os.environ["RMQ_BENCH_TLS_CONFIG"] = str(tls_config)
             for name in wanted:
                 results = importlib.import_module(name).run()
                 for key, value in results.items():

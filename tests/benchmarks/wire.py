@@ -1,32 +1,50 @@
-"""Wire benchmarks: `lag` against mqadmin, and request rate by number in flight."""
+"""Wire benchmarks: `lag` against mqadmin, `lag` over TLS against `lag` in plaintext (the same
+group on the same brokers: the bench sandbox takes both), and request rate by number in flight.
+
+- `lag_cli_tls_s`: `lag -g GROUP --json` over TLS, the whole process (its handshakes with the
+  name server and both brokers included); `lag_tls_cost` is its ratio to `lag_cli_s` (target
+  < 1.3).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
 
+from console.config import load_config
 from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.scenario import GROUP_LIVE
 from console.sandbox.toolchain import find_tools
+from console.services.access import open_admin
 from tests.benchmarks.stats import RUNS, median_of, time_process
 
 RPC_SECONDS = 1.5
+WARM_HANDSHAKES = 30
 
 
 def run() -> dict[str, float]:
     namesrv = os.environ["RMQ_BENCH_NAMESRV"]
     work = Path(os.environ["RMQ_BENCH_RUN_DIR"]) / "bench-mqadmin"
     console = str(Path(sys.executable).with_name("rmq-console"))
-    lag = median_of(
-        RUNS,
-        lambda: time_process([console, "lag", "-g", GROUP_LIVE, "--json", "--namesrv", namesrv]),
-    )
+    plain_lag = [console, "lag", "-g", GROUP_LIVE, "--json", "--namesrv", namesrv]
+    tls_env = {**os.environ, "RMQ_CONSOLE_CONFIG": os.environ["RMQ_BENCH_TLS_CONFIG"]}
+    tls_lag = [console, "lag", "-g", GROUP_LIVE, "--json", "--cluster", "bench-tls"]
+    # The servers' TLS code is cold (interpreted) until it has made some handshakes, as a
+    # server in production has; their plaintext path is warm from the seed.
+    asyncio.run(_warm_tls(Path(os.environ["RMQ_BENCH_TLS_CONFIG"])))
+    # In turns, so that both see the same machine (a shared one's load moves).
+    plain_times, tls_times = [], []
+    for _ in range(RUNS):
+        plain_times.append(time_process(plain_lag))
+        tls_times.append(time_process(tls_lag, env=tls_env))
+    lag, lag_tls = statistics.median(plain_times), statistics.median(tls_times)
     # The whole mqadmin process, as an operator waits for it (JVM start to exit).
     tool = Mqadmin(find_tools().java, Distribution.in_cache(cache_root()), namesrv, work)
     (work / "home").mkdir(parents=True, exist_ok=True)
@@ -35,6 +53,8 @@ def run() -> dict[str, float]:
     mqadmin = median_of(RUNS, lambda: time_process(argv, env=env))
     out = {
         "lag_cli_s": lag,
+        "lag_cli_tls_s": lag_tls,
+        "lag_tls_cost": lag_tls / lag,
         "mqadmin_consumer_progress_s": mqadmin,
         "lag_speedup": mqadmin / lag,
     }
@@ -43,6 +63,16 @@ def run() -> dict[str, float]:
             RUNS, lambda n=inflight: asyncio.run(_rpc_rate(namesrv, n))
         )
     return out
+
+
+async def _warm_tls(config_path: Path, rounds: int = WARM_HANDSHAKES) -> None:
+    """`rounds` TLS handshakes with the name server and each broker, each a client of its own."""
+    config = load_config(config_path)
+    cluster = config.cluster("bench-tls")
+    for _ in range(rounds):
+        async with open_admin(cluster, config) as admin:
+            brokers = await admin.master_addrs()
+            await asyncio.gather(*(admin.broker_runtime(a) for a in brokers.values()))
 
 
 async def _rpc_rate(namesrv: str, inflight: int) -> float:

@@ -56,7 +56,7 @@ def runner(plan_runner: SparkRunner) -> SparkRunner:
 
 @pytest.fixture
 async def admin(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
-    async with AdminClient([sandbox.namesrv_addr], timeout=10) as client:
+    async with sandbox.admin(timeout=10) as client:
         yield client
 
 
@@ -140,12 +140,12 @@ def test_drift_stops_the_apply_command_before_any_write_unless_accepted(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    cluster = sandbox.config_entry("sandbox")
     config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
 
     async def plan_and_move_one() -> tuple[str, dict[Queue, int], Queue, str]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             group, before = await new_group(sandbox, admin)
             plan = await shift_plan(sandbox, admin, runner, Workspace(tmp_path / "ws"), group)
             # Another client commits one queue after the plan was made.
@@ -161,7 +161,7 @@ def test_drift_stops_the_apply_command_before_any_write_unless_accepted(
             return group, before, moved, plan.header.plan_id
 
     async def offsets(group: str) -> dict[Queue, int | None]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             return await committed(sandbox, admin, group)
 
     group, before, moved, plan_id = asyncio.run(plan_and_move_one())
@@ -199,7 +199,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
     plan = await shift_plan(sandbox, admin, runner, ws, group)
     hung = "broker-b"
     pid, addr = sandbox.pids()[hung], sandbox.broker_addrs[hung]
-    async with AdminClient([sandbox.namesrv_addr], timeout=2) as quick:
+    async with sandbox.admin(timeout=2) as quick:
         reader = ClusterReader(quick, sandbox.cluster_name)
         check = await check_apply(reader, plan)
         assert check.refusals(accept_drift=False) == ()
@@ -274,12 +274,12 @@ def test_the_apply_command_confirms_writes_and_lists(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     async def setup() -> tuple[str, dict[Queue, int]]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             return await new_group(sandbox, admin)
 
     group, before = asyncio.run(setup())
     config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    cluster = sandbox.config_entry("sandbox")
     settings = {"workspace": str(tmp_path / "ws")}
     config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
@@ -292,7 +292,7 @@ def test_the_apply_command_confirms_writes_and_lists(
     plan_id = json.loads(capfd.readouterr().out)["plan"]["id"]
 
     async def offsets() -> dict[Queue, int | None]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             return await committed(sandbox, admin, group)
 
     # Not confirmed, or confirmed with another name: refused, nothing written.
@@ -317,7 +317,7 @@ def test_the_apply_command_confirms_writes_and_lists(
 
     async def progress_text() -> str:
         # mqadmin finds a group through its retry topic, which a consumer would have made.
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             for addr in sandbox.broker_addrs.values():
                 await admin.create_topic(addr, retry_topic(group), read_queues=1, write_queues=1)
             await wait_for_routes(admin, [retry_topic(group)], set(sandbox.broker_addrs))

@@ -62,7 +62,7 @@ async def server_side(admin: AdminClient, sandbox: Sandbox, on: bool) -> None:
 
 @pytest.fixture
 async def legacy_reset(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
-    async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+    async with sandbox.admin(timeout=10) as admin:
         await server_side(admin, sandbox, on=False)
         try:
             yield admin
@@ -131,7 +131,7 @@ async def test_shifting_a_live_group_is_refused_and_a_push_nobody_hears_is_writt
     admin = legacy_reset
     ws = Workspace(tmp_path / "ws")
     config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    cluster = sandbox.config_entry("sandbox")
     config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
 

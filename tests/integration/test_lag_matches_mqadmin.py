@@ -31,10 +31,11 @@ GROWING_TOPICS = scenario.growing_topics()
 Key = tuple[str, str, int]
 
 
-def _lag_cli(namesrv: str, group: str, config: Path) -> dict[str, Any]:
+def _lag_cli(group: str, config: Path) -> dict[str, Any]:
+    """`lag -g GROUP --json` in a process of its own, for the sandbox of `config`."""
     console = Path(sys.executable).with_name("rmq-console")
     out = subprocess.run(
-        [str(console), "lag", "-g", group, "--json", "--namesrv", namesrv],
+        [str(console), "lag", "-g", group, "--json", "--cluster", "sandbox"],
         check=True,
         capture_output=True,
         text=True,
@@ -50,19 +51,20 @@ def _by_queue(doc: dict[str, Any]) -> dict[Key, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def empty_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cli_config(sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A config of the sandbox alone (its `tls:` too, when its servers require TLS)."""
     path = tmp_path_factory.mktemp("config") / "config.yaml"
-    path.write_text("{}\n")
+    path.write_text(json.dumps({"clusters": [sandbox.config_entry("sandbox")]}) + "\n")
     return path
 
 
 @pytest.mark.parametrize("group", CLUSTERING_GROUPS)
 async def test_lag_agrees_with_consumer_progress(
-    sandbox: Any, group: str, empty_config: Path
+    sandbox: Any, group: str, cli_config: Path
 ) -> None:
-    before = _by_queue(_lag_cli(sandbox.namesrv_addr, group, empty_config))
+    before = _by_queue(_lag_cli(group, cli_config))
     text = await sandbox.mqadmin.run("consumerProgress", "-g", group)
-    after = _by_queue(_lag_cli(sandbox.namesrv_addr, group, empty_config))
+    after = _by_queue(_lag_cli(group, cli_config))
     progress = parse_consumer_progress(text)
 
     theirs = {(r.topic, r.broker_name, r.queue_id): r for r in progress.rows}
@@ -95,9 +97,9 @@ async def test_lag_agrees_with_consumer_progress(
 
 
 async def test_unknown_is_not_zero_for_the_partly_committed_group(
-    sandbox: Any, empty_config: Path
+    sandbox: Any, cli_config: Path
 ) -> None:
-    doc = _lag_cli(sandbox.namesrv_addr, scenario.GROUP_PARTIAL, empty_config)
+    doc = _lag_cli(scenario.GROUP_PARTIAL, cli_config)
     unknown = [q for q in doc["queues"] if q["committed"] is None]
     known = [q for q in doc["queues"] if q["committed"] is not None]
     assert unknown
@@ -128,9 +130,9 @@ async def test_topic_min_max_agree_with_topic_status(sandbox: Any, topic: str) -
 
 
 async def test_broadcasting_group_has_no_broker_offsets_in_either_tool(
-    sandbox: Any, empty_config: Path
+    sandbox: Any, cli_config: Path
 ) -> None:
-    doc = _lag_cli(sandbox.namesrv_addr, scenario.GROUP_BROADCAST, empty_config)
+    doc = _lag_cli(scenario.GROUP_BROADCAST, cli_config)
     assert doc["message_model"] == "BROADCASTING"
     assert doc["online"] is True
     assert doc["queues"] == []  # its offsets live in each client's offsets.json

@@ -15,7 +15,6 @@ import yaml
 
 from console.cli import plan as plan_cli
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
-from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import JDK_OPENS
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_OFFLINE, GROUP_RETRY
@@ -31,11 +30,12 @@ ORACLE = Path(__file__).resolve().parents[2] / "console" / "sandbox" / "java" / 
 Queue = tuple[str, str, int]
 
 
-def oracle(tmp: Path, namesrv: str, ts_ms: int, queues: Sequence[Queue]) -> dict[Queue, int]:
-    """Compile OffsetOracle against the sandbox's jars and ask it about every queue."""
+def oracle(tmp: Path, sandbox: Sandbox, ts_ms: int, queues: Sequence[Queue]) -> dict[Queue, int]:
+    """Compile OffsetOracle against the sandbox's jars and ask it about every queue (over TLS
+    when the sandbox's servers require it: mqadmin's system properties)."""
     tools = find_tools("javac")
     assert tools.javac is not None
-    classpath = Distribution.in_cache(cache_root()).classpath
+    classpath = sandbox.distribution.classpath
     classes = tmp / "oracle"
     subprocess.run(
         [str(tools.javac), "-nowarn", "-cp", classpath, "-d", str(classes), str(ORACLE)],
@@ -49,10 +49,11 @@ def oracle(tmp: Path, namesrv: str, ts_ms: int, queues: Sequence[Queue]) -> dict
             "-Xmx128m",
             *JDK_OPENS,
             f"-Duser.home={tmp}",
+            *(f"-D{k}={v}" for k, v in sandbox.mqadmin.system_props.items()),
             "-cp",
             f"{classes}:{classpath}",
             "OffsetOracle",
-            namesrv,
+            sandbox.namesrv_addr,
             str(ts_ms),
             *args,
         ],
@@ -95,7 +96,7 @@ async def test_to_timestamp_targets_match_the_tools(
     rows = planner.rows(result.uri).to_pylist()
     ours = {(r["topic"], r["broker"], r["queue_id"]): r["target"] for r in rows}
     assert {t for t, _, _ in ours} >= {"orders", "payments", f"%RETRY%{GROUP_RETRY}"}
-    theirs = await asyncio.to_thread(oracle, tmp_path, sandbox.namesrv_addr, ts, sorted(ours))
+    theirs = await asyncio.to_thread(oracle, tmp_path, sandbox, ts, sorted(ours))
     assert ours == theirs
     # The time is inside the data: at least one queue lands strictly between its ends.
     assert any(r["min_offset"] < r["target"] < r["max_offset"] for r in rows)

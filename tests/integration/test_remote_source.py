@@ -30,7 +30,8 @@ STATIC_GROUP = scenario.GROUP_DLQ
 
 @pytest.fixture
 def cluster(sandbox: Any) -> ClusterConfig:
-    return ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
+    config: ClusterConfig = sandbox.cluster_config("sandbox")  # its `tls:` too, if any
+    return config
 
 
 @pytest.fixture

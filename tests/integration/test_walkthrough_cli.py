@@ -16,7 +16,6 @@ import yaml
 
 from console.cli import main
 from console.locations import CACHE_ENV
-from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from tests.connect import ConnectServer
 from tests.integration.test_apply import Queue, committed, new_group
@@ -27,7 +26,7 @@ def configured(
     sandbox: Sandbox, connect: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
+    cluster = sandbox.config_entry("sandbox")
     settings = {"workspace": str(tmp_path / "ws"), "walkthrough_watch": 1}
     config.write_text(yaml.safe_dump({"clusters": [cluster], **settings}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
@@ -37,7 +36,7 @@ def configured(
 
 def fresh_group(sandbox: Sandbox) -> tuple[str, dict[Queue, int]]:
     async def setup() -> tuple[str, dict[Queue, int]]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             return await new_group(sandbox, admin)
 
     return asyncio.run(setup())
@@ -45,7 +44,7 @@ def fresh_group(sandbox: Sandbox) -> tuple[str, dict[Queue, int]]:
 
 def offsets_of(sandbox: Sandbox, group: str) -> dict[Queue, int | None]:
     async def read() -> dict[Queue, int | None]:
-        async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
+        async with sandbox.admin(timeout=10) as admin:
             return await committed(sandbox, admin, group)
 
     return asyncio.run(read())

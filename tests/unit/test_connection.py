@@ -18,6 +18,8 @@ from console.rocketmq.errors import (
     ConnectError,
     ConnectionLost,
     RequestTimeout,
+    TlsCause,
+    TlsRefused,
 )
 from console.rocketmq.frame import Command
 
@@ -137,15 +139,32 @@ async def test_server_closing_fails_pending_and_next_request_reconnects() -> Non
     async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
         nonlocal calls
         calls += 1
-        if calls == 1:
+        if calls == 2:
             writer.close()  # drop the connection with the request unanswered
             return
         writer.write(_reply(cmd, ext_fields={"offset": "5"}))
 
     async with serve(handler) as addr, AdminClient(addr, timeout=2) as client:
+        assert await client.max_offset(addr, "T", 0) == 5
         with pytest.raises(ConnectionLost):
             await client.max_offset(addr, "T", 0)
         assert await client.max_offset(addr, "T", 0) == 5
+
+
+async def test_a_server_closing_a_new_connection_unanswered_may_require_tls() -> None:
+    """What a TLS-enforcing RocketMQ server does with a plaintext client: reads its first
+    bytes and closes, without a word. Not a lost connection: a configuration problem."""
+
+    async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    async with serve(handler) as addr, AdminClient(addr, timeout=2) as client:
+        with pytest.raises(TlsRefused) as info:
+            await client.max_offset(addr, "T", 0)
+    assert info.value.cause is TlsCause.PLAINTEXT
+    assert str(info.value) == (
+        f"{addr} closed the connection at once: the cluster may require TLS (`tls:` in the config)"
+    )
 
 
 async def test_garbage_from_the_server_is_a_lost_connection_not_a_hang() -> None:

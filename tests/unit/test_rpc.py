@@ -27,6 +27,8 @@ from console.rocketmq.errors import (
     ReadOnlyError,
     RequestTimeout,
     RocketMQError,
+    TlsCause,
+    TlsRefused,
 )
 from console.services.rpc import (
     CallCancelled,
@@ -67,6 +69,11 @@ WIRE_ERRORS: list[RocketMQError] = [
     NotFoundError("consumer group 'g' not found on any broker of the cluster"),
     ReadOnlyError("cluster 'prod' is read-only"),
     NotMaster("10.0.0.4:10911", 15, broker="broker-a", broker_id=1),
+    TlsRefused(
+        "10.0.0.5:10911",
+        TlsCause.NAME_MISMATCH,
+        "10.0.0.5:10911: TLS certificate is not valid for rmq.example (name mismatch)",
+    ),
 ]
 
 

@@ -123,7 +123,15 @@ public final class SandboxConsumer {
         // SIGTERM and System.exit both run this: offsets are persisted and the client unregisters.
         Runtime.getRuntime().addShutdownHook(new Thread(consumer::shutdown, "sandbox-shutdown"));
 
-        consumer.start();
+        try {
+            consumer.start();
+        } catch (Exception e) {
+            // The client gives up for good when its first name-server request fails (a loaded
+            // machine; a TLS handshake slower than the request's timeout), and its threads would
+            // keep the JVM alive: exit, so that the sandbox starts it again.
+            e.printStackTrace();
+            System.exit(3);
+        }
         System.out.println("READY");
         System.out.flush();
 

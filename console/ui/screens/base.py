@@ -21,7 +21,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from console.redact import redact_text
-from console.services import export
+from console.services import export, mqadmin_commands
 from console.services.session import ClusterSession
 from console.services.source import ClusterSource
 from console.ui import format as fmt
@@ -105,7 +105,11 @@ class ConsoleScreen(Screen[None]):
         raise NotImplementedError
 
     def action_mqadmin(self) -> None:
-        self.app.push_screen(CommandsDialog(self.crumb, self.mqadmin_lines()))
+        lines = self.mqadmin_lines()
+        if self.session is not None:
+            # A TLS cluster's commands carry the JVM properties mqadmin needs to reach it.
+            lines = mqadmin_commands.with_tls(lines, self.session.cluster.tls)
+        self.app.push_screen(CommandsDialog(self.crumb, lines))
 
     # ---- CSV -----------------------------------------------------------------------------------
 
@@ -241,7 +245,10 @@ class DataScreen(ConsoleScreen):
     def show_brokers(self) -> None:
         session = self.cluster_session
         self.status.update_state(
-            down=session.down, refused=session.refused, notices=session.notices
+            down=session.down,
+            refused=session.refused,
+            tls_refused=session.tls_refused,
+            notices=session.notices,
         )
 
     def on_refresh_finished(self, message: RefreshFinished) -> None:

@@ -75,4 +75,8 @@ class ClustersScreen(ConsoleScreen):
     def mqadmin_lines(self) -> list[str]:
         key = self.query_one(DataView).current_key
         chosen = [c for c in self.clusters if c.name == key]
-        return mqadmin_commands.clusters(chosen[0].namesrv) if chosen else []
+        if not chosen:
+            return []
+        return mqadmin_commands.with_tls(
+            mqadmin_commands.clusters(chosen[0].namesrv), chosen[0].tls
+        )

@@ -38,7 +38,7 @@ COLUMNS = (
 )
 
 #: A broker that answers but refuses us is not down: the STATE column says which refusal.
-REFUSED_STATES = {Why.AUTHENTICATION: "AUTH", Why.PERMISSION: "DENIED"}
+REFUSED_STATES = {Why.AUTHENTICATION: "AUTH", Why.PERMISSION: "DENIED", Why.TLS: "TLS"}
 
 
 class OverviewScreen(DataScreen):
@@ -141,6 +141,7 @@ class OverviewScreen(DataScreen):
         session = self.cluster_session
         brokers = session.brokers
         down, refused = len(session.down), len(session.refused)
+        tls_refused = len(session.tls_refused)
         topics, groups = self.totals
         named = len({b.name for b in brokers})
         slaves = sum(1 for b in brokers if b.broker_id != MASTER_ID)
@@ -151,6 +152,8 @@ class OverviewScreen(DataScreen):
             text.append(f" ({down} down)", style="bold")
         if refused:
             text.append(f" ({refused} refuse our credentials)", style="bold")
+        if tls_refused:
+            text.append(f" ({tls_refused} refuse our TLS: check tls: in the config)", style="bold")
         text.append(f" · {'?' if topics is None else topics} topics")
         text.append(f" · {'?' if groups is None else groups} groups")
         self.query_one("#totals", Static).update(text)

@@ -275,11 +275,12 @@ class PreviewScreen(ConsoleScreen):
         if row.target is None or not row.changed:
             return []
         skips = row.current is not None and row.target > row.current
-        namesrv = self.cluster_session.cluster.namesrv
-        return [
-            mqadmin_commands.message(namesrv, row.topic, row.broker, row.queue_id, offset)
+        cluster = self.cluster_session.cluster
+        lines = [
+            mqadmin_commands.message(cluster.namesrv, row.topic, row.broker, row.queue_id, offset)
             for offset in ((row.target - 1, row.target) if skips else (row.target,))
         ]
+        return mqadmin_commands.with_tls(lines, cluster.tls)
 
     def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
         self.refresh_bindings()  # `b` is there for a changed row only

@@ -1,4 +1,6 @@
-"""The cluster banner: which cluster this is, in its configured colour, and whether it is read-only.
+"""The cluster banner: which cluster this is, in its configured colour, whether it is read-only,
+and whether its TLS is unverified (`tls: {verify: false}`: the servers' certificates are not
+checked, so the console may be talking to anyone).
 
 The colour comes from the operator's config (so prod never looks like staging); anything that does
 not parse as a colour falls back to the theme's primary colour.
@@ -19,6 +21,8 @@ class ClusterBanner(Static):
         self.cluster = cluster
         if cluster is not None and cluster.read_only:
             self.add_class("-read-only")
+        if cluster is not None and unverified_tls(cluster):
+            self.add_class("-unverified-tls")
 
     def on_mount(self) -> None:
         if self.cluster is None:
@@ -39,7 +43,14 @@ class ClusterBanner(Static):
             text.append(f"  cluster {c.rocketmq_cluster}")
         if c.read_only:
             text.append("  READ-ONLY", "bold reverse")
+        if unverified_tls(c):
+            text.append("  UNVERIFIED TLS", "bold reverse")
         return text
+
+
+def unverified_tls(cluster: ClusterConfig) -> bool:
+    """TLS without checking the servers' certificates."""
+    return cluster.tls is not None and not cluster.tls.verify
 
 
 def named_after_namesrv(cluster: ClusterConfig) -> bool:

@@ -18,6 +18,7 @@ _FIELDS = {
     "paused",
     "down",
     "refused",
+    "tls_refused",
     "error",
     "note",
     "notices",
@@ -41,6 +42,8 @@ class StatusLine(Static):
         self.down: tuple[str, ...] = ()
         #: brokers that refused our credentials (not down: they answered)
         self.refused: tuple[str, ...] = ()
+        #: brokers that refused our TLS (or its absence): the config's `tls:`, not a broker down
+        self.tls_refused: tuple[str, ...] = ()
         self.error: str | None = None
         self.note = ""
         #: headless notices about the cluster (a name server that does not answer, ...)
@@ -86,6 +89,9 @@ class StatusLine(Static):
             parts.append(Text("not refreshed yet"))
         if self.refused:
             refused = f"AUTH REFUSED: {', '.join(self.refused)}"
+            parts.append(Text(refused, style(app, "text-error", bold=True)))
+        if self.tls_refused:
+            refused = f"TLS REFUSED (check tls: in the config): {', '.join(self.tls_refused)}"
             parts.append(Text(refused, style(app, "text-error", bold=True)))
         if self.down:
             parts.append(Text(f"DOWN: {', '.join(self.down)}", style(app, "text-error", bold=True)))

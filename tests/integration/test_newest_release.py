@@ -1,0 +1,74 @@
+"""The suite's read, plan, apply, undo, server-side reset, client push, boundary and walkthrough
+tests once more, against the newest RocketMQ release whose jars can be fetched
+(conftest.NEWEST_RELEASE), on a cluster whose servers also enforce mutual TLS and keep consumer
+offsets in RocksDB.
+
+The tests are the main sandbox's own, imported here: pytest collects them in this module too,
+where `sandbox` is this cluster (the fixture below overrides the session's for this module
+only). They reach the cluster as an operator's config would: `sandbox.admin()` and
+`sandbox.config_entry()` carry its `tls:`; mqadmin, the Java consumers and the offset oracle run
+with the TLS system properties a `tls:` maps to. So every client route (the wire client, the
+network process's source, Spark executors' timestamp lookups, the offset writer, the client
+push, the boundary pulls, a walkthrough, mqadmin) speaks TLS to a 5.5 broker here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from console.sandbox.runner import Sandbox
+from tests.integration.conftest import NEWEST_RELEASE
+from tests.integration.test_apply import (  # noqa: F401 (collected here, on this cluster)
+    admin,
+    runner,
+    test_a_plan_is_applied_verified_journaled_and_audited,
+    test_the_apply_command_confirms_writes_and_lists,
+)
+from tests.integration.test_apply_client_push import (  # noqa: F401
+    legacy_reset,
+    test_the_client_push_and_the_direct_write_on_brokers_without_server_side_reset,
+)
+from tests.integration.test_boundary_messages import (  # noqa: F401
+    test_boundary_messages_are_what_mqadmin_prints,
+    test_the_end_and_beyond_are_said_and_mqadmin_finds_nothing_there,
+)
+from tests.integration.test_lag_matches_mqadmin import (  # noqa: F401
+    cli_config,
+    test_lag_agrees_with_consumer_progress,
+    test_unknown_is_not_zero_for_the_partly_committed_group,
+)
+from tests.integration.test_plan_timestamp import (  # noqa: F401
+    test_to_timestamp_targets_match_the_tools,
+)
+from tests.integration.test_remote_source import (  # noqa: F401 (the network process)
+    backend,
+    cluster,
+    source,
+    test_every_operation_answers_as_the_backend_does,
+)
+from tests.integration.test_walkthrough_cli import (  # noqa: F401
+    configured,
+    test_a_walkthrough_from_the_command_line_applies_verifies_and_reports,
+)
+
+
+@pytest.fixture(scope="module")
+def sandbox(newest_cluster: Sandbox) -> Sandbox:
+    """This module's cluster for every test collected in it."""
+    assert newest_cluster.version == NEWEST_RELEASE
+    assert newest_cluster.tls is not None
+    assert newest_cluster.tls.cert is not None
+    return newest_cluster
+
+
+async def test_the_brokers_are_the_newest_release_with_rocksdb_offsets(
+    newest_cluster: Sandbox,
+) -> None:
+    """What the tests above ran against, as the brokers themselves say it."""
+    async with newest_cluster.admin() as client:
+        for addr in newest_cluster.broker_addrs.values():
+            runtime = await client.broker_runtime(addr)
+            assert runtime["brokerVersionDesc"] == "V" + NEWEST_RELEASE.replace(".", "_")
+            config = await client.broker_config(addr)
+            assert config["configManagerVersion"] == "v2"
+            assert config["useServerSideResetOffset"] == "true"
