@@ -226,6 +226,11 @@ class BrokerFacts:
     name: str
     version: int | None  # MQVersion ordinal; None when the broker did not answer
     server_side_reset: bool | None  # useServerSideResetOffset; None when unknown
+    #: The broker keeps a server-side reset in memory only: after 5.3.3 its RocksDB offset
+    #: store of `configManagerVersion=v2` saves a reset under topic and group swapped
+    #: (ConsumerOffsetManagerV2.assignResetOffset), so the next restart loses it unless a
+    #: consumer commits first.
+    forgets_resets: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +281,15 @@ def choose_reset_path(
         )
     legacy = [b for b in brokers if not _server_side(b)]
     names = ", ".join(b.name for b in brokers)
+    forgetting = [b.name for b in brokers if b.forgets_resets]
+    if not legacy and forgetting and not consumers_online:
+        return ResetPath(
+            ResetPathKind.OFFLINE_UPDATE,
+            f"{', '.join(forgetting)} would keep a server-side reset in memory only (5.4+ with "
+            "configManagerVersion=v2 saves it under topic and group swapped: a restart loses "
+            "it); no consumer is online: the offsets are written directly "
+            "(UPDATE_CONSUMER_OFFSET per queue), which the store saves",
+        )
     if not legacy:
         online = f"; the {consumers_online} online consumer(s) pick it up on their next pull"
         return ResetPath(

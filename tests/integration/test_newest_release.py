@@ -14,13 +14,24 @@ push, the boundary pulls, a walkthrough, mqadmin) speaks TLS to a 5.5 broker her
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from console.domain.journal import QueueState
+from console.domain.plan import ResetPathKind
 from console.sandbox.runner import Sandbox
+from console.services.apply_session import ApplyPlan, ApplySession
+from console.services.cluster import ClusterReader
+from console.services.spark_runner import SparkRunner
+from console.services.workspace import Workspace
 from tests.integration.conftest import NEWEST_RELEASE
 from tests.integration.test_apply import (  # noqa: F401 (collected here, on this cluster)
     admin,
+    committed,
+    new_group,
     runner,
+    shift_plan,
     test_a_plan_is_applied_verified_journaled_and_audited,
     test_the_apply_command_confirms_writes_and_lists,
 )
@@ -50,6 +61,7 @@ from tests.integration.test_walkthrough_cli import (  # noqa: F401
     configured,
     test_a_walkthrough_from_the_command_line_applies_verifies_and_reports,
 )
+from tests.support.writes import confirm_every_name, write_access
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +84,30 @@ async def test_the_brokers_are_the_newest_release_with_rocksdb_offsets(
             config = await client.broker_config(addr)
             assert config["configManagerVersion"] == "v2"
             assert config["useServerSideResetOffset"] == "true"
+
+
+async def test_an_offline_reset_on_the_v2_offset_store_outlives_a_broker_restart(
+    newest_cluster: Sandbox, plan_runner: SparkRunner, tmp_path: Path
+) -> None:
+    """5.5's RocksDB (v2) offset store saves a server-side reset under topic and group swapped
+    (ConsumerOffsetManagerV2.assignResetOffset): read back at once it looks written, and a
+    restart loses it. So a group nobody consumes is written directly there, which the store
+    saves: the offsets the apply verified are still there after the broker restarts."""
+    sandbox = newest_cluster
+    ws = tmp_path / "ws"
+    async with sandbox.admin(timeout=10) as client:
+        group, before = await new_group(sandbox, client)
+        plan = await shift_plan(sandbox, client, plan_runner, Workspace(ws), group)
+        reader = ClusterReader(client, sandbox.cluster_name)
+        session = ApplySession(write_access(reader, ws, "sandbox"), ApplyPlan(plan))
+        result = await session.run(confirm_every_name)
+    journal = result.journal
+    assert journal is not None, result.refused
+    assert journal.paths == {group: str(ResetPathKind.OFFLINE_UPDATE)}
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    targets = {k: v - 3 for k, v in before.items()}
+    for broker in sorted(sandbox.broker_addrs):
+        await sandbox.stop_broker(broker)
+        await sandbox.start_broker(broker)
+    async with sandbox.admin(timeout=10) as client:
+        assert await committed(sandbox, client, group) == targets

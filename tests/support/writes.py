@@ -15,6 +15,7 @@ from console.services.apply_session import (
     ApplyEvents,
     ApplyProgress,
     Confirm,
+    Confirmation,
     Intent,
     SessionResult,
     WriteCheck,
@@ -105,3 +106,8 @@ class ScriptedWrites:
     async def _open(self, cluster: ClusterConfig, config: Config) -> AsyncIterator[WriteAccess]:
         self.opened.append(cluster.name)
         yield write_access(None, self.root, cluster.name)
+
+
+async def confirm_every_name(check: WriteCheck) -> Confirmation:
+    """An operator who types every group name of the check (and accepts no drift)."""
+    return Confirmation(check.names)

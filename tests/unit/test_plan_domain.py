@@ -27,6 +27,8 @@ NEW = BrokerFacts("broker-a", 479, True)  # 5.3.3, server-side reset on
 NEW_OFF = BrokerFacts("broker-b", 479, False)
 OLD = BrokerFacts("broker-c", 409, None)  # 4.9.8
 DOWN = BrokerFacts("broker-d", None, None)
+# 5.5.0 with the v2 (RocksDB) offset store: keeps a server-side reset in memory only.
+V2 = BrokerFacts("broker-e", 495, True, forgets_resets=True)
 
 
 @pytest.mark.parametrize(
@@ -38,6 +40,9 @@ DOWN = BrokerFacts("broker-d", None, None)
         ([NEW_OFF], 1, True, ResetPathKind.OFFLINE_UPDATE, True, "useServerSideResetOffset=false"),
         ([OLD], 0, True, ResetPathKind.OFFLINE_UPDATE, False, "no consumer is online"),
         ([NEW, DOWN], 0, False, ResetPathKind.OFFLINE_UPDATE, False, "version unknown"),
+        ([NEW, V2], 0, True, ResetPathKind.OFFLINE_UPDATE, False, "broker-e would keep"),
+        # Online, the consumers' own commits save where the reset put them.
+        ([V2], 2, True, ResetPathKind.SERVER_SIDE, False, "2 online consumer(s)"),
     ],
 )
 def test_reset_path(
