@@ -314,8 +314,12 @@ def test_the_apply_command_confirms_writes_and_lists(
 
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 0
     out = capfd.readouterr().out
-    async with sandbox.admin(timeout=10) as admin:
-        assert str(await offline_path(sandbox, admin)) in out
+
+    async def path() -> ResetPathKind:
+        async with sandbox.admin(timeout=10) as admin:
+            return await offline_path(sandbox, admin)
+
+    assert str(asyncio.run(path())) in out
     assert "mqadmin resetOffsetByTime" in out  # the equivalent commands, for a ticket
     assert f"{len(before)} verified" in out
     assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
