@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,16 +181,13 @@ def write_in_terminal_result(
     events: ApplyEvents = terminal if also is None else _Both(terminal, also)
 
     async def go() -> SessionResult:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        # ctrl-c while writing: no more writes go out; what was sent is read back and recorded.
-        loop.add_signal_handler(signal.SIGINT, stop.set)
+        terminal.stop = asyncio.Event()
         try:
             return await run_session(
-                target.cluster, target.config, intent, terminal.confirm, events, stop
+                target.cluster, target.config, intent, terminal.confirm, events, terminal.stop
             )
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            terminal.forget_ctrl_c()
 
     with _narration(args):
         result = asyncio.run(go())
@@ -210,6 +208,23 @@ class _Terminal(QuietEvents):
     def __init__(self, args: argparse.Namespace, target: Target) -> None:
         self.args = args
         self.target = target
+        #: Set by ctrl-c once the write is confirmed (console/services/apply_session.py).
+        self.stop = asyncio.Event()
+        self._ctrl_c: asyncio.AbstractEventLoop | None = None
+
+    def confirmed(self, accept_drift: bool) -> None:
+        # From here ctrl-c stops the session instead of the command: no more writes go out,
+        # what was sent is read back and recorded. Before, it ends the command (nothing was
+        # written). Only the main thread can take a signal.
+        if threading.current_thread() is threading.main_thread():
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGINT, self.stop.set)
+            self._ctrl_c = loop
+
+    def forget_ctrl_c(self) -> None:
+        if self._ctrl_c is not None:
+            self._ctrl_c.remove_signal_handler(signal.SIGINT)
+            self._ctrl_c = None
 
     def checked(self, check: WriteCheck) -> None:
         for line in check_lines(check, self.target):
@@ -237,7 +252,9 @@ class _Terminal(QuietEvents):
             return None
         typed: list[str] = []
         for group in names:
-            answer = await asyncio.to_thread(_ask, f"type the group name to apply ({group}): ")
+            # Asked on the session's own thread, blocking it: ctrl-c at the prompt then ends
+            # the command at once (a prompt on another thread would hold the exit until enter).
+            answer = _ask(f"type the group name to apply ({group}): ")
             if answer != group:
                 return Confirmation((*typed, answer), accept_drift=accept)
             typed.append(answer)

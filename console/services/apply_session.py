@@ -410,6 +410,8 @@ class ApplySession:
             raise Refused([mistyped])
         events.confirmed(answer.accept_drift)
         fresh = await self.intent.read(self.access)
+        if stop.is_set():
+            raise Refused([f"stopped on request before the {self.intent.kind} wrote anything"])
         moved = changed(check.seen(), fresh.seen())
         if moved:
             raise Refused(
