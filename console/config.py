@@ -9,6 +9,7 @@ and the line.
         namesrv: [10.0.0.1:9876, 10.0.0.2:9876]
         colour: red            # banner colour, so prod never looks like staging
         read_only: true        # refuse every write to this cluster
+        proxies: [10.0.0.5:8080]  # RocketMQ 5 proxies' remoting ports: their gRPC clients
         credentials:           # by reference only: env:VAR or file:/path
           access_key: env:PROD_RMQ_AK
           secret_key: file:/etc/rmq/prod.secret
@@ -77,6 +78,9 @@ class ClusterConfig:
     #: RocketMQ cluster name inside the name server, when one name server serves several.
     rocketmq_cluster: str | None = None
     credentials: CredentialsRef | None = None
+    #: The remoting address (host:8080) of each RocketMQ 5 proxy in front of the cluster: the
+    #: brokers do not list the gRPC clients connected through a proxy, the proxy does.
+    proxies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +233,7 @@ _CLUSTER_KEYS = {
     "read_only",
     "rocketmq_cluster",
     "credentials",
+    "proxies",
 }
 
 
@@ -311,6 +316,9 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         )
     colour = raw.get("colour", raw.get("color", "green"))
     rmq_cluster = raw.get("rocketmq_cluster")
+    px = raw.get("proxies") or []
+    proxy_items = px if isinstance(px, list) else split_namesrv(str(px))
+    proxies = tuple(_addr(doc, (*where, "proxies"), a) for a in proxy_items if str(a).strip())
     return ClusterConfig(
         name=name,
         namesrv=namesrv,
@@ -320,6 +328,7 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         if rmq_cluster is None
         else _string(doc, (*where, "rocketmq_cluster"), rmq_cluster),
         credentials=creds,
+        proxies=proxies,
     )
 
 

@@ -44,7 +44,9 @@ def _demo(args: argparse.Namespace) -> int:
     from console.sandbox.runner import SandboxOptions
     from console.ui.main import open_console
 
-    options = SandboxOptions(ports=free_ports(BROKER_NAMES) if args.free_ports else None)
+    options = SandboxOptions(
+        ports=free_ports(BROKER_NAMES, proxy=True) if args.free_ports else None, proxy=True
+    )
     print("starting the sandbox cluster (first run downloads the RocketMQ jars)…", flush=True)
     with BackgroundSandbox(options) as sb:
         print_ready(sb)

@@ -34,6 +34,13 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
     )
     group.add_argument("--cluster", metavar="NAME", help="a cluster named in the config file", **kw)
     group.add_argument(
+        "--proxy",
+        metavar="HOST:PORT",
+        help="RocketMQ 5 proxy remoting address(es), ';' or ',' between them: their gRPC "
+        "clients (the brokers do not list them)",
+        **kw,
+    )
+    group.add_argument(
         "--config",
         metavar="FILE",
         help="config file (default: $RMQ_CONSOLE_CONFIG or ~/.config/rmq-console/config.yaml)",
@@ -67,6 +74,16 @@ def console_target(args: argparse.Namespace) -> tuple[Config, ClusterConfig | No
 
 
 def resolve_target(args: argparse.Namespace) -> Target:
+    target = _resolve_target(args)
+    if getattr(args, "proxy", None):
+        proxies = split_namesrv(args.proxy)
+        if not proxies:
+            raise ConfigError(f"--proxy: no address given in {args.proxy!r}")
+        return Target(replace(target.cluster, proxies=proxies), target.config)
+    return target
+
+
+def _resolve_target(args: argparse.Namespace) -> Target:
     config = command_config(args)
     if getattr(args, "namesrv", None):
         addrs = split_namesrv(args.namesrv)

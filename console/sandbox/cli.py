@@ -33,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
     up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
     up.add_argument(
+        "--no-proxy",
+        action="store_true",
+        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group)",
+    )
+    up.add_argument(
         "--slave",
         metavar="BROKER",
         choices=list(BROKER_NAMES),
@@ -66,13 +71,17 @@ def run(args: argparse.Namespace) -> int:
                 )
             case "up":
                 slaves = [args.slave] if args.slave else []
+                proxy = not args.no_proxy
                 options = SandboxOptions(
                     run_dir=args.run_dir,
                     cache=args.cache,
-                    ports=free_ports(BROKER_NAMES, slaves=slaves) if args.free_ports else None,
+                    ports=free_ports(BROKER_NAMES, slaves=slaves, proxy=proxy)
+                    if args.free_ports
+                    else None,
                     seed=not args.no_seed,
                     live=not args.no_seed,
                     slave_of=args.slave,
+                    proxy=proxy,
                 )
                 return cmd_up(options)
             case "down":
@@ -148,9 +157,12 @@ def print_ready(sb: Sandbox) -> None:
         print(f"  {name}: {addr}")
     for name, addr in sorted(sb.cluster.slave_addrs.items()):
         print(f"  {name} slave (broker id 1): {addr}")
+    if sb.proxy_addr is not None:
+        print(f"  proxy: {sb.proxy_addr} (remoting), {sb.proxy_grpc_addr} (gRPC)")
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
-        f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s)"
+        f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s"
+        + (f", POP {t.pop_start:.1f}s)" if sb.pop is not None else ")")
     )
     if sb.report is not None:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
@@ -164,6 +176,15 @@ def print_ready(sb: Sandbox) -> None:
         print("  groups:")
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
+        if sb.pop is not None:
+            from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
+
+            held = sb.pop.messages
+            print(f"    {GROUP_POP:<18} {TOPIC_CLICKS:<9} POP (remoting): popped {held}, acked 0")
+            print(
+                f"    {GROUP_GRPC:<18} {TOPIC_CLICKS:<9} POP through the proxy (gRPC): "
+                f"received {held}, acked none"
+            )
     print(f"  logs and stores: {sb.run_dir}")
     print("Ctrl-C (or `rmq-console sandbox down`) stops it.", flush=True)
 

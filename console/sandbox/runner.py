@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,12 +17,20 @@ from console.sandbox import rundir
 from console.sandbox import scenario as sc
 from console.sandbox.cache import cache_root
 from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, SandboxCluster
-from console.sandbox.consumers import ConsumerSpec, JavaConsumer, wait_committed, wait_online
-from console.sandbox.jars import fetch_jars
-from console.sandbox.javabuild import build_consumer
+from console.sandbox.consumers import (
+    ConsumerSpec,
+    GrpcConsumerSpec,
+    JavaConsumer,
+    ProgramSpec,
+    wait_committed,
+    wait_online,
+)
+from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
+from console.sandbox.javabuild import GRPC_CONSUMER_CLASS, build_consumer
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import rss_kb
+from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS, PopSeed, seed_pop
 from console.sandbox.ports import ClusterPorts, default_ports
 from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
@@ -42,6 +50,10 @@ class SandboxOptions:
     #: Also start a slave (broker id 1, its own JVM, store and ports) of this broker; with
     #: `ports` given, they must hold its port (free_ports(..., slaves=[name])).
     slave_of: str | None = None
+    #: Also run the proxy (cluster mode, its own JVM) and RocketMQ 5's consumers: a remoting
+    #: consumer in POP mode and a gRPC SimpleConsumer through the proxy (sandbox.pop). With
+    #: `ports` given, they must plan the proxy's (free_ports(..., proxy=True)).
+    proxy: bool = False
 
 
 @dataclass(slots=True)
@@ -53,6 +65,7 @@ class Timings:
     cluster_start: float = 0.0  # spawn until both brokers are registered
     seed: float = 0.0
     live_start: float = 0.0
+    pop_start: float = 0.0  # the POP topic, its groups and their consumers (proxy only)
     total: float = 0.0
 
 
@@ -73,6 +86,17 @@ class Sandbox:
         self.trickle_stats = TrickleStats()
         self.consumers: dict[str, JavaConsumer] = {}  # live consumers, by group
         self._consumer_factory = consumer_factory
+        #: The POP groups' topic as seeded, when the sandbox runs the proxy.
+        self.pop: PopSeed | None = None
+
+    @property
+    def proxy_addr(self) -> str | None:
+        """The proxy's remoting address (None: no proxy): where its clients are listed."""
+        return self.cluster.proxy_addr
+
+    @property
+    def proxy_grpc_addr(self) -> str | None:
+        return self.cluster.proxy_grpc_addr
 
     @property
     def run_dir(self) -> Path:
@@ -131,6 +155,8 @@ class _ConsumerFactory:
     run_dir: Path
     pidfile: PidFile
     started: list[JavaConsumer] = field(default_factory=list)
+    #: The gRPC consumer's classpath (its class and the gRPC client); None: no proxy.
+    grpc_classpath: str | None = None
 
     def create(self, plan: sc.GroupPlan) -> JavaConsumer:
         spec = ConsumerSpec(
@@ -159,6 +185,20 @@ class _ConsumerFactory:
 
     async def launch(self, plan: sc.GroupPlan) -> JavaConsumer:
         consumer = self.create(plan)
+        await consumer.start()
+        return consumer
+
+    async def launch_program(self, spec: ProgramSpec, classpath: str) -> JavaConsumer:
+        """Start a consumer described by its own spec (a POP or gRPC consumer)."""
+        consumer = JavaConsumer(
+            spec,
+            java=self.java,
+            classpath=classpath,
+            namesrv=self.namesrv,
+            run_dir=self.run_dir,
+            pidfile=self.pidfile,
+        )
+        self.started.append(consumer)
         await consumer.start()
         return consumer
 
@@ -212,17 +252,32 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     dist = fetched.distribution
     t = time.monotonic()
     classes = await build_consumer(dist)
+    proxy_dist = grpc_classpath = None
+    if options.proxy:
+        proxy_dist = (await fetch_proxy(cache)).distribution
+        grpc = (await fetch_grpc_client(cache)).distribution
+        grpc_classes = await build_consumer(grpc, GRPC_CONSUMER_CLASS)
+        grpc_classpath = f"{grpc_classes}:{grpc.classpath}"
     timings.build = time.monotonic() - t
 
     run_dir = (options.run_dir or rundir.default_run_dir(cache)).resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
     slaves = [options.slave_of] if options.slave_of else []
-    ports = options.ports or default_ports(BROKER_NAMES, slaves)
+    ports = options.ports or default_ports(BROKER_NAMES, slaves, proxy=options.proxy)
     if options.slave_of and options.slave_of not in ports.slaves:
         raise ValueError(f"no port planned for a slave of {options.slave_of!r}")
-    cluster = SandboxCluster(dist, tools.java, ClusterConfig(run_dir, ports))
+    if options.proxy and ports.proxy is None:
+        raise ValueError("no port planned for the proxy (free_ports(..., proxy=True))")
+    if not options.proxy:
+        ports = replace(ports, proxy=None)
+    cluster = SandboxCluster(dist, tools.java, ClusterConfig(run_dir, ports), proxy_dist)
     factory = _ConsumerFactory(
-        tools.java, f"{classes}:{dist.classpath}", cluster.namesrv_addr, run_dir, pidfile
+        tools.java,
+        f"{classes}:{dist.classpath}",
+        cluster.namesrv_addr,
+        run_dir,
+        pidfile,
+        grpc_classpath=grpc_classpath,
     )
     mqadmin = Mqadmin(tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin")
     return Sandbox(cluster, factory, mqadmin, timings), pidfile
@@ -264,6 +319,28 @@ async def _populate(
         for rate in sc.TRICKLES
     )
     sb.timings.live_start = time.monotonic() - t
+    if sb.proxy_grpc_addr is not None and options.live:
+        t = time.monotonic()
+        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
+        sb.timings.pop_start = time.monotonic() - t
+
+
+async def _launch_pop(sb: Sandbox, group: str) -> JavaConsumer:
+    """One of sandbox.pop's two consumers: the remoting one in POP mode, or the gRPC one."""
+    factory = sb._consumer_factory
+    spec: ProgramSpec
+    if group == GROUP_POP:
+        spec = ConsumerSpec(name=group, group=group, topics=(TOPIC_CLICKS,), pop=True, hold=True)
+        classpath = factory.classpath
+    else:
+        assert group == GROUP_GRPC
+        assert sb.proxy_grpc_addr is not None
+        assert factory.grpc_classpath is not None
+        spec = GrpcConsumerSpec(group, group, TOPIC_CLICKS, sb.proxy_grpc_addr, hold=1_000_000)
+        classpath = factory.grpc_classpath
+    consumer = await factory.launch_program(spec, classpath)
+    sb.consumers[group] = consumer
+    return consumer
 
 
 async def _cancel(tasks: list[asyncio.Task[Any]]) -> None:

@@ -39,8 +39,8 @@ class _Reader(ClusterReader):
     name server 500 identical requests.
     """
 
-    def __init__(self, admin: AdminClient, cluster: str | None) -> None:
-        super().__init__(admin, cluster)
+    def __init__(self, admin: AdminClient, cluster: str | None, proxies: Sequence[str]) -> None:
+        super().__init__(admin, cluster, proxies)
         self._routes: dict[str, BrokerRoute] | None = None
         self._at = 0.0
         self._lock = asyncio.Lock()
@@ -66,7 +66,7 @@ class Backend:
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
-        self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
+        self.reader = _Reader(self.admin, cluster.rocketmq_cluster, cluster.proxies)
         self.client_offset_dirs = config.client_offset_dirs
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.
