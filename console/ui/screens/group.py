@@ -63,6 +63,7 @@ CLIENT_COLUMNS = (
     Column("addr", "ADDRESS", "address"),
     Column("language", "LANG", "language"),
     Column("version", "VERSION", "version"),
+    Column("via", "VIA", "remoting (to the brokers) or gRPC through a proxy"),
 )
 
 NOT_CONSUMED = "-"
@@ -162,6 +163,7 @@ def client_rows(offsets: GroupOffsets) -> list[Row]:
                 cell(c.addr),
                 cell(c.language),
                 cell(c.version, fmt.version(c.version)),
+                cell(c.proxy, f"grpc {c.proxy}" if c.proxy else "remoting"),
             ),
         )
         for c in offsets.clients
@@ -354,8 +356,9 @@ class GroupScreen(DataScreen):
         unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
         trend = "partial" if s.partial else fmt.trend(s.trend)
         parts: list[str | Text] = []
-        if o.message_model or o.consume_type:
-            parts.append(f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)}")
+        if o.message_model or o.consume_type or o.consumption.kinds:
+            kind = fmt.consumption(o.consumption, o.consume_type)
+            parts.append(f"{fmt.model(o.message_model)} {kind}")
         parts += [
             online,
             f"{lag}{unknown}",
@@ -373,8 +376,13 @@ class GroupScreen(DataScreen):
         )
         lines = [first, second]
         lines += [toned(app, line, "text-error") for line in missing_lines(o)]
+        if o.consumption.pop and o.pop_in_flight:
+            lines.append(Text(pop_line(o)))
+        lines += [toned(app, g.line(), "text-warning") for g in o.ghosts]
         if o.from_slave:
             lines.append(toned(app, f"{FROM_SLAVE}: {', '.join(o.from_slave)}", "text-warning"))
+            now = self.console.clock_ms()
+            lines += [toned(app, s.line(now), "text-warning") for s in o.slave_lag]
         deleted = [q for q in o.queues if triage.below_min(q)]
         if deleted:
             lines.append(toned(app, below_min_line(deleted), "text-warning"))
@@ -411,6 +419,15 @@ def client_lag(o: GroupOffsets) -> str:
     if None in lags:
         return f"lag unknown ({len(lags)} client file(s), some unreadable)"
     return f"lag {sum(x for x in lags if x is not None)} ({len(lags)} client file(s) here)"
+
+
+def pop_line(o: GroupOffsets) -> str:
+    """A POP group's popped-but-unacked messages: in its lag, not in any queue's row."""
+    where = ", ".join(f"{p.broker} {p.messages}" for p in o.pop_in_flight)
+    return (
+        f"POP: {o.popped_unacked} popped and not acked ({where}; {o.pop_in_flight[0].source}), "
+        "counted in the lag"
+    )
 
 
 def missing_lines(o: GroupOffsets) -> list[str]:

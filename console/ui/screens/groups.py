@@ -39,7 +39,7 @@ COLUMNS = (
     Column("retry", "RETRY", "retry backlog", numeric=True),
     Column("dlq", "DLQ", "DLQ messages", numeric=True),
     Column("model", "MODEL", "message model"),
-    Column("type", "TYPE", "consume type"),
+    Column("type", "TYPE", "consumption: push, pull or pop; grpc: through a proxy"),
 )
 
 
@@ -102,7 +102,7 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
             cell(o.retry_backlog, fmt.compact(o.retry_backlog)),
             cell(o.dlq_messages, fmt.compact(o.dlq_messages)),
             cell(o.message_model, fmt.model(o.message_model)),
-            cell(o.consume_type, fmt.consume_type(o.consume_type)),
+            cell(o.consume_type, fmt.consumption(o.consumption, o.consume_type)),
         ),
     )
 
