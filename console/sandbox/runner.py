@@ -51,8 +51,9 @@ class SandboxOptions:
     #: `ports` given, they must hold its port (free_ports(..., slaves=[name])).
     slave_of: str | None = None
     #: Also run the proxy (cluster mode, its own JVM) and RocketMQ 5's consumers: a remoting
-    #: consumer in POP mode and a gRPC SimpleConsumer through the proxy (sandbox.pop). With
-    #: `ports` given, they must plan the proxy's (free_ports(..., proxy=True)).
+    #: consumer in POP mode and a gRPC SimpleConsumer through the proxy (sandbox.pop; with
+    #: `live`, and without `seed` these alone). With `ports` given, they must plan the proxy's
+    #: (free_ports(..., proxy=True)).
     proxy: bool = False
 
 
@@ -286,7 +287,19 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
 async def _populate(
     sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
 ) -> None:
-    """Seed the scenario and start the live consumers and the trickle producers."""
+    """Seed the scenario and start the live consumers and the trickle producers; with the
+    proxy, the POP groups and their consumers (with `seed` off, those alone)."""
+    if options.seed:
+        await _populate_scenario(sb, admin, options, background)
+    if sb.proxy_grpc_addr is not None and options.live:
+        t = time.monotonic()
+        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
+        sb.timings.pop_start = time.monotonic() - t
+
+
+async def _populate_scenario(
+    sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
+) -> None:
     factory = sb._consumer_factory
     live = list(sc.live_groups())
     launching: list[asyncio.Task[JavaConsumer]] = []
@@ -296,8 +309,6 @@ async def _populate(
         launching.extend(asyncio.create_task(factory.launch(g)) for g in live)
         background.extend(launching)
 
-    if not options.seed:
-        return
     sb.report = await seed_scenario(
         admin, sb.broker_addrs, factory.launch, after_create=launch_live if options.live else None
     )
@@ -319,10 +330,6 @@ async def _populate(
         for rate in sc.TRICKLES
     )
     sb.timings.live_start = time.monotonic() - t
-    if sb.proxy_grpc_addr is not None and options.live:
-        t = time.monotonic()
-        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
-        sb.timings.pop_start = time.monotonic() - t
 
 
 async def _launch_pop(sb: Sandbox, group: str) -> JavaConsumer:

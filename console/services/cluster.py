@@ -41,7 +41,13 @@ from console.rocketmq.models import (
     SubscriptionGroup,
 )
 from console.rocketmq.topics import dlq_topic
-from console.services.group_clients import POP_MODE, pop_in_flight, read_clients
+from console.services.group_clients import (
+    POP_MODE,
+    pop_in_flight,
+    proxy_hosts,
+    read_clients,
+    unasked,
+)
 from console.services.slave_checks import check_slave_reads
 
 T = TypeVar("T")
@@ -219,6 +225,17 @@ class ReadBatch:
         self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
         self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
         self._modes: dict[str, asyncio.Future[dict[tuple[str, str], str]]] = {}
+        self._proxies: dict[str, asyncio.Future[tuple[str, ...]]] = {}
+
+    async def proxies_seen(self, addr: str) -> tuple[str, ...]:
+        """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
+        asked once."""
+        future = self._proxies.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: proxy_hosts(self._admin, addr)))
+            future.add_done_callback(_retrieve)
+            self._proxies[addr] = future
+        return await asyncio.shield(future)
 
     async def request_modes(self, addr: str) -> dict[tuple[str, str], str]:
         """The broker's message request modes ((topic, group) -> PULL/POP), asked once."""
@@ -546,6 +563,8 @@ class ClusterReader:
             pop_topics=pop_mode,
         )
         gaps.extend(clients.gaps)
+        if not self.proxies and not clients.clients and reachable:
+            gaps.extend(await self._unasked_proxies(group, reachable, batch))
         in_flight: tuple[PopInFlight, ...] = ()
         if clients.consumption.pop:
             in_flight, lacking = await pop_in_flight(
@@ -588,6 +607,20 @@ class ClusterReader:
             slave_lag=slave.lag,
             proxies=self.proxies,
         )
+
+    async def _unasked_proxies(
+        self, group: str, reachable: dict[str, str], batch: ReadBatch
+    ) -> list[Gap]:
+        """A gap when the brokers list proxies and none was given: a group no broker lists a
+        client for may have gRPC clients there, and its lag then lacks what they popped."""
+        addr = next(iter(reachable.values()))
+        try:
+            hosts = await batch.proxies_seen(addr)
+        except RocketMQError:
+            return []  # the broker did not say: the group's clients read say what they can
+        if not hosts:
+            return []
+        return [Gap(Part.CLIENTS, f"{group} via proxies", Why.NOT_REPORTED, unasked(hosts))]
 
     async def _pops(
         self, group: str, topics: set[str], reachable: dict[str, str], batch: ReadBatch

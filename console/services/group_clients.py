@@ -37,6 +37,9 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumerConnection
 from console.rocketmq.running_info import ConsumerRunningInfo, consumer_running_info
 
+#: The broadcasting group every 5.x proxy in cluster mode joins on the brokers (its
+#: heartbeat syncer, `heartbeatSyncerTopicName` in rmq-proxy.json): its clients are the proxies.
+PROXY_GROUP = "CID_DefaultHeartBeatSyncerTopic"
 #: Where a POP group's in-flight count comes from when its remoting clients report it.
 RUNNING_INFO = "clients' running info (waitAckCount)"
 POP_MODE = "POP"
@@ -199,3 +202,19 @@ async def _running_info(
         except RocketMQError as exc:
             last = exc
     raise last
+
+
+async def proxy_hosts(admin: AdminClient, addr: str) -> tuple[str, ...]:
+    """The hosts of the proxies the broker at `addr` lists (clients of PROXY_GROUP); their
+    remoting ports are not in the listing (a proxy's connection to a broker is outgoing)."""
+    connection = await admin.consumer_connections(addr, PROXY_GROUP)
+    return tuple(sorted({c.client_addr.rpartition(":")[0] for c in connection.clients}))
+
+
+def unasked(hosts: Sequence[str]) -> str:
+    """Why a group's clients are unknown when the cluster has proxies nobody asked."""
+    return (
+        f"the brokers list {len(hosts)} proxy(ies) (at {', '.join(hosts)}) and none was asked "
+        "(--proxy HOST:PORT, or proxies: in the config): gRPC clients connect only to a proxy, "
+        "so who consumes this group, and what it popped and did not ack, is unknown"
+    )
