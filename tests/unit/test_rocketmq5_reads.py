@@ -312,3 +312,24 @@ async def test_a_slave_that_has_not_copied_the_group_is_not_read_as_not_found() 
 )
 def test_consumption_is_said_in_words(consumption: Consumption, text: str) -> None:
     assert consumption.label() == text
+
+
+def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None:
+    import argparse
+
+    from console.cli.target import add_target_arguments, resolve_target
+    from console.config import load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "clusters:\n  - name: prod\n    namesrv: 10.0.0.1:9876\n"
+        "    proxies: [10.0.0.5:8080, 10.0.0.6:8080]\n"
+    )
+    (cluster,) = load_config(path).clusters
+    assert cluster.proxies == ("10.0.0.5:8080", "10.0.0.6:8080")
+    parser = argparse.ArgumentParser()
+    add_target_arguments(parser)
+    args = parser.parse_args(["--config", str(path), "--proxy", "10.0.0.7:8080;10.0.0.8:8080"])
+    assert resolve_target(args).cluster.proxies == ("10.0.0.7:8080", "10.0.0.8:8080")
+    args = parser.parse_args(["--config", str(path)])
+    assert resolve_target(args).cluster.proxies == ("10.0.0.5:8080", "10.0.0.6:8080")
