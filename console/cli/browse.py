@@ -395,7 +395,7 @@ def _queue_table(queues: Sequence[QueueOffsets], *, committed: str = "COMMITTED"
                 q.max_offset,
                 q.committed if q.committed is not None else "unknown",
                 q.lag if q.lag is not None else "unknown",
-                q.in_flight,
+                q.in_flight if q.in_flight is not None else "unknown",
                 timestamp(q.last_timestamp) or "-",
                 _below_min_note(q) or "",
             ]

@@ -223,15 +223,31 @@ class SandboxCluster:
         # All at once: the name server boots faster than a broker, and a broker that finds it
         # not yet listening is nudged into registering (see _nudge) instead of waiting 10 s.
         with_slaves = list(self.config.slave_of) if slaves else []
-        proxy = [PROXY] if self.proxy_addr is not None else []
-        for name in [NAMESRV, *self.broker_names, *with_slaves, *proxy]:
+        for name in [NAMESRV, *self.broker_names, *with_slaves]:
             self._spawn(name)
         await self.wait_registered(
             [*self.broker_names, *with_slaves], timeout - (time.monotonic() - started)
         )
-        if proxy:
-            await self.wait_proxy(timeout - (time.monotonic() - started))
+        if self.proxy_addr is not None:
+            await self.start_proxy(timeout - (time.monotonic() - started))
         return time.monotonic() - started
+
+    async def start_proxy(self, timeout: float, attempts: int = 3) -> None:
+        """Start the proxy once the brokers are registered: at start it creates its system
+        topic on the cluster's brokers and exits when there are none yet ("create system
+        broadcast topic DefaultHeartBeatSyncerTopic failed"). One that exits during start-up
+        anyway (a broker slow to serve on a loaded machine) is started again."""
+        deadline = time.monotonic() + timeout
+        for attempt in range(1, attempts + 1):
+            self._spawn(PROXY)
+            try:
+                await self.wait_proxy(deadline - time.monotonic())
+                return
+            except StartupError:
+                proc = self._procs[PROXY]
+                if proc.running or attempt == attempts or time.monotonic() >= deadline:
+                    raise
+                proc.stop_now(0.0)  # reap it and take it off the pidfile
 
     async def wait_proxy(self, timeout: float) -> None:
         """Poll the proxy's remoting port until it serves a route of the cluster's (it asks the

@@ -584,7 +584,9 @@ class ClusterReader:
                 else committed[q.queue]
                 if q.queue in committed
                 else q.consumer_offset,
-                pull_offset=q.pull_offset,
+                # A POP group's pull offset says nothing (its committed offset is where it
+                # popped): what is in flight is counted per broker, not per queue.
+                pull_offset=None if clients.consumption.pop else q.pull_offset,
                 last_timestamp=q.last_timestamp,
             )
             for _, q in rows

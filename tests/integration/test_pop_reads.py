@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.running_info import consumer_running_info
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
+from tests.integration.test_ui_tmux import Tmux
 
 
 def rmq_console(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
@@ -148,3 +153,49 @@ async def test_a_grpc_group_is_listed_with_its_proxy_and_its_lag_is_never_a_sile
     assert rows[GROUP_POP]["popped_unacked"] >= sb.pop.messages if sb.pop else False
     # The proxy's own group is the brokers', not an operator's.
     assert "CID_DefaultHeartBeatSyncerTopic" not in rows
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    session = Tmux(f"rmqc-pop-{uuid.uuid4().hex[:8]}")
+    yield session
+    session.kill()
+
+
+def test_the_console_at_80x24_shows_the_brokers_whole_and_a_grpc_group_with_its_proxy(
+    proxy_cluster: Sandbox, tmux: Tmux, tmp_path: Path
+) -> None:
+    sb = proxy_cluster
+    config = tmp_path / "config.yaml"
+    config.write_text(f"workspace: {tmp_path / 'ws'}\n")
+    console = Path(sys.executable).with_name("rmq-console")
+    tmux.start(
+        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
+        f"{shlex.quote(str(console))} --namesrv {sb.namesrv_addr} --proxy {sb.proxy_addr}"
+    )
+    screen = tmux.wait_for(
+        lambda s: "broker-a" in s and "broker-b" in s and "UP" in s, "the cluster overview"
+    )
+    # The broker table fits 80 columns: every column's header, every broker's address.
+    (header,) = [line for line in screen.splitlines() if "BROKER" in line and "ROLE" in line]
+    assert header.split() == [
+        "BROKER", "ROLE", "ADDRESS", "STATE", "VERSION", "IN", "OUT", "SEEN", "NOTE"
+    ]  # fmt: skip
+    for name, addr in sb.broker_addrs.items():
+        (row,) = [line for line in screen.splitlines() if line.strip().startswith(name)]
+        assert row.split()[:4] == [name, "MASTER", addr, "UP"], row
+
+    tmux.keys("g")
+    tmux.wait_for(lambda s: GROUP_GRPC in s and "refreshed" in s, "the group list")
+    tmux.keys("/")
+    tmux.text(GROUP_GRPC)
+    tmux.wait_for(lambda s: re.search(r"groups · 1/\d+", s) is not None, "the filtered list")
+    tmux.keys("Enter", "Enter")
+    screen = tmux.wait_for(
+        lambda s: f"› {GROUP_GRPC}" in s and "refreshed" in s and "grpc" in s, "the group"
+    )
+    assert "clu pop/grpc" in screen.replace("\xa0", " ")  # the headline: model and consumption
+    assert "in-flight" in screen  # what is unknown, and why
+    (client,) = [line for line in screen.splitlines() if f"grpc {sb.proxy_addr}" in line]
+    assert "JAVA" in client
+    tmux.keys("q")

@@ -333,3 +333,22 @@ def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None
     assert resolve_target(args).cluster.proxies == ("10.0.0.7:8080", "10.0.0.8:8080")
     args = parser.parse_args(["--config", str(path)])
     assert resolve_target(args).cluster.proxies == ("10.0.0.5:8080", "10.0.0.6:8080")
+
+
+async def test_a_pop_groups_verdict_names_what_it_popped_and_did_not_ack() -> None:
+    from console.services import triage
+
+    client = connection(("10.0.0.9@counter", "10.0.0.9:5000"))
+    o = await read(FakeCluster(broker_clients={"broker-a": client}, pop_mode=True))
+    verdict = triage.evaluate([triage.Sample.of(o)], min_samples=1)
+    assert verdict.reason.endswith("; 52 popped and not acked (POP)")
+
+
+def test_a_partial_verdict_tells_a_silent_broker_from_a_missing_part() -> None:
+    from console.services.triage import partial_note
+
+    assert partial_note(["broker-b"]) == "no answer from broker-b"
+    assert partial_note(["in-flight g"]) == "missing in-flight g"
+    assert partial_note(["broker-b", "in-flight g"]) == (
+        "no answer from broker-b; missing in-flight g"
+    )

@@ -38,9 +38,21 @@ COLUMNS = (
     Column("clients", "CLIENTS", "clients online", numeric=True),
     Column("retry", "RETRY", "retry backlog", numeric=True),
     Column("dlq", "DLQ", "DLQ messages", numeric=True),
-    Column("model", "MODEL", "message model"),
-    Column("type", "TYPE", "consumption: push, pull or pop; grpc: through a proxy"),
+    Column(
+        "kind",
+        "KIND",
+        "clu(stering) or bcast, and push, pull or pop; /grpc: through a proxy",
+    ),
 )
+
+
+def kind_text(o: GroupOffsets) -> str:
+    """The model and the consumption, short, as the group's headline says them: `clu push`,
+    `clu pop/grpc`, `bcast push`; `-` for what nobody online said."""
+    kind = fmt.consumption(o.consumption, o.consume_type)
+    if o.message_model is None:
+        return kind
+    return f"{fmt.model(o.message_model)} {kind}"
 
 
 def known_lag(o: GroupOffsets) -> int | None:
@@ -101,8 +113,7 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
             ),
             cell(o.retry_backlog, fmt.compact(o.retry_backlog)),
             cell(o.dlq_messages, fmt.compact(o.dlq_messages)),
-            cell(o.message_model, fmt.model(o.message_model)),
-            cell(o.consume_type, fmt.consumption(o.consumption, o.consume_type)),
+            cell(o.consume_type, kind_text(o)),
         ),
     )
 
@@ -114,14 +125,13 @@ def pending_row(group: str) -> Row:
 
 def unread_row(app: App[object], group: str) -> Row:
     """A group listed whose read failed: in the list as ERR with nothing known, not left out."""
-    unknown = (cell(None, "?") for _ in COLUMNS[2:-2])
+    unknown = (cell(None, "?") for _ in COLUMNS[2:-1])
     return Row(
         group,
         (
             status_cell(app, Status.ERR, True, None, group),
             cell(group),
             *unknown,
-            cell(None, "-"),
             cell(None, "-"),
         ),
     )
