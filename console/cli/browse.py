@@ -24,6 +24,7 @@ from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, 
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
 from console.services.fanout import gather_bounded
+from console.ui.format import consumption as fmt_consumption
 from console.ui.format import version as fmt_version
 
 #: Exit codes (README): a broker of the cluster did not answer.
@@ -179,7 +180,9 @@ def _groups(args: argparse.Namespace) -> int:
                     "partial": bool(gaps),
                     "missing": missing(gaps),
                     "from_slave": sorted({b for r in rows for b in r["from_slave"]}),
-                    "groups": [{k: v for k, v in r.items() if k != "answered"} for r in rows],
+                    "groups": [
+                        {k: v for k, v in r.items() if k not in ("answered", "kind")} for r in rows
+                    ],
                 }
             )
         elif answered:
@@ -190,7 +193,7 @@ def _groups(args: argparse.Namespace) -> int:
                     [
                         r["group"],
                         r["message_model"],
-                        r["consumption"] or "-",
+                        r["kind"],
                         _clients_cell(r),
                         CLIENT_LOCAL if r["client_local"] else _total_cell(r, "total_lag"),
                         _total_cell(r, "retry_backlog"),
@@ -225,6 +228,7 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
         "consume_type": None,
         "consumption": None,
         "popped_unacked": None,
+        "kind": "-",
         "clients_online": None,
         "client_local": False,
         "total_lag": None,
@@ -249,6 +253,8 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         "consumption": o.consumption.label() if o.consumption.kinds else None,
         # A POP group's messages popped and not acked, counted in total_lag.
         "popped_unacked": o.popped_unacked if o.consumption.pop else None,
+        # The same, short and in one word, for the table (push, pop, pop/grpc, ...).
+        "kind": fmt_consumption(o.consumption, o.consume_type),
         "clients_online": len(o.clients) if read and o.clients_known else None,
         # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught
         # up, so its total is unknown (null), as `lag` says.

@@ -561,6 +561,7 @@ class ClusterReader:
             self.proxies,
             every_broker=batch.every_broker,
             pop_topics=pop_mode,
+            gate=batch.ask,
         )
         gaps.extend(clients.gaps)
         if not self.proxies and not clients.clients and reachable:
@@ -568,7 +569,7 @@ class ClusterReader:
         in_flight: tuple[PopInFlight, ...] = ()
         if clients.consumption.pop:
             in_flight, lacking = await pop_in_flight(
-                self.admin, group, clients.clients, list(reachable.values())
+                self.admin, group, clients.clients, list(reachable.values()), batch.ask
             )
             gaps.extend(lacking)
         dlq = await self._dlq_messages(batch, group, reachable, gaps)

@@ -19,9 +19,11 @@ RocketMQ 5 can fool a reader that only asks the brokers:
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from console.domain.gaps import Gap, Part, Why, gap
 from console.domain.offsets import (
@@ -35,7 +37,8 @@ from console.domain.offsets import (
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumerConnection
-from console.rocketmq.running_info import ConsumerRunningInfo, consumer_running_info
+from console.rocketmq.running_info import ConsumerRunningInfo
+from console.rocketmq.running_info import consumer_running_info as ask_running_info
 
 #: The broadcasting group every 5.x proxy in cluster mode joins on the brokers (its
 #: heartbeat syncer, `heartbeatSyncerTopicName` in rmq-proxy.json): its clients are the proxies.
@@ -49,6 +52,20 @@ GRPC_IN_FLIGHT = (
     "the proxy does not pass on running-info requests (307) and the brokers keep no count "
     "they answer; the lag shown is only what was not popped yet"
 )
+
+
+T = TypeVar("T")
+
+
+class Gate(Protocol):
+    """Sends a request to an address when the read allows (ReadBatch.ask bounds how many are
+    in flight to one broker)."""
+
+    def __call__(self, addr: str, request: Callable[[], Awaitable[T]], /) -> Awaitable[T]: ...
+
+
+async def _direct(addr: str, request: Callable[[], Awaitable[T]]) -> T:
+    return await request()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +88,7 @@ async def read_clients(
     *,
     every_broker: bool,
     pop_topics: bool,
+    gate: Gate = _direct,
 ) -> ClientsRead:
     """The group's clients on `brokers` (every one of them with `every_broker`, else the first
     that answers: consumers heartbeat every broker) and on each proxy. `pop_topics`: a broker's
@@ -81,7 +99,7 @@ async def read_clients(
     if every_broker:
         names = list(brokers)
         results = await asyncio.gather(
-            *(admin.consumer_connections(brokers[n], group) for n in names),
+            *(_connections(admin, gate, brokers[n], group) for n in names),
             return_exceptions=True,
         )
         for name, r in zip(names, results, strict=True):
@@ -94,7 +112,7 @@ async def read_clients(
     else:
         for name, addr in brokers.items():
             try:
-                answers[name] = await admin.consumer_connections(addr, group)
+                answers[name] = await _connections(admin, gate, addr, group)
                 break
             except RocketMQError as exc:
                 errors[name] = exc
@@ -104,7 +122,7 @@ async def read_clients(
 
     proxied: dict[str, ConsumerConnection] = {}
     results = await asyncio.gather(
-        *(admin.consumer_connections(p, group) for p in proxies), return_exceptions=True
+        *(_connections(admin, gate, p, group) for p in proxies), return_exceptions=True
     )
     for proxy, r in zip(proxies, results, strict=True):
         if isinstance(r, ConsumerConnection):
@@ -150,6 +168,12 @@ async def read_clients(
     )
 
 
+def _connections(
+    admin: AdminClient, gate: Gate, addr: str, group: str
+) -> Awaitable[ConsumerConnection]:
+    return gate(addr, lambda: admin.consumer_connections(addr, group))
+
+
 def ghosts(answers: Mapping[str, ConsumerConnection]) -> tuple[Ghost, ...]:
     """Clients each broker lists on more than one connection."""
     out = []
@@ -164,6 +188,7 @@ async def pop_in_flight(
     group: str,
     clients: Sequence[Client],
     through: Sequence[str],
+    gate: Gate = _direct,
 ) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
     """A POP group's messages popped and not acked: each remoting client's waitAckCount (its
     running info, asked through the first of `through` that passes it on), summed by broker
@@ -172,7 +197,7 @@ async def pop_in_flight(
     gaps: list[Gap] = []
     remoting = [c for c in clients if c.proxy is None]
     answers = await asyncio.gather(
-        *(_running_info(admin, group, c.client_id, through) for c in remoting),
+        *(_running_info(admin, gate, group, c.client_id, through) for c in remoting),
         return_exceptions=True,
     )
     counts: Counter[tuple[str, str]] = Counter()
@@ -191,14 +216,15 @@ async def pop_in_flight(
 
 
 async def _running_info(
-    admin: AdminClient, group: str, client_id: str, through: Sequence[str]
+    admin: AdminClient, gate: Gate, group: str, client_id: str, through: Sequence[str]
 ) -> ConsumerRunningInfo:
     """Asked through one broker, then the next: a broker holding a dead connection for the
     client waits out its time-out."""
     last: RocketMQError = RocketMQError("no broker answers to pass the request on")
     for addr in through:
         try:
-            return await consumer_running_info(admin, addr, group, client_id)
+            ask = functools.partial(ask_running_info, admin, addr, group, client_id)
+            return await gate(addr, ask)
         except RocketMQError as exc:
             last = exc
     raise last
