@@ -193,7 +193,8 @@ class Backend:
                 if not isinstance(answer, RocketMQError):
                     raise answer
                 continue  # a client that does not answer simply shows no queues
-            for mq in answer.queues:
+            # A POP client pops a broker's topic as a whole (queue id -1).
+            for mq in [*answer.queues, *answer.pop_wait_ack]:
                 key = (mq.topic, mq.broker_name, mq.queue_id)
                 holders.setdefault(key, []).append(answer.client_id)
         return {k: tuple(sorted(v)) for k, v in holders.items()}

@@ -131,7 +131,8 @@ def _queue_row(
     now_ms: int,
     read_at_ms: int,
 ) -> Row:
-    holders = assignments.get(q.key, ())
+    # A POP client holds a broker's topic as a whole (queue id -1).
+    holders = assignments.get(q.key) or assignments.get((q.topic, q.broker, -1), ())
     client = holders[0] if len(holders) == 1 else f"all ({len(holders)})" if holders else "-"
     behind = triage.queue_delay(q, delays, read_at_ms)
     last = now_ms - q.last_timestamp if q.last_timestamp > 0 else None
@@ -163,11 +164,22 @@ def client_rows(offsets: GroupOffsets) -> list[Row]:
                 cell(c.addr),
                 cell(c.language),
                 cell(c.version, fmt.version(c.version)),
-                cell(c.proxy, f"grpc {c.proxy}" if c.proxy else "remoting"),
+                cell(c.proxy, via_text(offsets, c.client_id, c.proxy)),
             ),
         )
         for c in offsets.clients
     ]
+
+
+def via_text(offsets: GroupOffsets, client_id: str, proxy: str | None) -> str:
+    """`grpc PROXY`, `remoting`, and where a broker lists the client on several connections
+    (the group then rebalances on the wrong count), how many and where."""
+    if proxy:
+        return f"grpc {proxy}"
+    extra = [
+        f"{g.connections} conns on {g.broker}" for g in offsets.ghosts if g.client_id == client_id
+    ]
+    return "remoting" + (f" ({', '.join(extra)})" if extra else "")
 
 
 #: The most lines the clients table takes (its title and header included).
