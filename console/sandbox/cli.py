@@ -24,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from console.sandbox.cluster import BROKER_NAMES
 
     sub = parser.add_subparsers(dest="sandbox_command", required=True)
-    fetch = sub.add_parser("fetch", help="download the RocketMQ 5.3.3 jars into the cache")
+    fetch = sub.add_parser(
+        "fetch", help="download the RocketMQ 5.3.3 jars (and the proxy's, the gRPC client's)"
+    )
     fetch.add_argument("--cache", type=Path, help="cache directory (default ~/.cache/rmq-console)")
     fetch.add_argument("--force", action="store_true", help="download again even if cached")
     up = sub.add_parser("up", help="start a seeded local cluster and keep it running")
@@ -95,11 +97,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(cache: Path | None = None, *, force: bool = False) -> int:
-    from console.sandbox.jars import fetch_jars
+    """The brokers' jars, the proxy's and the gRPC client's (each a directory of its own)."""
+    from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
 
-    result = asyncio.run(fetch_jars(cache, force=force))
-    verb = "downloaded" if result.downloaded else "already cached"
-    print(f"{result.jar_count} jars {verb} in {result.distribution.lib} ({result.seconds:.1f}s)")
+    for fetch in (fetch_jars, fetch_proxy, fetch_grpc_client):
+        result = asyncio.run(fetch(cache, force=force))
+        verb = "downloaded" if result.downloaded else "already cached"
+        lib, took = result.distribution.lib, result.seconds
+        print(f"{result.jar_count} jars {verb} in {lib} ({took:.1f}s)")
     return 0
 
 
