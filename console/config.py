@@ -10,6 +10,7 @@ and the line.
         colour: red            # banner colour, so prod never looks like staging
         read_only: true        # refuse every write to this cluster
         proxies: [10.0.0.5:8080]  # RocketMQ 5 proxies' remoting ports: their gRPC clients
+        broker_metrics: [http://10.0.0.1:5557/metrics]  # brokers' Prometheus metrics
         credentials:           # by reference only: env:VAR or file:/path
           access_key: env:PROD_RMQ_AK
           secret_key: file:/etc/rmq/prod.secret
@@ -81,6 +82,9 @@ class ClusterConfig:
     #: The remoting address (host:8080) of each RocketMQ 5 proxy in front of the cluster: the
     #: brokers do not list the gRPC clients connected through a proxy, the proxy does.
     proxies: tuple[str, ...] = ()
+    #: The brokers' metrics for Prometheus (`http://host:5557/metrics`): what a gRPC group
+    #: popped and did not ack is there and nowhere else.
+    broker_metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +238,7 @@ _CLUSTER_KEYS = {
     "rocketmq_cluster",
     "credentials",
     "proxies",
+    "broker_metrics",
 }
 
 
@@ -319,6 +324,11 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
     px = raw.get("proxies") or []
     proxy_items = px if isinstance(px, list) else split_namesrv(str(px))
     proxies = tuple(_addr(doc, (*where, "proxies"), a) for a in proxy_items if str(a).strip())
+    bm = raw.get("broker_metrics") or []
+    metric_items = bm if isinstance(bm, list) else str(bm).replace(",", ";").split(";")
+    broker_metrics = tuple(
+        _url(doc, (*where, "broker_metrics"), u) for u in metric_items if str(u).strip()
+    )
     return ClusterConfig(
         name=name,
         namesrv=namesrv,
@@ -329,6 +339,7 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         else _string(doc, (*where, "rocketmq_cluster"), rmq_cluster),
         credentials=creds,
         proxies=proxies,
+        broker_metrics=broker_metrics,
     )
 
 
@@ -357,6 +368,13 @@ def _addr(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise doc.error(where, f"not a host:port address: {text!r}")
+    return text
+
+
+def _url(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
+    text = str(value).strip()
+    if not text.startswith(("http://", "https://")):
+        raise doc.error(where, f"not an http(s) URL: {text!r}")
     return text
 
 

@@ -62,7 +62,10 @@ def _run(args: argparse.Namespace, body: Any) -> int:
 
     async def go() -> int:
         async with target.admin() as admin:
-            reader = ClusterReader(admin, target.cluster.rocketmq_cluster, target.cluster.proxies)
+            cluster = target.cluster
+            reader = ClusterReader(
+                admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
+            )
             try:
                 result: int = await body(reader, target)
             finally:

@@ -52,8 +52,10 @@ def _demo(args: argparse.Namespace) -> int:
         print_ready(sb)
         args.namesrv = sb.namesrv_addr
         args.cluster = None
-        # Its gRPC consumer is listed by the proxy only.
+        # Its gRPC consumer is listed by the proxy only, and what it popped by the brokers'
+        # metrics only.
         args.proxy = sb.proxy_addr
+        args.broker_metrics = ";".join(sb.cluster.metrics_urls.values()) or None
         config, cluster = console_target(args)
         # The broadcasting consumer's offsets.json is on this host: show it beside the brokers.
         dirs = config.client_offset_dirs + sb.client_offset_dirs

@@ -41,6 +41,13 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
         **kw,
     )
     group.add_argument(
+        "--broker-metrics",
+        metavar="URL",
+        help="the brokers' Prometheus metrics (http://HOST:5557/metrics), ';' or ',' between "
+        "them: what gRPC groups popped and did not ack",
+        **kw,
+    )
+    group.add_argument(
         "--config",
         metavar="FILE",
         help="config file (default: $RMQ_CONSOLE_CONFIG or ~/.config/rmq-console/config.yaml)",
@@ -75,12 +82,18 @@ def console_target(args: argparse.Namespace) -> tuple[Config, ClusterConfig | No
 
 def resolve_target(args: argparse.Namespace) -> Target:
     target = _resolve_target(args)
+    cluster = target.cluster
     if getattr(args, "proxy", None):
         proxies = split_namesrv(args.proxy)
         if not proxies:
             raise ConfigError(f"--proxy: no address given in {args.proxy!r}")
-        return Target(replace(target.cluster, proxies=proxies), target.config)
-    return target
+        cluster = replace(cluster, proxies=proxies)
+    if getattr(args, "broker_metrics", None):
+        urls = split_namesrv(args.broker_metrics)
+        if not urls or not all(u.startswith(("http://", "https://")) for u in urls):
+            raise ConfigError(f"--broker-metrics: not http(s) URLs: {args.broker_metrics!r}")
+        cluster = replace(cluster, broker_metrics=urls)
+    return Target(cluster, target.config)
 
 
 def _resolve_target(args: argparse.Namespace) -> Target:

@@ -164,6 +164,8 @@ def print_ready(sb: Sandbox) -> None:
         print(f"  {name} slave (broker id 1): {addr}")
     if sb.proxy_addr is not None:
         print(f"  proxy: {sb.proxy_addr} (remoting), {sb.proxy_grpc_addr} (gRPC)")
+    for name, url in sorted(sb.cluster.metrics_urls.items()):
+        print(f"  {name} metrics: {url}")
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
         f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s"

@@ -136,7 +136,21 @@ def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) 
         # 200 ms default, and the broker then rejects it ("[TIMEOUT_CLEAN_QUEUE]broker busy").
         "waitTimeMillsInSendQueue": "3000",
         "osPageCacheBusyTimeOutMills": "5000",
+        **_metrics(config, name, slave),
         **config.broker_extra,
+    }
+
+
+def _metrics(config: ClusterConfig, name: str, slave: bool) -> dict[str, str]:
+    """Metrics for Prometheus on the broker's own port, as production brokers export them:
+    among them what POP groups popped and did not ack (rocketmq_consumer_inflight_messages)."""
+    port = None if slave else config.ports.metrics.get(name)
+    if port is None:
+        return {}
+    return {
+        "metricsExporterType": "PROM",
+        "metricsPromExporterHost": LOOPBACK,
+        "metricsPromExporterPort": str(port),
     }
 
 
@@ -192,6 +206,11 @@ class SandboxCluster:
         """The proxy's remoting address (admin requests it serves, e.g. who is connected)."""
         port = self.config.ports.proxy
         return None if port is None else f"{LOOPBACK}:{port}"
+
+    @property
+    def metrics_urls(self) -> dict[str, str]:
+        """Where each broker exports its metrics for Prometheus, by broker name."""
+        return {n: f"http://{LOOPBACK}:{p}/metrics" for n, p in self.config.ports.metrics.items()}
 
     @property
     def proxy_grpc_addr(self) -> str | None:

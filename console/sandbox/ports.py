@@ -18,6 +18,8 @@ class ClusterPorts:
     slaves: dict[str, int] = field(default_factory=dict)
     #: The proxy's remoting port, its gRPC port the next one; None: no proxy.
     proxy: int | None = None
+    #: Where each broker exports its metrics for Prometheus (broker name -> HTTP port).
+    metrics: dict[str, int] = field(default_factory=dict)
 
     def all_ports(self) -> list[int]:
         ports = [self.namesrv]
@@ -25,7 +27,7 @@ class ClusterPorts:
             ports += broker_ports(listen)
         if self.proxy is not None:
             ports += proxy_ports(self.proxy)
-        return ports
+        return ports + list(self.metrics.values())
 
     @property
     def proxy_grpc(self) -> int | None:
@@ -45,12 +47,14 @@ def proxy_ports(remoting_port: int) -> list[int]:
 def default_ports(
     broker_names: Sequence[str], slaves: Sequence[str] = (), *, proxy: bool = False
 ) -> ClusterPorts:
-    """A stock install's ports (9876, 10911, a proxy's 8080 and 8081) so a demo looks familiar;
-    brokers 10 apart, then the slaves (of the brokers named in `slaves`)."""
+    """A stock install's ports (9876, 10911, a proxy's 8080 and 8081, a broker's metrics 5557)
+    so a demo looks familiar; brokers 10 apart, then the slaves (of the brokers named in
+    `slaves`). With the proxy, the brokers export their metrics (5557, 5558, ...)."""
     brokers = {name: 10911 + 10 * i for i, name in enumerate(broker_names)}
     after = 10911 + 10 * len(brokers)
     slave_ports = {name: after + 10 * i for i, name in enumerate(slaves)}
-    return ClusterPorts(9876, brokers, slave_ports, 8080 if proxy else None)
+    metrics = {name: 5557 + i for i, name in enumerate(broker_names)} if proxy else {}
+    return ClusterPorts(9876, brokers, slave_ports, 8080 if proxy else None, metrics)
 
 
 def free_ports(
@@ -84,7 +88,10 @@ def free_ports(
     if unknown:
         raise ValueError(f"a slave needs its master among the brokers: {', '.join(unknown)}")
     slave_ports = {name: pick(4) + 2 for name in slaves}
-    return ClusterPorts(namesrv, brokers, slave_ports, pick(2) if proxy else None)
+    proxy_port = pick(2) if proxy else None
+    # With the proxy, the brokers export their metrics: its gRPC groups' in-flight count.
+    metrics = {name: pick(1) for name in broker_names} if proxy else {}
+    return ClusterPorts(namesrv, brokers, slave_ports, proxy_port, metrics)
 
 
 def port_free(port: int) -> bool:

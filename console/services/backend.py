@@ -39,8 +39,14 @@ class _Reader(ClusterReader):
     name server 500 identical requests.
     """
 
-    def __init__(self, admin: AdminClient, cluster: str | None, proxies: Sequence[str]) -> None:
-        super().__init__(admin, cluster, proxies)
+    def __init__(
+        self,
+        admin: AdminClient,
+        cluster: str | None,
+        proxies: Sequence[str],
+        metrics: Sequence[str],
+    ) -> None:
+        super().__init__(admin, cluster, proxies, metrics)
         self._routes: dict[str, BrokerRoute] | None = None
         self._at = 0.0
         self._lock = asyncio.Lock()
@@ -66,7 +72,9 @@ class Backend:
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
-        self.reader = _Reader(self.admin, cluster.rocketmq_cluster, cluster.proxies)
+        self.reader = _Reader(
+            self.admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
+        )
         self.client_offset_dirs = config.client_offset_dirs
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.

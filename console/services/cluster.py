@@ -41,6 +41,13 @@ from console.rocketmq.models import (
     SubscriptionGroup,
 )
 from console.rocketmq.topics import dlq_topic
+from console.services.broker_metrics import SOURCE as METRICS_SOURCE
+from console.services.broker_metrics import (
+    Inflight,
+    MetricsUnavailable,
+    in_flight_by_broker,
+    scrape,
+)
 from console.services.group_clients import (
     POP_MODE,
     pop_in_flight,
@@ -226,6 +233,16 @@ class ReadBatch:
         self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
         self._modes: dict[str, asyncio.Future[dict[tuple[str, str], str]]] = {}
         self._proxies: dict[str, asyncio.Future[tuple[str, ...]]] = {}
+        self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
+
+    async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
+        """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
+        future = self._metrics.get(url)
+        if future is None:
+            future = asyncio.ensure_future(scrape(url, timeout))
+            future.add_done_callback(_retrieve)
+            self._metrics[url] = future
+        return await asyncio.shield(future)
 
     async def proxies_seen(self, addr: str) -> tuple[str, ...]:
         """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
@@ -307,12 +324,18 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 
 class ClusterReader:
     def __init__(
-        self, admin: AdminClient, cluster: str | None = None, proxies: Sequence[str] = ()
+        self,
+        admin: AdminClient,
+        cluster: str | None = None,
+        proxies: Sequence[str] = (),
+        metrics: Sequence[str] = (),
     ) -> None:
         self.admin = admin
         self.cluster = cluster
         #: The proxies' remoting addresses: who is connected through them (gRPC clients).
         self.proxies = tuple(proxies)
+        #: The brokers' metrics endpoints (Prometheus): what gRPC groups popped and not acked.
+        self.metrics = tuple(metrics)
 
     # ---- brokers ------------------------------------------------------------------------------
 
@@ -571,6 +594,14 @@ class ClusterReader:
             in_flight, lacking = await pop_in_flight(
                 self.admin, group, clients.clients, list(reachable.values()), batch.ask
             )
+            if self.metrics and not clients.consumption.remoting:
+                # Only for a group the brokers know no remoting client of: they take it as
+                # POP then, and count what it popped (console.services.broker_metrics).
+                brokers_of = sorted({q.queue.broker_name for _, q in rows})
+                counted, lacking = await self._metrics_in_flight(
+                    group, topics_read, brokers_of, batch
+                )
+                in_flight += counted
             gaps.extend(lacking)
         dlq = await self._dlq_messages(batch, group, reachable, gaps)
         queues = tuple(
@@ -610,6 +641,44 @@ class ClusterReader:
             slave_lag=slave.lag,
             proxies=self.proxies,
         )
+
+    async def _metrics_in_flight(
+        self, group: str, topics: set[str], brokers: Sequence[str], batch: ReadBatch
+    ) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
+        """A gRPC group's popped-but-unacked messages on each of `brokers` from the brokers'
+        metrics; a broker whose metrics no endpoint gave is a gap (its part is unknown)."""
+        answers = await asyncio.gather(
+            *(batch.broker_metrics(u, self.admin.timeout) for u in self.metrics),
+            return_exceptions=True,
+        )
+        samples: list[Inflight] = []
+        failed: list[str] = []
+        for answer in answers:
+            if isinstance(answer, list):
+                samples += answer
+            elif isinstance(answer, MetricsUnavailable):
+                failed.append(str(answer))
+            else:
+                raise answer
+        by_broker = in_flight_by_broker(samples, group, topics)
+        found = tuple(
+            PopInFlight(t, b, n, METRICS_SOURCE)
+            for b in brokers
+            for t, n in sorted(by_broker.get(b, {}).items())
+            if n
+        )
+        unknown = [b for b in brokers if b not in by_broker]
+        gaps = tuple(
+            Gap(
+                Part.IN_FLIGHT,
+                f"{group} on {b}",
+                Why.NOT_REPORTED,
+                f"no metrics of {b} answered ({'; '.join(failed) or 'not among the endpoints'}): "
+                f"what its gRPC clients popped there and did not ack is unknown",
+            )
+            for b in unknown
+        )
+        return found, gaps
 
     async def _unasked_proxies(
         self, group: str, reachable: dict[str, str], batch: ReadBatch

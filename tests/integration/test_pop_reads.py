@@ -5,8 +5,9 @@ handed).
 Under POP the brokers' committed offsets are at the max on every queue: their consume stats say
 lag 0. `click-counter` (remoting, POP) reports what it popped and did not ack in its running
 info: the console counts it in the lag, complete (exit 0). `click-audit` (a gRPC SimpleConsumer
-through the proxy) cannot be asked: the console lists it with its proxy and marks its
-in-flight part unknown (partial, exit 1), never lag 0 exit 0.
+through the proxy) cannot be asked: the console lists it with its proxy and takes what it popped
+and did not ack from the brokers' metrics, or, without them, marks that part unknown (partial,
+exit 1), never lag 0 exit 0.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.running_info import consumer_running_info
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
+from console.services.broker_metrics import scrape
 from tests.integration.test_ui_tmux import Tmux
 
 
@@ -107,6 +109,13 @@ async def test_a_remoting_pop_group_counts_what_it_popped_and_did_not_ack(
     assert "consumption POP, remoting" in text.stdout
     assert f"POP: popped and not acked {before}" in text.stdout
 
+    # The brokers' own metric is blind to it: the broker takes a group with remoting clients
+    # for a push group, and counts nothing in flight (which is why it is not used for one).
+    metrics = [s for u in sb.cluster.metrics_urls.values() for s in await scrape(u, 10.0)]
+    ours = [s for s in metrics if s.group == GROUP_POP and s.topic == TOPIC_CLICKS]
+    assert ours
+    assert sum(s.messages for s in ours) == 0
+
 
 async def test_a_grpc_group_is_listed_with_its_proxy_and_its_lag_is_never_a_silent_zero(
     proxy_cluster: Sandbox, config: Path
@@ -132,6 +141,24 @@ async def test_a_grpc_group_is_listed_with_its_proxy_and_its_lag_is_never_a_sile
     assert (doc["consumption"]["remoting"], doc["consumption"]["grpc"]) == (False, True)
     assert doc["online"] is True
     assert "in-flight" in result.stderr
+
+    # With the brokers' metrics, what it popped and did not ack is known: complete.
+    urls = ";".join(sb.cluster.metrics_urls.values())
+    result = lag(
+        sb, GROUP_GRPC, config, "--json", "--proxy", sb.proxy_addr, "--broker-metrics", urls
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    doc = json.loads(result.stdout)
+    assert doc["partial"] is False
+    assert sb.pop is not None
+    assert doc["popped_unacked"] == sb.pop.messages == doc["total_lag"]
+    assert {p["source"] for p in doc["pop_in_flight"]} == {
+        "brokers' metrics (rocketmq_consumer_inflight_messages)"
+    }
+    assert {p["broker"]: p["messages"] for p in doc["pop_in_flight"]} == {
+        b: sum(m for mq, m in sb.pop.max_offsets.items() if mq.broker_name == b)
+        for b in sb.broker_addrs
+    }
 
     # Without the proxy the brokers still show the cluster has one: unknown, not OFFLINE 0.
     bare = lag(sb, GROUP_GRPC, config, "--json")

@@ -96,6 +96,7 @@ class FakeCluster:
         self.slave_knows_group = slave_knows_group
         self.proxies_listed = proxies_listed
         self.server_versions: dict[str, int] = {}
+        self.timeout = 3.0
         self.asked: list[tuple[str, str]] = []
 
     def name_of(self, addr: str) -> str:
@@ -352,3 +353,52 @@ def test_a_partial_verdict_tells_a_silent_broker_from_a_missing_part() -> None:
     assert partial_note(["broker-b", "in-flight g"]) == (
         "no answer from broker-b; missing in-flight g"
     )
+
+
+METRICS = """# TYPE rocketmq_consumer_inflight_messages gauge
+rocketmq_consumer_inflight_messages{otel_scope_name="broker-meter",cluster="C",consumer_group="g",is_retry="false",is_system="false",node_id="broker-a",node_type="broker",topic="clicks"} 24.0 1795654079887
+rocketmq_consumer_inflight_messages{otel_scope_name="broker-meter",cluster="C",consumer_group="g",is_retry="true",is_system="false",node_id="broker-a",node_type="broker",topic="clicks"} 1.0 1795654079887
+rocketmq_consumer_inflight_messages{otel_scope_name="broker-meter",cluster="C",consumer_group="other",is_retry="false",is_system="false",node_id="broker-a",node_type="broker",topic="clicks"} 5.0 1795654079887
+rocketmq_consumer_lag_messages{otel_scope_name="broker-meter",cluster="C",consumer_group="g",is_retry="false",is_system="false",node_id="broker-a",node_type="broker",topic="clicks"} 24.0 1795654079887
+"""  # noqa: E501
+
+
+def test_the_brokers_in_flight_metric_is_read_per_broker_and_topic() -> None:
+    from console.services.broker_metrics import in_flight_by_broker, parse_inflight
+
+    samples = parse_inflight(METRICS)
+    assert [(s.broker, s.group, s.retry, s.messages) for s in samples] == [
+        ("broker-a", "g", False, 24),
+        ("broker-a", "g", True, 1),
+        ("broker-a", "other", False, 5),
+    ]
+    assert in_flight_by_broker(samples, "g", [TOPIC]) == {"broker-a": {TOPIC: 25}}
+    assert in_flight_by_broker(samples, "g", ["orders"]) == {"broker-a": {}}
+
+
+async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_exported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from console.services import broker_metrics, cluster
+
+    async def scrape(url: str, timeout: float) -> list[broker_metrics.Inflight]:
+        if url.endswith("/b"):
+            raise broker_metrics.MetricsUnavailable(f"{url}: refused")
+        return broker_metrics.parse_inflight(METRICS)
+
+    monkeypatch.setattr(cluster, "scrape", scrape)
+    grpc = connection(("vm@1@0@x", "10.0.0.7:47448"), consume_type="CONSUME_ACTIVELY")
+    reader = ClusterReader(
+        FakeCluster(proxy_clients=grpc),  # type: ignore[arg-type]
+        proxies=(PROXY,),
+        metrics=("http://a/metrics", "http://b"),
+    )
+    o = await reader.group_offsets("g")
+    assert [(p.broker, p.messages, p.source) for p in o.pop_in_flight] == [
+        ("broker-a", 25, "brokers' metrics (rocketmq_consumer_inflight_messages)")
+    ]
+    assert o.total_lag == 25
+    # broker-b's metrics did not answer: its part is unknown, named.
+    (g,) = o.gaps
+    assert (g.part, g.name, g.why) == (Part.IN_FLIGHT, "g on broker-b", Why.NOT_REPORTED)
+    assert "http://b: refused" in g.detail

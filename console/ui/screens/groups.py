@@ -41,18 +41,18 @@ COLUMNS = (
     Column(
         "kind",
         "KIND",
-        "clu(stering) or bcast, and push, pull or pop; /grpc: through a proxy",
+        "push, pull or pop (/grpc: through a proxy); bcast: offsets on the clients",
     ),
 )
 
 
 def kind_text(o: GroupOffsets) -> str:
-    """The model and the consumption, short, as the group's headline says them: `clu push`,
-    `clu pop/grpc`, `bcast push`; `-` for what nobody online said."""
-    kind = fmt.consumption(o.consumption, o.consume_type)
-    if o.message_model is None:
-        return kind
-    return f"{fmt.model(o.message_model)} {kind}"
+    """How the group consumes, in one short word that fits 80 columns: `push`, `pull`, `pop`,
+    `pop/grpc` (through a proxy); `bcast` for a BROADCASTING group (its offsets are on its
+    clients, whatever it consumes with); `-` when nobody online said."""
+    if o.client_local:
+        return fmt.model(o.message_model)
+    return fmt.consumption(o.consumption, o.consume_type)
 
 
 def known_lag(o: GroupOffsets) -> int | None:
