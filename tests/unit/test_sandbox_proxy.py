@@ -22,14 +22,17 @@ from console.sandbox.ports import default_ports, free_ports, port_free, proxy_po
 
 def test_the_proxy_has_a_remoting_and_a_grpc_port_next_to_it() -> None:
     assert default_ports(BROKER_NAMES).proxy is None
+    assert default_ports(BROKER_NAMES).metrics == {}
     stock = default_ports(BROKER_NAMES, proxy=True)
     assert (stock.proxy, stock.proxy_grpc) == (8080, 8081)
+    # With the proxy, the brokers export their metrics (a gRPC group's in-flight count).
+    assert stock.metrics == {"broker-a": 5557, "broker-b": 5558}
     ports = free_ports(BROKER_NAMES, proxy=True)
     assert ports.proxy is not None
     every = ports.all_ports()
     assert proxy_ports(ports.proxy) == [ports.proxy, ports.proxy + 1]
-    assert set(proxy_ports(ports.proxy)) <= set(every)
-    assert len(every) == len(set(every)) == 9
+    assert set(proxy_ports(ports.proxy)) | set(ports.metrics.values()) <= set(every)
+    assert len(every) == len(set(every)) == 11
     assert all(port_free(p) for p in every)
 
 
@@ -39,6 +42,14 @@ def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
     # false"), and RocketMQ 5's consumers all pop.
     assert props["timerWheelEnable"] == "true"
     assert int(props["mappedFileSizeTimerLog"]) == 16 * 1024 * 1024
+    assert "metricsExporterType" not in props
+
+
+def test_with_the_proxy_the_brokers_export_their_metrics_on_loopback(tmp_path: Path) -> None:
+    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    props = broker_properties(config, "broker-b")
+    assert (props["metricsExporterType"], props["metricsPromExporterHost"]) == ("PROM", "127.0.0.1")
+    assert props["metricsPromExporterPort"] == "5558"
 
 
 def test_the_proxy_runs_in_cluster_mode_in_front_of_the_sandbox(tmp_path: Path) -> None:
