@@ -35,10 +35,12 @@ from console.rocketmq.models import (
     Broker,
     ClusterInfo,
     ConsumeStats,
+    HaStatus,
     MessageQueue,
     QueueConsumeStats,
     QueueStats,
     SubscriptionGroup,
+    TopicRoute,
 )
 from console.rocketmq.topics import dlq_topic
 from console.services.broker_metrics import SOURCE as METRICS_SOURCE
@@ -234,6 +236,27 @@ class ReadBatch:
         self._modes: dict[str, asyncio.Future[dict[tuple[str, str], str]]] = {}
         self._proxies: dict[str, asyncio.Future[tuple[str, ...]]] = {}
         self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
+        self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
+        self._ha: dict[str, asyncio.Future[HaStatus]] = {}
+
+    async def topic_route(self, topic: str) -> TopicRoute:
+        """A topic's route from the name server, asked once for the batch (a slave's answers
+        are checked against it for every group read there)."""
+        future = self._routes.get(topic)
+        if future is None:
+            future = asyncio.ensure_future(self._admin.topic_route(topic))
+            future.add_done_callback(_retrieve)
+            self._routes[topic] = future
+        return await asyncio.shield(future)
+
+    async def ha_status(self, addr: str) -> HaStatus:
+        """A slave's replication status, asked once for the batch."""
+        future = self._ha.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: self._admin.ha_status(addr)))
+            future.add_done_callback(_retrieve)
+            self._ha[addr] = future
+        return await asyncio.shield(future)
 
     async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
         """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
@@ -564,6 +587,8 @@ class ClusterReader:
             rows,
             wanted or {q.queue.topic for _, q in rows},
             batch.subscription_groups,
+            batch.topic_route,
+            batch.ha_status,
         )
         gaps.extend(slave.gaps)
         if not rows and not unreachable and not slave.group_unknown:
@@ -590,6 +615,13 @@ class ClusterReader:
         if not self.proxies and not clients.clients and reachable:
             gaps.extend(await self._unasked_proxies(group, reachable, batch))
         in_flight: tuple[PopInFlight, ...] = ()
+        if pop_mode is None and clients.consumption.remoting and not clients.consumption.pop:
+            # The brokers could not say whether it pops: its clients can.
+            said, _ = await pop_in_flight(
+                self.admin, group, clients.clients, list(reachable.values()), batch.ask
+            )
+            if said:
+                clients = clients.popping()
         if clients.consumption.pop:
             in_flight, lacking = await pop_in_flight(
                 self.admin, group, clients.clients, list(reachable.values()), batch.ask
@@ -696,23 +728,24 @@ class ClusterReader:
 
     async def _pops(
         self, group: str, topics: set[str], reachable: dict[str, str], batch: ReadBatch
-    ) -> bool:
+    ) -> bool | None:
         """Whether a broker hands the group one of `topics` in POP mode (set by `mqadmin
-        setConsumeMode`): its remoting clients pop there, whatever their heartbeat says. A
-        broker that cannot say counts as POP: its clients are asked, and answer for
-        themselves (a client that pops says what it holds, one that does not says nothing)."""
+        setConsumeMode`): its remoting clients pop there, whatever their heartbeat says. None
+        when a broker could not say: the clients are asked, and answer for themselves (one
+        that pops says what it holds)."""
         answers = await asyncio.gather(
             *(batch.request_modes(a) for a in reachable.values()), return_exceptions=True
         )
+        unknown = False
         for answer in answers:
             if isinstance(answer, dict):
                 if any(answer.get((t, group)) == POP_MODE for t in topics):
                     return True
             elif isinstance(answer, RocketMQError):
-                return True
+                unknown = True
             else:
                 raise answer
-        return False
+        return None if unknown else False
 
     async def _require_group(
         self, group: str, brokers: dict[str, str], batch: ReadBatch

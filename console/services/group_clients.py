@@ -22,7 +22,7 @@ import asyncio
 import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from console.domain.gaps import Gap, Part, Why, gap
@@ -79,6 +79,12 @@ class ClientsRead:
     #: Whether anything answered who is connected (False: the clients are unknown).
     answered: bool
 
+    def popping(self) -> ClientsRead:
+        """The same clients, known to pop (their running info said what they hold)."""
+        c = self.consumption
+        kinds = tuple(k for k in Kind if k is Kind.POP or (k in c.kinds and k is not Kind.PUSH))
+        return replace(self, consumption=Consumption(kinds, c.remoting, c.grpc))
+
 
 async def read_clients(
     admin: AdminClient,
@@ -87,12 +93,12 @@ async def read_clients(
     proxies: Sequence[str],
     *,
     every_broker: bool,
-    pop_topics: bool,
+    pop_topics: bool | None,
     gate: Gate = _direct,
 ) -> ClientsRead:
     """The group's clients on `brokers` (every one of them with `every_broker`, else the first
     that answers: consumers heartbeat every broker) and on each proxy. `pop_topics`: a broker's
-    request modes say the group pops some of its topics."""
+    request modes say the group pops some of its topics (None: a broker could not say)."""
     gaps: list[Gap] = []
     answers: dict[str, ConsumerConnection] = {}
     errors: dict[str, RocketMQError] = {}

@@ -19,16 +19,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from console.domain.gaps import Gap, Part, Why
 from console.domain.offsets import SlaveLag
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
-from console.rocketmq.models import HaStatus, MessageQueue, QueueConsumeStats, SubscriptionGroup
+from console.rocketmq.models import (
+    HaStatus,
+    MessageQueue,
+    QueueConsumeStats,
+    SubscriptionGroup,
+    TopicRoute,
+)
 from console.rocketmq.topics import is_retry_topic
 
 #: What the reasons say about a 5.3.3 slave's copying.
 SYNC_EVERY = "a slave copies its master's groups and offsets every 60 s"
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+Ask = Callable[[K], Awaitable[V]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +59,14 @@ async def check_slave_reads(
     slaves: Mapping[str, str],
     rows: Iterable[tuple[str, QueueConsumeStats]],
     topics: Iterable[str],
-    groups_of: Callable[[str], Awaitable[dict[str, SubscriptionGroup]]],
+    groups_of: Ask[str, dict[str, SubscriptionGroup]],
+    route_of: Ask[str, TopicRoute] | None = None,
+    ha_of: Ask[str, HaStatus] | None = None,
 ) -> SlaveCheck:
     """Check the answers of `slaves` (broker name -> the slave's address read instead of its
-    master) against the topic routes of `topics` (the group's, as far as known)."""
+    master) against the topic routes of `topics` (the group's, as far as known). `groups_of`,
+    `route_of` and `ha_of` ask a slave for its groups, the name server for a route, a slave
+    for its HA status (by default the admin client, each time; a batch asks once)."""
     if not slaves:
         return SlaveCheck()
     rows = list(rows)
@@ -89,13 +105,14 @@ async def check_slave_reads(
                 )
             )
     wanted = sorted({t for t in topics if not is_retry_topic(t)})
-    routes = await asyncio.gather(*(admin.topic_route(t) for t in wanted), return_exceptions=True)
-    for topic, route in zip(wanted, routes, strict=True):
-        if isinstance(route, BaseException):
-            if not isinstance(route, RocketMQError):
-                raise route
+    route = route_of or admin.topic_route
+    routes = await asyncio.gather(*(route(t) for t in wanted), return_exceptions=True)
+    for topic, answer in zip(wanted, routes, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, RocketMQError):
+                raise answer
             continue  # the name server does not know the topic (any more): nothing to compare
-        for data in route.queues:
+        for data in answer.queues:
             name = data.broker_name
             if name not in slaves or name in unknown:
                 continue
@@ -110,18 +127,15 @@ async def check_slave_reads(
                             f"for it ({SYNC_EVERY}): its lag is unknown",
                         )
                     )
-    return SlaveCheck(
-        tuple(gaps), frozenset(unreplicated), await slave_lags(admin, slaves), tuple(unknown)
-    )
+    lags = await slave_lags(ha_of or admin.ha_status, slaves)
+    return SlaveCheck(tuple(gaps), frozenset(unreplicated), lags, tuple(unknown))
 
 
-async def slave_lags(admin: AdminClient, slaves: Mapping[str, str]) -> tuple[SlaveLag, ...]:
+async def slave_lags(ha_of: Ask[str, HaStatus], slaves: Mapping[str, str]) -> tuple[SlaveLag, ...]:
     """How far each slave is behind its master, as it says; a slave that cannot say is left
     out (the checks above do not depend on it)."""
     names = list(slaves)
-    answers = await asyncio.gather(
-        *(admin.ha_status(slaves[n]) for n in names), return_exceptions=True
-    )
+    answers = await asyncio.gather(*(ha_of(slaves[n]) for n in names), return_exceptions=True)
     out = []
     for name, a in zip(names, answers, strict=True):
         if isinstance(a, HaStatus) and not a.master:

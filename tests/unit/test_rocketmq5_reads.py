@@ -402,3 +402,22 @@ async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_expo
     (g,) = o.gaps
     assert (g.part, g.name, g.why) == (Part.IN_FLIGHT, "g on broker-b", Why.NOT_REPORTED)
     assert "http://b: refused" in g.detail
+
+
+async def test_when_the_brokers_cannot_say_whether_a_group_pops_its_clients_do() -> None:
+    from console.rocketmq.errors import RequestTimeout
+
+    class Silent(FakeCluster):
+        async def message_request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+            raise RequestTimeout(addr, 402, 3.0)
+
+    client = connection(("10.0.0.9@counter", "10.0.0.9:5000"))
+    o = await read(Silent(broker_clients={"broker-a": client}))
+    assert o.consumption == Consumption((Kind.POP,), remoting=True, grpc=False)
+    assert o.popped_unacked == 52
+
+    # A push client says it holds nothing popped: a push group still.
+    push = Silent(broker_clients={"broker-a": client}, running_info=b'{"mqTable":{}}')
+    o = await read(push)
+    assert o.consumption == Consumption((Kind.PUSH,), remoting=True, grpc=False)
+    assert o.pop_in_flight == ()
