@@ -9,6 +9,8 @@ and the line.
         namesrv: [10.0.0.1:9876, 10.0.0.2:9876]
         colour: red            # banner colour, so prod never looks like staging
         read_only: true        # refuse every write to this cluster
+        proxies: [10.0.0.5:8080]  # RocketMQ 5 proxies' remoting ports: their gRPC clients
+        broker_metrics: [http://10.0.0.1:5557/metrics]  # brokers' Prometheus metrics
         credentials:           # by reference only: env:VAR or file:/path
           access_key: env:PROD_RMQ_AK
           secret_key: file:/etc/rmq/prod.secret
@@ -153,6 +155,12 @@ class ClusterConfig:
     credentials: CredentialsRef | None = None
     #: TLS to the name servers and brokers (None: plaintext).
     tls: TlsRef | None = None
+    #: The remoting address (host:8080) of each RocketMQ 5 proxy in front of the cluster: the
+    #: brokers do not list the gRPC clients connected through a proxy, the proxy does.
+    proxies: tuple[str, ...] = ()
+    #: The brokers' metrics for Prometheus (`http://host:5557/metrics`): what a gRPC group
+    #: popped and did not ack is there and nowhere else.
+    broker_metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +316,8 @@ _CLUSTER_KEYS = {
     "rocketmq_cluster",
     "credentials",
     "tls",
+    "proxies",
+    "broker_metrics",
 }
 _TLS_KEYS = ("ca", "cert", "key", "verify", "server_name")
 
@@ -392,6 +402,14 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
     colour = raw.get("colour", raw.get("color", "green"))
     rmq_cluster = raw.get("rocketmq_cluster")
     tls = _tls(doc, (*where, "tls"), raw.get("tls"))
+    px = raw.get("proxies") or []
+    proxy_items = px if isinstance(px, list) else split_namesrv(str(px))
+    proxies = tuple(_addr(doc, (*where, "proxies"), a) for a in proxy_items if str(a).strip())
+    bm = raw.get("broker_metrics") or []
+    metric_items = bm if isinstance(bm, list) else str(bm).replace(",", ";").split(";")
+    broker_metrics = tuple(
+        _url(doc, (*where, "broker_metrics"), u) for u in metric_items if str(u).strip()
+    )
     return ClusterConfig(
         name=name,
         namesrv=namesrv,
@@ -402,6 +420,8 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         else _string(doc, (*where, "rocketmq_cluster"), rmq_cluster),
         credentials=creds,
         tls=tls,
+        proxies=proxies,
+        broker_metrics=broker_metrics,
     )
 
 
@@ -466,6 +486,13 @@ def _addr(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
     text = str(value).strip()
     if not is_address(text):
         raise doc.error(where, f"not a host:port address: {text!r}")
+    return text
+
+
+def _url(doc: _Doc, where: tuple[Any, ...], value: Any) -> str:
+    text = str(value).strip()
+    if not text.startswith(("http://", "https://")):
+        raise doc.error(where, f"not an http(s) URL: {text!r}")
     return text
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, 
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
 from console.services.fanout import gather_bounded
+from console.ui.format import consumption as fmt_consumption
+from console.ui.format import version as fmt_version
 
 #: Exit codes (README): a broker of the cluster did not answer.
 BROKER_DOWN = 1
@@ -59,7 +62,10 @@ def _run(args: argparse.Namespace, body: Any) -> int:
 
     async def go() -> int:
         async with target.admin() as admin:
-            reader = ClusterReader(admin, target.cluster.rocketmq_cluster)
+            cluster = target.cluster
+            reader = ClusterReader(
+                admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
+            )
             try:
                 result: int = await body(reader, target)
             finally:
@@ -177,17 +183,20 @@ def _groups(args: argparse.Namespace) -> int:
                     "partial": bool(gaps),
                     "missing": missing(gaps),
                     "from_slave": sorted({b for r in rows for b in r["from_slave"]}),
-                    "groups": [{k: v for k, v in r.items() if k != "answered"} for r in rows],
+                    "groups": [
+                        {k: v for k, v in r.items() if k not in ("answered", "kind")} for r in rows
+                    ],
                 }
             )
         elif answered:
             table(
-                ["GROUP", "MODEL", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN", "BELOW-MIN"]
-                + ["NOTE"],
+                ["GROUP", "MODEL", "CONSUMPTION", "CLIENTS", "LAG", "RETRY", "DLQ", "UNKNOWN"]
+                + ["BELOW-MIN", "NOTE"],
                 [
                     [
                         r["group"],
                         r["message_model"],
+                        r["kind"],
                         _clients_cell(r),
                         CLIENT_LOCAL if r["client_local"] else _total_cell(r, "total_lag"),
                         _total_cell(r, "retry_backlog"),
@@ -220,6 +229,9 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
         "group": name,
         "message_model": None,
         "consume_type": None,
+        "consumption": None,
+        "popped_unacked": None,
+        "kind": "-",
         "clients_online": None,
         "client_local": False,
         "total_lag": None,
@@ -240,6 +252,12 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         "group": o.group,
         "message_model": o.message_model,
         "consume_type": o.consume_type,
+        # push / pull / POP, remoting or gRPC through a proxy (None: nobody online said).
+        "consumption": o.consumption.label() if o.consumption.kinds else None,
+        # A POP group's messages popped and not acked, counted in total_lag.
+        "popped_unacked": o.popped_unacked if o.consumption.pop else None,
+        # The same, short and in one word, for the table (push, pop, pop/grpc, ...).
+        "kind": fmt_consumption(o.consumption, o.consume_type),
         "clients_online": len(o.clients) if read and o.clients_known else None,
         # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught
         # up, so its total is unknown (null), as `lag` says.
@@ -316,7 +334,8 @@ def _print_lag(o: GroupOffsets) -> None:
         state = "clients unknown"
     else:
         state = f"{len(o.clients)} client(s) online" if o.online else "OFFLINE"
-    print(f"group {o.group}  model {model}  {state}  taken {timestamp(o.taken_at_ms)}")
+    kind = f"  consumption {o.consumption.label()}" if o.consumption.kinds else ""
+    print(f"group {o.group}  model {model}{kind}  {state}  taken {timestamp(o.taken_at_ms)}")
     if o.partial:
         what = ", ".join(f"{g.part} {g.name} ({g.why})" for g in distinct(o.gaps)[:4])
         more = len(distinct(o.gaps)) - 4
@@ -328,7 +347,12 @@ def _print_lag(o: GroupOffsets) -> None:
             return
     if o.from_slave:
         print(f"{FROM_SLAVE}: {', '.join(o.from_slave)}")
+        now = int(time.time() * 1000)
+        for lag in o.slave_lag:
+            print(lag.line(now))
     _queue_table(o.queues)
+    for line in client_lines(o):
+        print(line)
     p = o.partial
     total = "unknown (client-local)" if o.client_local else at_least(o.total_lag, p)
     print(
@@ -336,6 +360,36 @@ def _print_lag(o: GroupOffsets) -> None:
         f"DLQ {at_least(o.dlq_messages, p)}  unknown queues {o.unknown_queues}"
         + (f"  below min {o.below_min_queues}" if o.below_min_queues else "")
     )
+
+
+def client_lines(o: GroupOffsets) -> list[str]:
+    """Who consumes, how, and what the queue table does not show: a POP group's messages
+    popped and not acked (counted in the total lag), clients listed on several connections."""
+    lines = [
+        f"client {c.client_id}  {c.language} {fmt_version(c.version)}  {c.transport}  {c.addr}"
+        for c in o.clients
+    ]
+    if o.consumption.pop:
+        where = ", ".join(f"{p.broker} {p.topic} {p.messages}" for p in o.pop_in_flight)
+        source = (
+            o.pop_in_flight[0].source
+            if o.pop_in_flight
+            else "unknown: no client reported it (see the missing parts)"
+        )
+        lines.append(
+            f"POP: popped and not acked {o.popped_unacked}"
+            + (f" ({where})" if where else "")
+            + f", from the {source}: counted in the total lag"
+            if o.pop_in_flight
+            else f"POP: popped and not acked: {source}"
+        )
+    lines += [g.line() for g in o.ghosts]
+    if not o.clients and not o.proxies:
+        lines.append(
+            "no proxy asked (--proxy, or proxies: in the config): gRPC clients connect to a "
+            "proxy, and the brokers do not list them"
+        )
+    return lines
 
 
 def _queue_table(queues: Sequence[QueueOffsets], *, committed: str = "COMMITTED") -> None:
@@ -350,7 +404,7 @@ def _queue_table(queues: Sequence[QueueOffsets], *, committed: str = "COMMITTED"
                 q.max_offset,
                 q.committed if q.committed is not None else "unknown",
                 q.lag if q.lag is not None else "unknown",
-                q.in_flight,
+                q.in_flight if q.in_flight is not None else "unknown",
                 timestamp(q.last_timestamp) or "-",
                 _below_min_note(q) or "",
             ]
@@ -424,9 +478,45 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "online": o.online if o.clients_known else None,
         "message_model": o.message_model,
         "consume_type": o.consume_type,
+        "consumption": {
+            "kinds": [str(k) for k in o.consumption.kinds],
+            "remoting": o.consumption.remoting,
+            "grpc": o.consumption.grpc,
+            "label": o.consumption.label(),
+        },
         "clients": [
-            {"client_id": c.client_id, "addr": c.addr, "language": c.language, "version": c.version}
+            {
+                "client_id": c.client_id,
+                "addr": c.addr,
+                "language": c.language,
+                "version": c.version,
+                "version_name": fmt_version(c.version),
+                # The proxy a gRPC client came through; null: connected to the brokers.
+                "proxy": c.proxy,
+            }
             for c in o.clients
+        ],
+        "proxies": list(o.proxies),
+        # A POP group's messages popped and not acked, where reported (in total_lag); what no
+        # source reported is in `missing` (part "in-flight").
+        "popped_unacked": o.popped_unacked if o.consumption.pop else None,
+        "pop_in_flight": [
+            {"topic": p.topic, "broker": p.broker, "messages": p.messages, "source": p.source}
+            for p in o.pop_in_flight
+        ],
+        # A broker listing one client on several connections: the group rebalances wrongly.
+        "ghost_connections": [
+            {"broker": g.broker, "client_id": g.client_id, "connections": g.connections}
+            for g in o.ghosts
+        ],
+        "slave_lag": [
+            {
+                "broker": s.broker,
+                "slave_addr": s.slave_addr,
+                "behind_bytes": s.behind_bytes,
+                "last_contact_at": timestamp(s.last_contact_ms) if s.last_contact_ms else None,
+            }
+            for s in o.slave_lag
         ],
         # A BROADCASTING group's lag is on its clients: the brokers' "0" would read as caught up.
         "client_local": o.client_local,

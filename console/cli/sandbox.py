@@ -44,12 +44,18 @@ def _demo(args: argparse.Namespace) -> int:
     from console.sandbox.runner import SandboxOptions
     from console.ui.main import open_console
 
-    options = SandboxOptions(ports=free_ports(BROKER_NAMES) if args.free_ports else None)
+    options = SandboxOptions(
+        ports=free_ports(BROKER_NAMES, proxy=True) if args.free_ports else None, proxy=True
+    )
     print("starting the sandbox cluster (first run downloads the RocketMQ jars)…", flush=True)
     with BackgroundSandbox(options) as sb:
         print_ready(sb)
         args.namesrv = sb.namesrv_addr
         args.cluster = None
+        # Its gRPC consumer is listed by the proxy only, and what it popped by the brokers'
+        # metrics only.
+        args.proxy = sb.proxy_addr
+        args.broker_metrics = ";".join(sb.cluster.metrics_urls.values()) or None
         config, cluster = console_target(args)
         # The broadcasting consumer's offsets.json is on this host: show it beside the brokers.
         dirs = config.client_offset_dirs + sb.client_offset_dirs

@@ -54,6 +54,20 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
         **kw,
     )
     group.add_argument(
+        "--proxy",
+        metavar="HOST:PORT",
+        help="RocketMQ 5 proxy remoting address(es), ';' or ',' between them: their gRPC "
+        "clients (the brokers do not list them)",
+        **kw,
+    )
+    group.add_argument(
+        "--broker-metrics",
+        metavar="URL",
+        help="the brokers' Prometheus metrics (http://HOST:5557/metrics), ';' or ',' between "
+        "them: what gRPC groups popped and did not ack",
+        **kw,
+    )
+    group.add_argument(
         "--config",
         metavar="FILE",
         help="config file (default: $RMQ_CONSOLE_CONFIG or ~/.config/rmq-console/config.yaml)",
@@ -96,6 +110,22 @@ def command_tls(args: argparse.Namespace) -> TlsRef | None:
 
 
 def resolve_target(args: argparse.Namespace) -> Target:
+    target = _resolve_target(args)
+    cluster = target.cluster
+    if getattr(args, "proxy", None):
+        proxies = split_namesrv(args.proxy)
+        if not proxies:
+            raise ConfigError(f"--proxy: no address given in {args.proxy!r}")
+        cluster = replace(cluster, proxies=proxies)
+    if getattr(args, "broker_metrics", None):
+        urls = split_namesrv(args.broker_metrics)
+        if not urls or not all(u.startswith(("http://", "https://")) for u in urls):
+            raise ConfigError(f"--broker-metrics: not http(s) URLs: {args.broker_metrics!r}")
+        cluster = replace(cluster, broker_metrics=urls)
+    return Target(cluster, target.config)
+
+
+def _resolve_target(args: argparse.Namespace) -> Target:
     config = command_config(args)
     tls = command_tls(args)
     if getattr(args, "namesrv", None):

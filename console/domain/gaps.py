@@ -34,6 +34,8 @@ class Part(StrEnum):
     DLQ = "DLQ"
     CLIENTS = "clients"
     NAME_SERVER = "name server"
+    #: A POP group's messages popped and not yet acked (part of its lag).
+    IN_FLIGHT = "in-flight"
 
 
 class Why(StrEnum):
@@ -46,6 +48,9 @@ class Why(StrEnum):
     TLS = "TLS refused"  # our TLS (or its absence) refused: a configuration problem, not down
     NOT_FOUND = "not found"
     ERROR = "error"  # the server answered with another failure
+    NOT_REPORTED = "not reported"  # nobody that answers keeps the number (a gRPC client's POP)
+    NOT_SYNCED = "not synced yet"  # a slave has not copied the master's offsets yet
+    NOT_REPLICATED = "not replicated yet"  # a slave has not copied the master's messages yet
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,7 +111,12 @@ class LagPoint:
         )
         topic = [q for q in queues if not q.retry]
         known = [q.lag for q in topic if q.lag is not None]
-        total = sum(known) if known and offsets.answered and not offsets.client_local else None
+        # A POP group's popped-but-unacked messages are past its committed offsets: its lag.
+        total = (
+            sum(known) + offsets.popped_unacked
+            if known and offsets.answered and not offsets.client_local
+            else None
+        )
         online = len(offsets.clients) if offsets.clients_known else None
         return cls(
             at_ms=at_ms,

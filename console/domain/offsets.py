@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from console.domain.gaps import Gap, Part
@@ -78,6 +79,107 @@ class Client:
     addr: str
     language: str
     version: int
+    #: The proxy (its remoting address) a gRPC client came through; None: a remoting client
+    #: connected to the brokers themselves.
+    proxy: str | None = None
+
+    @property
+    def transport(self) -> str:
+        return f"gRPC via proxy {self.proxy}" if self.proxy else "remoting"
+
+
+class Kind(StrEnum):
+    """How a group's clients take their messages (PRODUCT.md "consumer kinds")."""
+
+    PUSH = "push"  # remoting push: the client pulls its queues and commits what it consumed
+    PULL = "pull"  # remoting pull (lite pull): likewise, driven by the application
+    POP = "POP"  # the broker hands messages out and the client acks each
+
+
+#: How a broker's consume type reads (GET_CONSUMER_CONNECTION_LIST's consumeType).
+CONSUME_TYPES = {
+    "CONSUME_PASSIVELY": Kind.PUSH,
+    "CONSUME_ACTIVELY": Kind.PULL,
+    "CONSUME_POP": Kind.POP,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Consumption:
+    """What a group's consumption is, as far as anything read says: the kinds of its clients
+    (a group set to POP on a broker pops there, whatever its clients call themselves), and
+    whether they come through the brokers' remoting port or through a proxy (gRPC)."""
+
+    kinds: tuple[Kind, ...] = ()
+    remoting: bool = False
+    grpc: bool = False
+
+    @property
+    def pop(self) -> bool:
+        return Kind.POP in self.kinds
+
+    def label(self) -> str:
+        """`push, remoting`; `POP, gRPC via proxy`; `?` when nothing said."""
+        kinds = "/".join(self.kinds) or "?"
+        ways = [w for w, on in (("remoting", self.remoting), ("gRPC via proxy", self.grpc)) if on]
+        return f"{kinds}, {' + '.join(ways)}" if ways else kinds
+
+
+@dataclass(frozen=True, slots=True)
+class PopInFlight:
+    """Messages of a POP group popped on one broker's topic and not yet acked: the broker's
+    committed offset is already past them, so they are part of the lag. Counted per broker
+    and topic (a POP client holds `topic/broker/-1`, any queue of the broker)."""
+
+    topic: str
+    broker: str
+    messages: int
+    #: Where the number comes from (the clients' running info, waitAckCount).
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ghost:
+    """One client listed by a broker on several connections (left over from a pause or a
+    network blip until they expire, 2 min): every client of the group counts it that many
+    times when it rebalances, and so holds fewer queues than it should."""
+
+    broker: str
+    client_id: str
+    connections: int
+
+    def line(self) -> str:
+        return (
+            f"{self.broker} lists client {self.client_id} on {self.connections} connections: "
+            f"the group rebalances as if it had {self.connections - 1} more consumer(s), so "
+            "its clients hold fewer queues than they should until those expire (2 min)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SlaveLag:
+    """How far a slave read instead of its master is behind it, as the slave reports it
+    (GET_BROKER_HA_STATUS): the master's commit log it last heard of, and its own."""
+
+    broker: str
+    slave_addr: str
+    behind_bytes: int | None  # None: the slave does not know the master's position
+    last_contact_ms: int | None  # when it last heard from the master (epoch ms)
+
+    def line(self, now_ms: int) -> str:
+        behind = (
+            "behind by an unknown amount"
+            if self.behind_bytes is None
+            else "caught up"
+            if self.behind_bytes <= 0
+            else f"{self.behind_bytes} bytes of commit log behind"
+        )
+        heard = ""
+        if self.last_contact_ms:
+            heard = (
+                f", last heard from its master {max(0, now_ms - self.last_contact_ms) // 1000}s ago"
+            )
+        return f"{self.broker}'s slave {self.slave_addr}: {behind}{heard}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +210,17 @@ class GroupOffsets:
     #: A BROADCASTING group's offsets as its clients on this host keep them (offsets.json),
     #: one per client found; empty when none was found (or the group is not BROADCASTING).
     client_stores: tuple[ClientStore, ...] = ()
+    #: Push, pull or POP; remoting or gRPC through a proxy.
+    consumption: Consumption = field(default_factory=Consumption)
+    #: A POP group's popped-but-unacked messages, where a source reported them (an IN_FLIGHT
+    #: gap names what no source reported): part of `total_lag`.
+    pop_in_flight: tuple[PopInFlight, ...] = ()
+    #: Clients a broker lists on several connections (see Ghost).
+    ghosts: tuple[Ghost, ...] = ()
+    #: How far behind its master each slave read here is, where it said (see SlaveLag).
+    slave_lag: tuple[SlaveLag, ...] = ()
+    #: The proxies asked for the group's gRPC clients.
+    proxies: tuple[str, ...] = ()
 
     @property
     def online(self) -> bool:
@@ -138,9 +251,15 @@ class GroupOffsets:
 
     @property
     def total_lag(self) -> int:
-        """Lag summed over the group's topics (retry excluded); unknown queues count nothing.
-        A lower bound when `partial`: show it with `gaps.at_least`."""
-        return sum(q.lag or 0 for q in self.topic_queues)
+        """Lag summed over the group's topics (retry excluded) and, for a POP group, its
+        messages popped and not acked; unknown queues count nothing. A lower bound when
+        `partial`: show it with `gaps.at_least`."""
+        return sum(q.lag or 0 for q in self.topic_queues) + self.popped_unacked
+
+    @property
+    def popped_unacked(self) -> int:
+        """A POP group's messages popped and not acked (on its topics), as reported."""
+        return sum(p.messages for p in self.pop_in_flight if not is_retry_topic(p.topic))
 
     @property
     def retry_backlog(self) -> int:

@@ -46,6 +46,7 @@ from .models import (
     ConsumerConnection,
     ConsumeStats,
     ConsumeTimeSpan,
+    HaStatus,
     MessageQueue,
     PullResult,
     PullStatus,
@@ -293,6 +294,36 @@ class AdminClient:
     async def broker_runtime(self, addr: str) -> dict[str, str]:
         resp = await self.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
         return {str(k): str(v) for k, v in _dict(_body(resp).get("table")).items()}
+
+    async def message_request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+        """How the broker hands each group's topic to its remoting clients, where it was set
+        (`mqadmin setConsumeMode`, kept in messageRequestMode.json): (topic, group) -> PULL or
+        POP. Empty when nothing was set (the broker then answers an error) or the broker is
+        older than 5.0 (it does not know the request)."""
+        try:
+            resp = await self.call(addr, RequestCode.GET_ALL_MESSAGE_REQUEST_MODE)
+        except BrokerError as exc:
+            if exc.code in (ResponseCode.SYSTEM_ERROR, ResponseCode.REQUEST_CODE_NOT_SUPPORTED):
+                return {}
+            raise
+        out: dict[tuple[str, str], str] = {}
+        for topic, groups in _dict(_body(resp).get("messageRequestModeMap")).items():
+            for group, body in _dict(groups).items():
+                out[(str(topic), str(group))] = str(_dict(body).get("mode", ""))
+        return out
+
+    async def ha_status(self, addr: str) -> HaStatus:
+        """A broker's replication, as it says (GET_BROKER_HA_STATUS): for a slave, its own
+        commit log's end and the master's it last heard of."""
+        resp = await self.call(addr, RequestCode.GET_BROKER_HA_STATUS)
+        body = _body(resp)
+        client = _dict(body.get("haClientRuntimeInfo"))
+        return HaStatus(
+            master=bool(body.get("master", False)),
+            max_offset=int(client.get("maxOffset", 0)),
+            master_flush_offset=int(client.get("masterFlushOffset", 0)),
+            last_read_ms=int(client.get("lastReadTimestamp", 0)),
+        )
 
     async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
         resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic})

@@ -30,6 +30,8 @@ class RequestCode(IntEnum):
     GET_TOPICS_BY_CLUSTER = 224
     QUERY_CONSUME_TIME_SPAN = 303
     CLONE_GROUP_OFFSET = 314
+    GET_ALL_MESSAGE_REQUEST_MODE = 402
+    GET_BROKER_HA_STATUS = 907
 
 
 # Requests that change what a broker stores. A client opened read-only refuses them all.

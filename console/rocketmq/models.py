@@ -115,6 +115,16 @@ class ConsumerConnection:
 
 
 @dataclass(frozen=True, slots=True)
+class HaStatus:
+    """What a broker says of its replication (GET_BROKER_HA_STATUS); the slave's side only."""
+
+    master: bool
+    max_offset: int  # a slave's own commit log end (bytes)
+    master_flush_offset: int  # the master's, as the slave last heard it (0: never heard)
+    last_read_ms: int  # when the slave last read from its master (epoch ms; 0: never)
+
+
+@dataclass(frozen=True, slots=True)
 class SubscriptionGroup:
     name: str
     consume_enable: bool

@@ -45,6 +45,10 @@ class ConsumerRunningInfo:
     properties: dict[str, str]
     #: The client's cache of each queue it holds (the queues of `queues` whose entry parsed).
     process_queues: dict[MessageQueue, ProcessQueueInfo] = field(default_factory=dict)
+    #: What a POP client holds popped and not acked (waitAckCount), by the queue it pops: a
+    #: broker's topic as `MessageQueue(topic, broker, -1)` (any queue of that broker) unless
+    #: the broker assigns it single queues.
+    pop_wait_ack: dict[MessageQueue, int] = field(default_factory=dict)
 
 
 async def consumer_running_info(
@@ -74,11 +78,19 @@ def parse_running_info(client_id: str, raw: bytes | None) -> ConsumerRunningInfo
         raise ProtocolError("consumer running info: mqTable/properties are not objects")
     entries = {message_queue_from_key(k): v for k, v in table.items()}
     caches = {mq: pq for mq, v in entries.items() if (pq := _process_queue(v)) is not None}
+    pop_table = body.get("mqPopTable") or {}
+    if not isinstance(pop_table, dict):
+        raise ProtocolError("consumer running info: mqPopTable is not an object")
+    waiting: dict[MessageQueue, int] = {}
+    for key, value in pop_table.items():
+        if isinstance(value, dict) and isinstance(value.get("waitAckCount"), int):
+            waiting[message_queue_from_key(key)] = int(value["waitAckCount"])
     return ConsumerRunningInfo(
         client_id=client_id,
         queues=tuple(sorted(entries)),
         properties={str(k): str(v) for k, v in props.items()},
         process_queues=dict(sorted(caches.items())),
+        pop_wait_ack=dict(sorted(waiting.items())),
     )
 
 

@@ -12,9 +12,18 @@ from pathlib import Path
 
 from console.locations import CACHE_ENV, cache_root
 
-__all__ = ["CACHE_ENV", "ROCKETMQ_VERSION", "Distribution", "cache_root", "file_lock"]
+__all__ = [
+    "CACHE_ENV",
+    "GRPC_CLIENT_VERSION",
+    "ROCKETMQ_VERSION",
+    "Distribution",
+    "cache_root",
+    "file_lock",
+]
 
 ROCKETMQ_VERSION = "5.3.3"
+#: org.apache.rocketmq:rocketmq-client-java, the official gRPC client (apache/rocketmq-clients).
+GRPC_CLIENT_VERSION = "5.0.8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +35,16 @@ class Distribution:
     @classmethod
     def in_cache(cls, cache: Path, version: str = ROCKETMQ_VERSION) -> Distribution:
         return cls(cache / f"rocketmq-{version}")
+
+    @classmethod
+    def proxy_in_cache(cls, cache: Path, version: str = ROCKETMQ_VERSION) -> Distribution:
+        """The proxy's jars, apart from the brokers' (see resources/proxy-pom.xml)."""
+        return cls(cache / f"rocketmq-proxy-{version}")
+
+    @classmethod
+    def grpc_client_in_cache(cls, cache: Path, version: str = GRPC_CLIENT_VERSION) -> Distribution:
+        """The gRPC client's jar, apart from the brokers' (see resources/grpc-client-pom.xml)."""
+        return cls(cache / f"rocketmq-client-java-{version}")
 
     @property
     def lib(self) -> Path:

@@ -25,7 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
 
     sub = parser.add_subparsers(dest="sandbox_command", required=True)
-    fetch = sub.add_parser("fetch", help="download the RocketMQ jars into the cache")
+    fetch = sub.add_parser(
+        "fetch",
+        help="download the RocketMQ jars (and the proxy's, the gRPC client's) into the cache",
+    )
     fetch.add_argument("--cache", type=Path, help="cache directory (default ~/.cache/rmq-console)")
     fetch.add_argument("--force", action="store_true", help="download again even if cached")
     version_help = f"the RocketMQ release, its jars from Maven Central (default {ROCKETMQ_VERSION})"
@@ -52,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--run-dir", type=Path, help="where stores and logs go (wiped at start)")
     up.add_argument("--free-ports", action="store_true", help="random free ports, not 9876")
     up.add_argument("--no-seed", action="store_true", help="start an empty cluster")
+    up.add_argument(
+        "--no-proxy",
+        action="store_true",
+        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group)",
+    )
     up.add_argument(
         "--slave",
         metavar="BROKER",
@@ -86,10 +94,14 @@ def run(args: argparse.Namespace) -> int:
                 )
             case "up":
                 slaves = [args.slave] if args.slave else []
+                # The sandbox's proxy talks plaintext to its brokers: a TLS sandbox runs none.
+                proxy = not args.no_proxy and not (args.tls or args.mutual_tls)
                 options = SandboxOptions(
                     run_dir=args.run_dir,
                     cache=args.cache,
-                    ports=free_ports(BROKER_NAMES, slaves=slaves) if args.free_ports else None,
+                    ports=free_ports(BROKER_NAMES, slaves=slaves, proxy=proxy)
+                    if args.free_ports
+                    else None,
                     seed=not args.no_seed,
                     live=not args.no_seed,
                     slave_of=args.slave,
@@ -97,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                     tls=args.tls,
                     mutual_tls=args.mutual_tls,
                     offset_store=args.offset_store,
+                    proxy=proxy,
                 )
                 return cmd_up(options)
             case "down":
@@ -110,12 +123,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | None = None) -> int:
+    """The brokers' jars of `version`, the proxy's and the gRPC client's (each a directory of
+    its own; the sandbox runs the proxy with the default release's brokers)."""
     from console.sandbox.cache import ROCKETMQ_VERSION
-    from console.sandbox.jars import fetch_jars
+    from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
 
-    result = asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))
-    verb = "downloaded" if result.downloaded else "already cached"
-    print(f"{result.jar_count} jars {verb} in {result.distribution.lib} ({result.seconds:.1f}s)")
+    results = [asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))]
+    if (version or ROCKETMQ_VERSION) == ROCKETMQ_VERSION:
+        results += [
+            asyncio.run(fetch(cache, force=force)) for fetch in (fetch_proxy, fetch_grpc_client)
+        ]
+    for result in results:
+        verb = "downloaded" if result.downloaded else "already cached"
+        lib, took = result.distribution.lib, result.seconds
+        print(f"{result.jar_count} jars {verb} in {lib} ({took:.1f}s)")
     return 0
 
 
@@ -173,9 +194,14 @@ def print_ready(sb: Sandbox) -> None:
         print(f"  {name}: {addr}")
     for name, addr in sorted(sb.cluster.slave_addrs.items()):
         print(f"  {name} slave (broker id 1): {addr}")
+    if sb.proxy_addr is not None:
+        print(f"  proxy: {sb.proxy_addr} (remoting), {sb.proxy_grpc_addr} (gRPC)")
+    for name, url in sorted(sb.cluster.metrics_urls.items()):
+        print(f"  {name} metrics: {url}")
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
-        f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s)"
+        f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s"
+        + (f", POP {t.pop_start:.1f}s)" if sb.pop is not None else ")")
     )
     if sb.report is not None:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
@@ -189,6 +215,15 @@ def print_ready(sb: Sandbox) -> None:
         print("  groups:")
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
+        if sb.pop is not None:
+            from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
+
+            held = sb.pop.messages
+            print(f"    {GROUP_POP:<18} {TOPIC_CLICKS:<9} POP (remoting): popped {held}, acked 0")
+            print(
+                f"    {GROUP_GRPC:<18} {TOPIC_CLICKS:<9} POP through the proxy (gRPC): "
+                f"received {held}, acked none"
+            )
     if sb.tls is not None:
         print_tls_block(sb)
     print(f"  logs and stores: {sb.run_dir}")

@@ -1,5 +1,6 @@
 """A real RocketMQ cluster on loopback: one name server and two brokers in one run directory,
-and optionally a slave (broker id 1, its own process, store and ports) of a broker.
+optionally a slave (broker id 1, its own process, store and ports) of a broker, and optionally
+a proxy (cluster mode, a process of its own) in front of them for gRPC clients.
 
 With `tls`, every server enforces TLS with certificates of the sandbox's own CA (console.sandbox
 .certs), mutual TLS when `tls.mutual`: the JVM system properties are TlsSystemConfig's, as
@@ -8,6 +9,7 @@ NettyRemotingServer and TlsHelper read them (checked against 5.3.3 and 5.5.0).""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
@@ -22,7 +24,14 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.signing import Credentials
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import StartupError
-from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
+from console.sandbox.jvm import (
+    BROKER_MAIN,
+    NAMESRV_MAIN,
+    PROXY_MAIN,
+    JvmOptions,
+    java_argv,
+    jvm_env,
+)
 from console.sandbox.pidfile import PidFile
 from console.sandbox.ports import LOOPBACK, ClusterPorts, port_free
 from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
@@ -33,8 +42,10 @@ if TYPE_CHECKING:  # the certificates' module (and cryptography) loads only for 
 CLUSTER_NAME = "SandboxCluster"
 BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
 NAMESRV = "namesrv"
+PROXY = "proxy"
 SLAVE_ID = 1
 UPDATE_BROKER_CONFIG = 25  # RequestCode.UPDATE_BROKER_CONFIG; only the sandbox needs it
+GET_ROUTEINFO_BY_TOPIC = 105
 _NUDGE_EVERY = 2.0
 #: broker.conf keys of each consumer-offset store. `v2` keeps topics, groups and consumer
 #: offsets in RocksDB (BrokerConfig.configManagerVersion, ConsumerOffsetManagerV2; 5.3.2+) and
@@ -96,6 +107,7 @@ class ClusterConfig:
     cluster_name: str = CLUSTER_NAME
     namesrv_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=128))
     broker_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=256, direct_mb=256))
+    proxy_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=192, direct_mb=128))
     #: Extra broker.conf keys for every broker (e.g. ACL 2.0 authentication, see sandbox.acl).
     broker_extra: Mapping[str, str] = field(default_factory=dict)
     #: What the sandbox's own client signs with, when the brokers require it.
@@ -130,8 +142,28 @@ def namesrv_properties(config: ClusterConfig) -> dict[str, str]:
     return {"listenPort": str(config.ports.namesrv), "bindAddress": LOOPBACK}
 
 
+def proxy_config(config: ClusterConfig) -> dict[str, object]:
+    """rmq-proxy.json of a proxy in cluster mode for the sandbox's cluster, on its ports."""
+    assert config.ports.proxy is not None
+    assert config.ports.proxy_grpc is not None
+    return {
+        "rocketMQClusterName": config.cluster_name,
+        "proxyMode": "cluster",
+        "namesrvAddr": f"{LOOPBACK}:{config.ports.namesrv}",
+        "remotingListenPort": config.ports.proxy,
+        "grpcServerPort": config.ports.proxy_grpc,
+        "localServeAddr": LOOPBACK,
+        # Every minute the proxy writes a jstack of itself to its log by default.
+        "enablePrintJstack": False,
+    }
+
+
 def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) -> dict[str, str]:
-    """A broker small enough for a laptop: 16 MiB commit-log files, no timer wheel, no index.
+    """A broker small enough for a laptop: 16 MiB commit-log and timer-log files, no index.
+
+    The timer wheel is on, as on every real 5.x broker: POP consumption (RocketMQ 5's gRPC
+    clients, and remoting clients in POP mode) is refused without it ("pop message is forbidden
+    because timerWheelEnable is false").
 
     `slave`: the slave of broker `name` instead, in a process, store and ports of its own. It
     learns its master's HA address from the name server and copies the master's commit log (HA)
@@ -155,7 +187,8 @@ def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) 
         "storePathCommitLog": str(store / "commitlog"),
         "mappedFileSizeCommitLog": str(16 * 1024 * 1024),
         "mappedFileSizeConsumeQueue": str(3000 * 20),  # a multiple of the 20-byte entry
-        "timerWheelEnable": "false",
+        "timerWheelEnable": "true",
+        "mappedFileSizeTimerLog": str(16 * 1024 * 1024),
         "messageIndexEnable": "false",
         # A developer's disk is often fuller than the defaults (75 %/90 %) allow: the broker would
         # delete the store or reject sends.
@@ -165,7 +198,21 @@ def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) 
         # 200 ms default, and the broker then rejects it ("[TIMEOUT_CLEAN_QUEUE]broker busy").
         "waitTimeMillsInSendQueue": "3000",
         "osPageCacheBusyTimeOutMills": "5000",
+        **_metrics(config, name, slave),
         **config.broker_extra,
+    }
+
+
+def _metrics(config: ClusterConfig, name: str, slave: bool) -> dict[str, str]:
+    """Metrics for Prometheus on the broker's own port, as production brokers export them:
+    among them what POP groups popped and did not ack (rocketmq_consumer_inflight_messages)."""
+    port = None if slave else config.ports.metrics.get(name)
+    if port is None:
+        return {}
+    return {
+        "metricsExporterType": "PROM",
+        "metricsPromExporterHost": LOOPBACK,
+        "metricsPromExporterPort": str(port),
     }
 
 
@@ -176,8 +223,16 @@ def render_properties(props: Mapping[str, str]) -> str:
 class SandboxCluster:
     """Starts, watches and stops the name server and brokers; knows their addresses and logs."""
 
-    def __init__(self, dist: Distribution, java: Path, config: ClusterConfig) -> None:
+    def __init__(
+        self,
+        dist: Distribution,
+        java: Path,
+        config: ClusterConfig,
+        proxy_dist: Distribution | None = None,
+    ) -> None:
         self.dist = dist
+        #: The proxy's jars (sandbox.jars.fetch_proxy); needed when the ports plan a proxy.
+        self.proxy_dist = proxy_dist
         self.java = java
         self.config = config
         self.pidfile = PidFile(config.pidfile)
@@ -207,6 +262,23 @@ class SandboxCluster:
     def slave_addrs(self) -> dict[str, str]:
         """The slave's address by its master's broker name."""
         return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.slaves.items()}
+
+    @property
+    def proxy_addr(self) -> str | None:
+        """The proxy's remoting address (admin requests it serves, e.g. who is connected)."""
+        port = self.config.ports.proxy
+        return None if port is None else f"{LOOPBACK}:{port}"
+
+    @property
+    def metrics_urls(self) -> dict[str, str]:
+        """Where each broker exports its metrics for Prometheus, by broker name."""
+        return {n: f"http://{LOOPBACK}:{p}/metrics" for n, p in self.config.ports.metrics.items()}
+
+    @property
+    def proxy_grpc_addr(self) -> str | None:
+        """Where gRPC clients connect."""
+        port = self.config.ports.proxy_grpc
+        return None if port is None else f"{LOOPBACK}:{port}"
 
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new client for this cluster, signed when its brokers require it, speaking TLS
@@ -243,7 +315,47 @@ class SandboxCluster:
         await self.wait_registered(
             [*self.broker_names, *with_slaves], timeout - (time.monotonic() - started)
         )
+        if self.proxy_addr is not None:
+            await self.start_proxy(timeout - (time.monotonic() - started))
         return time.monotonic() - started
+
+    async def start_proxy(self, timeout: float, attempts: int = 3) -> None:
+        """Start the proxy once the brokers are registered: at start it creates its system
+        topic on the cluster's brokers and exits when there are none yet ("create system
+        broadcast topic DefaultHeartBeatSyncerTopic failed"). One that exits during start-up
+        anyway (a broker slow to serve on a loaded machine) is started again."""
+        deadline = time.monotonic() + timeout
+        for attempt in range(1, attempts + 1):
+            self._spawn(PROXY)
+            try:
+                await self.wait_proxy(deadline - time.monotonic())
+                return
+            except StartupError:
+                proc = self._procs[PROXY]
+                if proc.running or attempt == attempts or time.monotonic() >= deadline:
+                    raise
+                proc.stop_now(0.0)  # reap it and take it off the pidfile
+
+    async def wait_proxy(self, timeout: float) -> None:
+        """Poll the proxy's remoting port until it serves a route of the cluster's (it asks the
+        name server for them itself)."""
+        assert self.proxy_addr is not None
+        deadline = time.monotonic() + timeout
+        last_error = "no answer yet"
+        async with self.admin(timeout=2.0) as admin:
+            while True:
+                self._check_alive([PROXY])
+                try:
+                    await admin.call(self.proxy_addr, GET_ROUTEINFO_BY_TOPIC, {"topic": "TBW102"})
+                    return
+                except RocketMQError as exc:
+                    last_error = str(exc)
+                if time.monotonic() >= deadline:
+                    raise StartupError(
+                        f"the proxy at {self.proxy_addr} did not serve after {timeout:.0f}s "
+                        f"({last_error})\n" + log_tail(self.log_path(PROXY), 25)
+                    )
+                await asyncio.sleep(0.5)
 
     async def start_slave(self, broker: str, timeout: float = 60.0) -> None:
         """Start `broker`'s slave (configured in the ports) and wait until it is registered."""
@@ -428,6 +540,8 @@ class SandboxCluster:
         workdir = self.config.run_dir / name
         workdir.mkdir(parents=True, exist_ok=True)
         conf = workdir / f"{name}.conf"
+        if name == PROXY:
+            return self._proxy_launch_spec(workdir)
         if name == NAMESRV:
             props, main = namesrv_properties(self.config), NAMESRV_MAIN
             jvm = self.config.namesrv_jvm
@@ -453,6 +567,27 @@ class SandboxCluster:
             name=name,
             argv=argv,
             log=self.log_path(name),
+            cwd=workdir,
+            env=jvm_env(self.config.rocketmq_home),
+        )
+
+    def _proxy_launch_spec(self, workdir: Path) -> LaunchSpec:
+        if self.proxy_dist is None:
+            raise StartupError("the sandbox plans a proxy but has no proxy jars (fetch_proxy)")
+        conf = workdir / "rmq-proxy.json"
+        conf.write_text(json.dumps(proxy_config(self.config), indent=2) + "\n")
+        argv = java_argv(
+            self.java,
+            self.proxy_dist.classpath,
+            PROXY_MAIN,
+            ["-pc", str(conf), "-pm", "cluster"],
+            options=self.config.proxy_jvm,
+            home=workdir / "home",
+        )
+        return LaunchSpec(
+            name=PROXY,
+            argv=argv,
+            log=self.log_path(PROXY),
             cwd=workdir,
             env=jvm_env(self.config.rocketmq_home),
         )

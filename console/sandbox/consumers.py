@@ -1,4 +1,6 @@
-"""The sandbox's real push consumers: SandboxConsumer.java run as child JVMs."""
+"""The sandbox's real consumers, run as child JVMs: SandboxConsumer.java (the remoting client's
+push consumer, in POP mode too) and GrpcConsumer.java (the gRPC client's SimpleConsumer,
+through the proxy)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Protocol
 
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
@@ -21,9 +24,22 @@ from console.sandbox.scenario import GroupPlan
 READY_LINE = "READY"
 
 
+class ProgramSpec(Protocol):
+    """What a consumer JVM runs: its main class and arguments, and a unique process name."""
+
+    main_class: ClassVar[str]
+
+    @property
+    def name(self) -> str: ...
+
+    def program_args(self, namesrv: str, offset_dir: Path) -> list[str]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerSpec:
     """What one SandboxConsumer process does; see SandboxConsumer.java for the behaviour."""
+
+    main_class: ClassVar[str] = "SandboxConsumer"
 
     name: str  # process name in the pidfile and log file name; unique in a sandbox
     group: str
@@ -37,6 +53,8 @@ class ConsumerSpec:
     poison_key: str | None = None  # every delivery of a message with this key fails
     pull_batch: int | None = None  # pullBatchSize; None: SandboxConsumer's default (4)
     pull_threshold: int | None = None  # pullThresholdForQueue; None: its default (12)
+    pop: bool = False  # POP mode, as the brokers assign it (the group set to POP on them)
+    hold: bool = False  # never ack: whatever the client is handed stays unacknowledged
 
     def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
         args = [
@@ -60,7 +78,33 @@ class ConsumerSpec:
             args += ["--pull-batch", str(self.pull_batch)]
         if self.pull_threshold is not None:
             args += ["--pull-threshold", str(self.pull_threshold)]
+        if self.pop:
+            args += ["--pop", "true"]
+        if self.hold:
+            args += ["--hold", "true"]
         return args
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcConsumerSpec:
+    """What one GrpcConsumer process does (a SimpleConsumer through the proxy at `proxy`, its
+    gRPC address); see GrpcConsumer.java."""
+
+    main_class: ClassVar[str] = "GrpcConsumer"
+
+    name: str
+    group: str
+    topic: str
+    proxy: str
+    hold: int = 0  # the first `hold` messages received are never acked
+
+    def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
+        return [
+            "--proxy", self.proxy,
+            "--group", self.group,
+            "--topic", self.topic,
+            "--hold", str(self.hold),
+        ]  # fmt: skip
 
 
 class JavaConsumer:
@@ -68,7 +112,7 @@ class JavaConsumer:
 
     def __init__(
         self,
-        spec: ConsumerSpec,
+        spec: ProgramSpec,
         *,
         java: Path,
         classpath: str,
@@ -85,7 +129,7 @@ class JavaConsumer:
         argv = java_argv(
             java,
             classpath,
-            "SandboxConsumer",
+            spec.main_class,
             spec.program_args(namesrv, self.offset_dir),
             options=jvm or JvmOptions(heap_mb=96),
             home=self.workdir / "home",

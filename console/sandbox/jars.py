@@ -1,4 +1,5 @@
-"""Fetches the Apache RocketMQ jars (namesrv, broker, tools, client) into the cache with Maven."""
+"""Fetches the Apache RocketMQ jars (namesrv, broker, tools, client) into the cache with Maven;
+the proxy and the official gRPC client each into a directory of their own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from console.sandbox.cache import ROCKETMQ_VERSION, Distribution, cache_root, file_lock
+from console.sandbox.cache import (
+    GRPC_CLIENT_VERSION,
+    ROCKETMQ_VERSION,
+    Distribution,
+    cache_root,
+    file_lock,
+)
 from console.sandbox.errors import FetchError
 from console.sandbox.proc import log_tail
 from console.sandbox.toolchain import find_tools
@@ -25,9 +32,13 @@ class FetchResult:
     seconds: float
 
 
-def pom_path() -> Path:
+def pom_path(name: str = "pom.xml") -> Path:
     """The pom that lists the jars; shipped with the package so a wheel install can fetch too."""
-    return Path(str(resources.files("console.sandbox") / "resources" / "pom.xml"))
+    return Path(str(resources.files("console.sandbox") / "resources" / name))
+
+
+PROXY_POM = "proxy-pom.xml"
+GRPC_CLIENT_POM = "grpc-client-pom.xml"
 
 
 async def fetch_jars(
@@ -39,9 +50,30 @@ async def fetch_jars(
     see sandbox.legacy). Raises MissingToolError when a download is needed and mvn (or the JDK)
     is absent, and FetchError with Maven's output when the download fails.
     """
-    started = time.monotonic()
     dist = Distribution.in_cache(cache or cache_root(), version)
-    pom = pom_path()
+    return await _fetch(dist, pom_path(), version, force=force)
+
+
+async def fetch_proxy(
+    cache: Path | None = None, *, force: bool = False, version: str = ROCKETMQ_VERSION
+) -> FetchResult:
+    """Make sure `<cache>/rocketmq-proxy-<version>/lib` holds the proxy and its dependencies
+    (the broker's among them: the proxy runs on its classes); download them if not."""
+    dist = Distribution.proxy_in_cache(cache or cache_root(), version)
+    return await _fetch(dist, pom_path(PROXY_POM), version, force=force)
+
+
+async def fetch_grpc_client(
+    cache: Path | None = None, *, force: bool = False, version: str = GRPC_CLIENT_VERSION
+) -> FetchResult:
+    """Make sure `<cache>/rocketmq-client-java-<version>/lib` holds the gRPC client (one shaded
+    jar); download it with Maven if not."""
+    dist = Distribution.grpc_client_in_cache(cache or cache_root(), version)
+    return await _fetch(dist, pom_path(GRPC_CLIENT_POM), version, force=force)
+
+
+async def _fetch(dist: Distribution, pom: Path, version: str, *, force: bool) -> FetchResult:
+    started = time.monotonic()
     stamp = _pom_stamp(pom, version)
     async with file_lock(dist.root.with_name(dist.root.name + ".lock")):
         jars = _complete_jars(dist, stamp)
@@ -80,7 +112,8 @@ def is_fetched(cache: Path | None = None) -> bool:
 def _pom_stamp(pom: Path, version: str = ROCKETMQ_VERSION) -> str:
     """A changed pom (another version, another artifact) invalidates the cached jars."""
     digest = hashlib.sha256(pom.read_bytes())
-    if version != ROCKETMQ_VERSION:  # the default's stamp stays what earlier caches recorded
+    # The defaults' stamps stay what earlier caches recorded.
+    if version not in (ROCKETMQ_VERSION, GRPC_CLIENT_VERSION):
         digest.update(version.encode())
     return digest.hexdigest()[:16]
 

@@ -1,4 +1,5 @@
-"""Compiles the sandbox's Java consumer against the fetched client jars, once per source version."""
+"""Compiles the sandbox's Java consumers against the fetched client jars, once per source version:
+SandboxConsumer on the remoting client, GrpcConsumer on the gRPC client (jars of its own)."""
 
 from __future__ import annotations
 
@@ -13,23 +14,25 @@ from console.sandbox.errors import BuildError
 from console.sandbox.toolchain import find_tools
 
 CONSUMER_CLASS = "SandboxConsumer"
+GRPC_CONSUMER_CLASS = "GrpcConsumer"
 
 
-def consumer_source() -> bytes:
-    return (resources.files("console.sandbox") / "java" / f"{CONSUMER_CLASS}.java").read_bytes()
+def consumer_source(name: str = CONSUMER_CLASS) -> bytes:
+    return (resources.files("console.sandbox") / "java" / f"{name}.java").read_bytes()
 
 
 def source_hash(source: bytes) -> str:
     return hashlib.sha256(source).hexdigest()[:16]
 
 
-async def build_consumer(dist: Distribution) -> Path:
-    """Return a classes directory holding SandboxConsumer.class, compiling it if needed.
+async def build_consumer(dist: Distribution, name: str = CONSUMER_CLASS) -> Path:
+    """Return a classes directory holding `name`.class (SandboxConsumer by default), compiled
+    against `dist`'s jars if needed.
 
     The directory is named by the source hash, so an edited source is recompiled and an old
     build is never mistaken for the current one.
     """
-    source = consumer_source()
+    source = consumer_source(name)
     out = dist.classes / source_hash(source)
     done = out / "build.complete"
     async with file_lock(dist.classes / "build.lock"):
@@ -40,7 +43,7 @@ async def build_consumer(dist: Distribution) -> Path:
         shutil.rmtree(out, ignore_errors=True)
         src_dir = out / "src"
         src_dir.mkdir(parents=True)
-        src = src_dir / f"{CONSUMER_CLASS}.java"
+        src = src_dir / f"{name}.java"
         src.write_bytes(source)
         proc = await asyncio.create_subprocess_exec(
             str(javac),

@@ -26,6 +26,7 @@ JDK_OPENS: tuple[str, ...] = (
 
 NAMESRV_MAIN = "org.apache.rocketmq.namesrv.NamesrvStartup"
 BROKER_MAIN = "org.apache.rocketmq.broker.BrokerStartup"
+PROXY_MAIN = "org.apache.rocketmq.proxy.ProxyStartup"
 MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
 
 # Environment a developer may have set for a real cluster; it must not leak into the sandbox.

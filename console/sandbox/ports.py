@@ -16,12 +16,22 @@ class ClusterPorts:
     brokers: dict[str, int]  # broker name -> listenPort
     #: A slave (broker id 1) of a broker: master's broker name -> the slave's listenPort.
     slaves: dict[str, int] = field(default_factory=dict)
+    #: The proxy's remoting port, its gRPC port the next one; None: no proxy.
+    proxy: int | None = None
+    #: Where each broker exports its metrics for Prometheus (broker name -> HTTP port).
+    metrics: dict[str, int] = field(default_factory=dict)
 
     def all_ports(self) -> list[int]:
         ports = [self.namesrv]
         for listen in [*self.brokers.values(), *self.slaves.values()]:
             ports += broker_ports(listen)
-        return ports
+        if self.proxy is not None:
+            ports += proxy_ports(self.proxy)
+        return ports + list(self.metrics.values())
+
+    @property
+    def proxy_grpc(self) -> int | None:
+        return None if self.proxy is None else self.proxy + 1
 
 
 def broker_ports(listen_port: int) -> list[int]:
@@ -29,12 +39,22 @@ def broker_ports(listen_port: int) -> list[int]:
     return [listen_port - 2, listen_port, listen_port + 1]
 
 
-def default_ports(broker_names: Sequence[str], slaves: Sequence[str] = ()) -> ClusterPorts:
-    """A stock install's ports (9876, 10911) so a demo looks familiar; brokers 10 apart, then
-    the slaves (of the brokers named in `slaves`)."""
+def proxy_ports(remoting_port: int) -> list[int]:
+    """A proxy listens for remoting clients on its port and for gRPC clients on the next."""
+    return [remoting_port, remoting_port + 1]
+
+
+def default_ports(
+    broker_names: Sequence[str], slaves: Sequence[str] = (), *, proxy: bool = False
+) -> ClusterPorts:
+    """A stock install's ports (9876, 10911, a proxy's 8080 and 8081, a broker's metrics 5557)
+    so a demo looks familiar; brokers 10 apart, then the slaves (of the brokers named in
+    `slaves`). With the proxy, the brokers export their metrics (5557, 5558, ...)."""
     brokers = {name: 10911 + 10 * i for i, name in enumerate(broker_names)}
     after = 10911 + 10 * len(brokers)
-    return ClusterPorts(9876, brokers, {name: after + 10 * i for i, name in enumerate(slaves)})
+    slave_ports = {name: after + 10 * i for i, name in enumerate(slaves)}
+    metrics = {name: 5557 + i for i, name in enumerate(broker_names)} if proxy else {}
+    return ClusterPorts(9876, brokers, slave_ports, 8080 if proxy else None, metrics)
 
 
 def free_ports(
@@ -43,6 +63,7 @@ def free_ports(
     attempts: int = 200,
     *,
     slaves: Sequence[str] = (),
+    proxy: bool = False,
 ) -> ClusterPorts:
     """Random ports that are free right now, below the Linux ephemeral range (32768+).
 
@@ -66,7 +87,11 @@ def free_ports(
     unknown = [name for name in slaves if name not in brokers]
     if unknown:
         raise ValueError(f"a slave needs its master among the brokers: {', '.join(unknown)}")
-    return ClusterPorts(namesrv, brokers, {name: pick(4) + 2 for name in slaves})
+    slave_ports = {name: pick(4) + 2 for name in slaves}
+    proxy_port = pick(2) if proxy else None
+    # With the proxy, the brokers export their metrics: its gRPC groups' in-flight count.
+    metrics = {name: pick(1) for name in broker_names} if proxy else {}
+    return ClusterPorts(namesrv, brokers, slave_ports, proxy_port, metrics)
 
 
 def port_free(port: int) -> bool:

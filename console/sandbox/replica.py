@@ -111,6 +111,14 @@ class ReplicaSandbox:
     def resume_master(self) -> None:
         self.cluster.resume(REPLICA_BROKER)
 
+    def pause_slave(self) -> None:
+        """SIGSTOP the slave: it copies nothing from its master (messages, groups, offsets)
+        until resumed; the name server keeps listing it for up to 2 minutes."""
+        self.cluster.pause(slave_name(REPLICA_BROKER))
+
+    def resume_slave(self) -> None:
+        self.cluster.resume(slave_name(REPLICA_BROKER))
+
 
 @asynccontextmanager
 async def replica_sandbox(options: ReplicaOptions | None = None) -> AsyncIterator[ReplicaSandbox]:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,13 +30,21 @@ from console.sandbox.cluster import (
     SandboxCluster,
     SandboxTls,
 )
-from console.sandbox.consumers import ConsumerSpec, JavaConsumer, wait_committed, wait_online
-from console.sandbox.jars import fetch_jars
-from console.sandbox.javabuild import build_consumer
+from console.sandbox.consumers import (
+    ConsumerSpec,
+    GrpcConsumerSpec,
+    JavaConsumer,
+    ProgramSpec,
+    wait_committed,
+    wait_online,
+)
+from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
+from console.sandbox.javabuild import GRPC_CONSUMER_CLASS, build_consumer
 from console.sandbox.jvm import JvmOptions
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import rss_kb
+from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS, PopSeed, seed_pop
 from console.sandbox.ports import ClusterPorts, default_ports
 from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
@@ -69,6 +77,11 @@ class SandboxOptions:
     tls_permissive: bool = False
     #: The brokers' consumer-offset store: a key of OFFSET_STORES.
     offset_store: str = "json"
+    #: Also run the proxy (cluster mode, its own JVM) and RocketMQ 5's consumers: a remoting
+    #: consumer in POP mode and a gRPC SimpleConsumer through the proxy (sandbox.pop; with
+    #: `live`, and without `seed` these alone). With `ports` given, they must plan the proxy's
+    #: (free_ports(..., proxy=True)).
+    proxy: bool = False
 
 
 @dataclass(slots=True)
@@ -80,6 +93,7 @@ class Timings:
     cluster_start: float = 0.0  # spawn until both brokers are registered
     seed: float = 0.0
     live_start: float = 0.0
+    pop_start: float = 0.0  # the POP topic, its groups and their consumers (proxy only)
     total: float = 0.0
 
 
@@ -104,6 +118,17 @@ class Sandbox:
         self.trickle_stats = TrickleStats()
         self.consumers: dict[str, JavaConsumer] = {}  # live consumers, by group
         self._consumer_factory = consumer_factory
+        #: The POP groups' topic as seeded, when the sandbox runs the proxy.
+        self.pop: PopSeed | None = None
+
+    @property
+    def proxy_addr(self) -> str | None:
+        """The proxy's remoting address (None: no proxy): where its clients are listed."""
+        return self.cluster.proxy_addr
+
+    @property
+    def proxy_grpc_addr(self) -> str | None:
+        return self.cluster.proxy_grpc_addr
 
     @property
     def run_dir(self) -> Path:
@@ -188,6 +213,8 @@ class _ConsumerFactory:
     started: list[JavaConsumer] = field(default_factory=list)
     #: System properties of every consumer's JVM (TLS).
     system_props: dict[str, str] = field(default_factory=dict)
+    #: The gRPC consumer's classpath (its class and the gRPC client); None: no proxy.
+    grpc_classpath: str | None = None
 
     def create(self, plan: sc.GroupPlan) -> JavaConsumer:
         spec = ConsumerSpec(
@@ -217,6 +244,20 @@ class _ConsumerFactory:
 
     async def launch(self, plan: sc.GroupPlan) -> JavaConsumer:
         consumer = self.create(plan)
+        await consumer.start()
+        return consumer
+
+    async def launch_program(self, spec: ProgramSpec, classpath: str) -> JavaConsumer:
+        """Start a consumer described by its own spec (a POP or gRPC consumer)."""
+        consumer = JavaConsumer(
+            spec,
+            java=self.java,
+            classpath=classpath,
+            namesrv=self.namesrv,
+            run_dir=self.run_dir,
+            pidfile=self.pidfile,
+        )
+        self.started.append(consumer)
         await consumer.start()
         return consumer
 
@@ -273,22 +314,34 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     dist = fetched.distribution
     t = time.monotonic()
     classes = await build_consumer(dist)
+    proxy_dist = grpc_classpath = None
+    if options.proxy:
+        proxy_dist = (await fetch_proxy(cache)).distribution
+        grpc = (await fetch_grpc_client(cache)).distribution
+        grpc_classes = await build_consumer(grpc, GRPC_CONSUMER_CLASS)
+        grpc_classpath = f"{grpc_classes}:{grpc.classpath}"
     timings.build = time.monotonic() - t
 
     run_dir = (options.run_dir or rundir.default_run_dir(cache)).resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
     slaves = [options.slave_of] if options.slave_of else []
-    ports = options.ports or default_ports(BROKER_NAMES, slaves)
+    ports = options.ports or default_ports(BROKER_NAMES, slaves, proxy=options.proxy)
     if options.slave_of and options.slave_of not in ports.slaves:
         raise ValueError(f"no port planned for a slave of {options.slave_of!r}")
+    if options.proxy and ports.proxy is None:
+        raise ValueError("no port planned for the proxy (free_ports(..., proxy=True))")
+    if not options.proxy:
+        ports = replace(ports, proxy=None)
     tls = None
     if options.tls or options.mutual_tls:
+        if options.proxy:
+            raise ValueError("the sandbox runs its proxy with plaintext servers only")
         files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
     config = ClusterConfig(
         run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls
     )
-    cluster = SandboxCluster(dist, tools.java, config)
+    cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(
         tools.java,
@@ -297,6 +350,7 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         run_dir,
         pidfile,
         system_props=java_tls,
+        grpc_classpath=grpc_classpath,
     )
     mqadmin = Mqadmin(
         tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin", system_props=java_tls
@@ -308,7 +362,19 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
 async def _populate(
     sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
 ) -> None:
-    """Seed the scenario and start the live consumers and the trickle producers."""
+    """Seed the scenario and start the live consumers and the trickle producers; with the
+    proxy, the POP groups and their consumers (with `seed` off, those alone)."""
+    if options.seed:
+        await _populate_scenario(sb, admin, options, background)
+    if sb.proxy_grpc_addr is not None and options.live:
+        t = time.monotonic()
+        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
+        sb.timings.pop_start = time.monotonic() - t
+
+
+async def _populate_scenario(
+    sb: Sandbox, admin: AdminClient, options: SandboxOptions, background: list[asyncio.Task[Any]]
+) -> None:
     factory = sb._consumer_factory
     live = list(sc.live_groups())
     launching: list[asyncio.Task[JavaConsumer]] = []
@@ -318,8 +384,6 @@ async def _populate(
         launching.extend(asyncio.create_task(factory.launch(g)) for g in live)
         background.extend(launching)
 
-    if not options.seed:
-        return
     sb.report = await seed_scenario(
         admin, sb.broker_addrs, factory.launch, after_create=launch_live if options.live else None
     )
@@ -341,6 +405,24 @@ async def _populate(
         for rate in sc.TRICKLES
     )
     sb.timings.live_start = time.monotonic() - t
+
+
+async def _launch_pop(sb: Sandbox, group: str) -> JavaConsumer:
+    """One of sandbox.pop's two consumers: the remoting one in POP mode, or the gRPC one."""
+    factory = sb._consumer_factory
+    spec: ProgramSpec
+    if group == GROUP_POP:
+        spec = ConsumerSpec(name=group, group=group, topics=(TOPIC_CLICKS,), pop=True, hold=True)
+        classpath = factory.classpath
+    else:
+        assert group == GROUP_GRPC
+        assert sb.proxy_grpc_addr is not None
+        assert factory.grpc_classpath is not None
+        spec = GrpcConsumerSpec(group, group, TOPIC_CLICKS, sb.proxy_grpc_addr, hold=1_000_000)
+        classpath = factory.grpc_classpath
+    consumer = await factory.launch_program(spec, classpath)
+    sb.consumers[group] = consumer
+    return consumer
 
 
 async def _cancel(tasks: list[asyncio.Task[Any]]) -> None:

@@ -39,8 +39,14 @@ class _Reader(ClusterReader):
     name server 500 identical requests.
     """
 
-    def __init__(self, admin: AdminClient, cluster: str | None) -> None:
-        super().__init__(admin, cluster)
+    def __init__(
+        self,
+        admin: AdminClient,
+        cluster: str | None,
+        proxies: Sequence[str],
+        metrics: Sequence[str],
+    ) -> None:
+        super().__init__(admin, cluster, proxies, metrics)
         self._routes: dict[str, BrokerRoute] | None = None
         self._at = 0.0
         self._lock = asyncio.Lock()
@@ -66,7 +72,9 @@ class Backend:
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
-        self.reader = _Reader(self.admin, cluster.rocketmq_cluster)
+        self.reader = _Reader(
+            self.admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
+        )
         self.client_offset_dirs = config.client_offset_dirs
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.
@@ -193,7 +201,8 @@ class Backend:
                 if not isinstance(answer, RocketMQError):
                     raise answer
                 continue  # a client that does not answer simply shows no queues
-            for mq in answer.queues:
+            # A POP client pops a broker's topic as a whole (queue id -1).
+            for mq in [*answer.queues, *answer.pop_wait_ack]:
                 key = (mq.topic, mq.broker_name, mq.queue_id)
                 holders.setdefault(key, []).append(answer.client_id)
         return {k: tuple(sorted(v)) for k, v in holders.items()}

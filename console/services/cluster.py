@@ -13,14 +13,13 @@ returns the others' queues with a `Gap` for every piece it lacks (console.domain
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from console.domain.gaps import Gap, Part, Why, gap, why_of
-from console.domain.offsets import Client, GroupOffsets, QueueOffsets
+from console.domain.offsets import GroupOffsets, PopInFlight, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import (
@@ -35,14 +34,30 @@ from console.rocketmq.models import (
     MASTER_ID,
     Broker,
     ClusterInfo,
-    ConsumerConnection,
     ConsumeStats,
+    HaStatus,
     MessageQueue,
     QueueConsumeStats,
     QueueStats,
     SubscriptionGroup,
+    TopicRoute,
 )
 from console.rocketmq.topics import dlq_topic
+from console.services.broker_metrics import SOURCE as METRICS_SOURCE
+from console.services.broker_metrics import (
+    Inflight,
+    MetricsUnavailable,
+    in_flight_by_broker,
+    scrape,
+)
+from console.services.group_clients import (
+    POP_MODE,
+    pop_in_flight,
+    proxy_hosts,
+    read_clients,
+    unasked,
+)
+from console.services.slave_checks import check_slave_reads
 
 T = TypeVar("T")
 
@@ -62,6 +77,8 @@ SYSTEM_GROUPS = frozenset(
         "CID_ONSAPI_PERMISSION",
         "CID_ONSAPI_OWNER",
         "CID_RMQ_SYS_TRANS",
+        # A 5.x proxy's own broadcasting group (ProxyConfig.heartbeatSyncerTopicName).
+        "CID_DefaultHeartBeatSyncerTopic",
     }
 )
 SYSTEM_TOPICS = frozenset(
@@ -74,6 +91,7 @@ SYSTEM_TOPICS = frozenset(
         "TRANS_CHECK_MAX_TIME_TOPIC",
         "CHECKPOINT_TOPIC",
         "RMQ_SYS_TRACE_TOPIC",
+        "DefaultHeartBeatSyncerTopic",
     }
 )
 SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%", "RMQ_SYS_", "rmq_sys_", "%SYS%", "%LMQ%")
@@ -198,8 +216,12 @@ class ReadBatch:
         *,
         min_offsets: bool = True,
         in_flight: int = BROKER_IN_FLIGHT,
+        every_broker: bool = False,
     ) -> None:
         self._admin = admin
+        #: Ask every broker who is connected (a client listed twice shows only where it is);
+        #: a listing of many groups asks one.
+        self.every_broker = every_broker
         #: Every topic of the cluster; None when the name server did not say.
         self.topics = topics
         #: The brokers every read of the batch goes to; None: each read asks the name server.
@@ -211,6 +233,60 @@ class ReadBatch:
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
         self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
         self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
+        self._modes: dict[str, asyncio.Future[dict[tuple[str, str], str]]] = {}
+        self._proxies: dict[str, asyncio.Future[tuple[str, ...]]] = {}
+        self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
+        self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
+        self._ha: dict[str, asyncio.Future[HaStatus]] = {}
+
+    async def topic_route(self, topic: str) -> TopicRoute:
+        """A topic's route from the name server, asked once for the batch (a slave's answers
+        are checked against it for every group read there)."""
+        future = self._routes.get(topic)
+        if future is None:
+            future = asyncio.ensure_future(self._admin.topic_route(topic))
+            future.add_done_callback(_retrieve)
+            self._routes[topic] = future
+        return await asyncio.shield(future)
+
+    async def ha_status(self, addr: str) -> HaStatus:
+        """A slave's replication status, asked once for the batch."""
+        future = self._ha.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: self._admin.ha_status(addr)))
+            future.add_done_callback(_retrieve)
+            self._ha[addr] = future
+        return await asyncio.shield(future)
+
+    async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
+        """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
+        future = self._metrics.get(url)
+        if future is None:
+            future = asyncio.ensure_future(scrape(url, timeout))
+            future.add_done_callback(_retrieve)
+            self._metrics[url] = future
+        return await asyncio.shield(future)
+
+    async def proxies_seen(self, addr: str) -> tuple[str, ...]:
+        """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
+        asked once."""
+        future = self._proxies.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: proxy_hosts(self._admin, addr)))
+            future.add_done_callback(_retrieve)
+            self._proxies[addr] = future
+        return await asyncio.shield(future)
+
+    async def request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+        """The broker's message request modes ((topic, group) -> PULL/POP), asked once."""
+        future = self._modes.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.message_request_modes(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._modes[addr] = future
+        return await asyncio.shield(future)
 
     @property
     def brokers(self) -> dict[str, str] | None:
@@ -270,9 +346,19 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 
 
 class ClusterReader:
-    def __init__(self, admin: AdminClient, cluster: str | None = None) -> None:
+    def __init__(
+        self,
+        admin: AdminClient,
+        cluster: str | None = None,
+        proxies: Sequence[str] = (),
+        metrics: Sequence[str] = (),
+    ) -> None:
         self.admin = admin
         self.cluster = cluster
+        #: The proxies' remoting addresses: who is connected through them (gRPC clients).
+        self.proxies = tuple(proxies)
+        #: The brokers' metrics endpoints (Prometheus): what gRPC groups popped and not acked.
+        self.metrics = tuple(metrics)
 
     # ---- brokers ------------------------------------------------------------------------------
 
@@ -453,7 +539,7 @@ class ClusterReader:
         queue whose second question fails is unknown, not the broker's 0. "Not found" is said
         only when every broker answered and none knows the group.
         """
-        batch = batch or ReadBatch(self.admin, None)
+        batch = batch or ReadBatch(self.admin, None, every_broker=True)
         taken_at = int(time.time() * 1000)
         routes = batch.routes if batch.routes is not None else await self.routes()
         brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
@@ -480,6 +566,7 @@ class ClusterReader:
                 unreachable_brokers=unreachable,
                 gaps=tuple(gaps),
                 answered=False,
+                proxies=self.proxies,
             )
         wanted = set(topics) if topics else None
         rows = [
@@ -488,7 +575,23 @@ class ClusterReader:
             for q in s.queues.values()
             if wanted is None or q.queue.topic in wanted
         ]
-        if not rows and not unreachable:
+        reachable = {n: a for n, a in brokers.items() if n not in unreachable}
+        from_slave = tuple(
+            n for n in routes if n not in unreachable and (routes[n].from_slave or n in silent)
+        )
+        # A slave's answer is checked before it is believed (console.services.slave_checks).
+        slave = await check_slave_reads(
+            self.admin,
+            group,
+            {n: brokers[n] for n in from_slave},
+            rows,
+            wanted or {q.queue.topic for _, q in rows},
+            batch.subscription_groups,
+            batch.topic_route,
+            batch.ha_status,
+        )
+        gaps.extend(slave.gaps)
+        if not rows and not unreachable and not slave.group_unknown:
             gaps.extend(await self._require_group(group, brokers, batch))
 
         committed = await self._committed(group, rows, batch, gaps)
@@ -497,8 +600,41 @@ class ClusterReader:
             if batch.min_offsets
             else {}
         )
-        reachable = {n: a for n, a in brokers.items() if n not in unreachable}
-        connection = await self._connection(group, reachable, batch, gaps)
+        topics_read = {q.queue.topic for _, q in rows}
+        pop_mode = await self._pops(group, topics_read, reachable, batch)
+        clients = await read_clients(
+            self.admin,
+            group,
+            reachable,
+            self.proxies,
+            every_broker=batch.every_broker,
+            pop_topics=pop_mode,
+            gate=batch.ask,
+        )
+        gaps.extend(clients.gaps)
+        if not self.proxies and not clients.clients and reachable:
+            gaps.extend(await self._unasked_proxies(group, reachable, batch))
+        in_flight: tuple[PopInFlight, ...] = ()
+        if pop_mode is None and clients.consumption.remoting and not clients.consumption.pop:
+            # The brokers could not say whether it pops: its clients can.
+            said, _ = await pop_in_flight(
+                self.admin, group, clients.clients, list(reachable.values()), batch.ask
+            )
+            if said:
+                clients = clients.popping()
+        if clients.consumption.pop:
+            in_flight, lacking = await pop_in_flight(
+                self.admin, group, clients.clients, list(reachable.values()), batch.ask
+            )
+            if self.metrics and not clients.consumption.remoting:
+                # Only for a group the brokers know no remoting client of: they take it as
+                # POP then, and count what it popped (console.services.broker_metrics).
+                brokers_of = sorted({q.queue.broker_name for _, q in rows})
+                counted, lacking = await self._metrics_in_flight(
+                    group, topics_read, brokers_of, batch
+                )
+                in_flight += counted
+            gaps.extend(lacking)
         dlq = await self._dlq_messages(batch, group, reachable, gaps)
         queues = tuple(
             QueueOffsets(
@@ -507,35 +643,109 @@ class ClusterReader:
                 queue_id=q.queue.queue_id,
                 min_offset=mins.get(q.queue),
                 max_offset=q.broker_offset,
-                committed=committed[q.queue] if q.queue in committed else q.consumer_offset,
-                pull_offset=q.pull_offset,
+                committed=None
+                if q.queue in slave.unreplicated
+                else committed[q.queue]
+                if q.queue in committed
+                else q.consumer_offset,
+                # A POP group's pull offset says nothing (its committed offset is where it
+                # popped): what is in flight is counted per broker, not per queue.
+                pull_offset=None if clients.consumption.pop else q.pull_offset,
                 last_timestamp=q.last_timestamp,
             )
             for _, q in rows
         )
-        clients: tuple[Client, ...] = ()
-        model = consume_type = None
-        if connection is not None:
-            clients = tuple(
-                Client(c.client_id, c.client_addr, c.language, c.version)
-                for c in connection.clients
-            )
-            model, consume_type = connection.message_model, connection.consume_type
         return GroupOffsets(
             group=group,
             taken_at_ms=taken_at,
             queues=tuple(sorted(queues, key=lambda q: q.key)),
-            clients=clients,
-            message_model=model,
-            consume_type=consume_type,
+            clients=clients.clients,
+            message_model=clients.message_model,
+            consume_type=clients.consume_type,
             consume_tps=sum(s.consume_tps for s in live.values()),
             dlq_messages=dlq,
             unreachable_brokers=unreachable,
             gaps=tuple(gaps),
-            from_slave=tuple(
-                n for n in routes if n not in unreachable and (routes[n].from_slave or n in silent)
-            ),
+            from_slave=from_slave,
+            consumption=clients.consumption,
+            pop_in_flight=in_flight,
+            ghosts=clients.ghosts,
+            slave_lag=slave.lag,
+            proxies=self.proxies,
         )
+
+    async def _metrics_in_flight(
+        self, group: str, topics: set[str], brokers: Sequence[str], batch: ReadBatch
+    ) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
+        """A gRPC group's popped-but-unacked messages on each of `brokers` from the brokers'
+        metrics; a broker whose metrics no endpoint gave is a gap (its part is unknown)."""
+        answers = await asyncio.gather(
+            *(batch.broker_metrics(u, self.admin.timeout) for u in self.metrics),
+            return_exceptions=True,
+        )
+        samples: list[Inflight] = []
+        failed: list[str] = []
+        for answer in answers:
+            if isinstance(answer, list):
+                samples += answer
+            elif isinstance(answer, MetricsUnavailable):
+                failed.append(str(answer))
+            else:
+                raise answer
+        by_broker = in_flight_by_broker(samples, group, topics)
+        found = tuple(
+            PopInFlight(t, b, n, METRICS_SOURCE)
+            for b in brokers
+            for t, n in sorted(by_broker.get(b, {}).items())
+            if n
+        )
+        unknown = [b for b in brokers if b not in by_broker]
+        gaps = tuple(
+            Gap(
+                Part.IN_FLIGHT,
+                f"{group} on {b}",
+                Why.NOT_REPORTED,
+                f"no metrics of {b} answered ({'; '.join(failed) or 'not among the endpoints'}): "
+                f"what its gRPC clients popped there and did not ack is unknown",
+            )
+            for b in unknown
+        )
+        return found, gaps
+
+    async def _unasked_proxies(
+        self, group: str, reachable: dict[str, str], batch: ReadBatch
+    ) -> list[Gap]:
+        """A gap when the brokers list proxies and none was given: a group no broker lists a
+        client for may have gRPC clients there, and its lag then lacks what they popped."""
+        addr = next(iter(reachable.values()))
+        try:
+            hosts = await batch.proxies_seen(addr)
+        except RocketMQError:
+            return []  # the broker did not say: the group's clients read say what they can
+        if not hosts:
+            return []
+        return [Gap(Part.CLIENTS, f"{group} via proxies", Why.NOT_REPORTED, unasked(hosts))]
+
+    async def _pops(
+        self, group: str, topics: set[str], reachable: dict[str, str], batch: ReadBatch
+    ) -> bool | None:
+        """Whether a broker hands the group one of `topics` in POP mode (set by `mqadmin
+        setConsumeMode`): its remoting clients pop there, whatever their heartbeat says. None
+        when a broker could not say: the clients are asked, and answer for themselves (one
+        that pops says what it holds)."""
+        answers = await asyncio.gather(
+            *(batch.request_modes(a) for a in reachable.values()), return_exceptions=True
+        )
+        unknown = False
+        for answer in answers:
+            if isinstance(answer, dict):
+                if any(answer.get((t, group)) == POP_MODE for t in topics):
+                    return True
+            elif isinstance(answer, RocketMQError):
+                unknown = True
+            else:
+                raise answer
+        return None if unknown else False
 
     async def _require_group(
         self, group: str, brokers: dict[str, str], batch: ReadBatch
@@ -625,21 +835,6 @@ class ClusterReader:
             else:
                 raise a
         return out
-
-    async def _connection(
-        self, group: str, reachable: dict[str, str], batch: ReadBatch, gaps: list[Gap]
-    ) -> ConsumerConnection | None:
-        # Consumers heartbeat every broker, so any reachable one knows who is online.
-        last: tuple[str, RocketMQError] | None = None
-        for name, addr in reachable.items():
-            try:
-                ask = functools.partial(self.admin.consumer_connections, addr, group)
-                return await batch.ask(addr, ask)
-            except RocketMQError as exc:
-                last = (name, exc)
-        if last is not None:
-            gaps.append(gap(Part.CLIENTS, group, last[1], broker=last[0]))
-        return None
 
     async def _dlq_messages(
         self, batch: ReadBatch, group: str, reachable: dict[str, str], gaps: list[Gap]

@@ -298,6 +298,16 @@ class History:
 # ---- status ------------------------------------------------------------------------------------
 
 
+def partial_note(lacks: Sequence[str]) -> str:
+    """`no answer from broker-b`, `missing in-flight g` (a part that is not a broker: a queue,
+    the clients, a POP group's in-flight count), or both."""
+    brokers = [name for name in lacks if " " not in name]
+    parts = [name for name in lacks if " " in name]
+    said = [f"no answer from {', '.join(brokers)}"] if brokers else []
+    said += [f"missing {', '.join(parts)}"] if parts else []
+    return "; ".join(said)
+
+
 def evaluate(window: Sequence[Reading], *, min_samples: int = MIN_SAMPLES) -> Verdict:
     """The group's status: its worst queue under `STATUS_RULES`."""
     if not window:
@@ -306,7 +316,7 @@ def evaluate(window: Sequence[Reading], *, min_samples: int = MIN_SAMPLES) -> Ve
     lacks = window[-1].missing
     if not lacks:
         return known
-    note = f"partial read: no answer from {', '.join(lacks)}"
+    note = f"partial read: {partial_note(lacks)}"
     if known.status is Status.OK:
         return Verdict(Status.ERR, note, True, known.queue, partial=True, rule=RULE_PARTIAL)
     return Verdict(
@@ -358,7 +368,12 @@ def _evaluate_read(window: Sequence[Reading], min_samples: int) -> Verdict:
         if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
             worst, worst_lag = verdict, lag
     assert worst is not None
-    return Verdict(worst.status, worst.reason, complete, worst.queue, rule=worst.rule)
+    reason = worst.reason
+    # A POP group's messages popped and not acked are in its total, in no queue's lag.
+    popped = latest.total_lag - sum(lag for _, lag in latest.points.values())
+    if popped > 0:
+        reason = f"{reason}; {popped} popped and not acked (POP)"
+    return Verdict(worst.status, reason, complete, worst.queue, rule=worst.rule)
 
 
 def queue_status(

@@ -6,6 +6,7 @@ answer "since when" without a time zone, and a fixed clock makes them stable in 
 
 from __future__ import annotations
 
+from console.domain.offsets import Consumption
 from console.services.triage import LagTrend
 
 UNKNOWN = "unknown"
@@ -77,6 +78,17 @@ def model(name: str | None) -> str:
 
 def consume_type(name: str | None) -> str:
     return "-" if name is None else _CONSUME_TYPES.get(name, name.lower())
+
+
+def consumption(c: Consumption, broker_type: str | None = None) -> str:
+    """Short: `push`, `pop`, `pop/grpc` (through a proxy), `pop/grpc+rem`; the broker's
+    consume type when no client said more."""
+    if not c.kinds:
+        return consume_type(broker_type)
+    kinds = "+".join(k.lower() for k in c.kinds)
+    if c.grpc:
+        return f"{kinds}/grpc" + ("+rem" if c.remoting else "")
+    return kinds
 
 
 def version(ordinal: int) -> str:

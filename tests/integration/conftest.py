@@ -61,6 +61,8 @@ def _clusters(
     if "replica_cluster" in wanted:
         replica = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
         _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
+    if "proxy_cluster" in wanted:
+        _early["proxy_cluster"] = BackgroundSandbox(_proxy_options(tmp_path_factory))
     for background in _early.values():
         background.begin()
     yield
@@ -165,6 +167,39 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     return replica
 
 
+def _proxy_options(tmp_path_factory: pytest.TempPathFactory) -> SandboxOptions:
+    return SandboxOptions(
+        run_dir=tmp_path_factory.mktemp("proxy-cluster"),
+        ports=free_ports(BROKER_NAMES, proxy=True),
+        seed=False,
+        live=True,
+        proxy=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def proxy_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    """A separate two-broker cluster with a proxy in front (cluster mode) and RocketMQ 5's
+    consumers alone (console.sandbox.pop: a remoting POP group and a gRPC group on `clicks`,
+    `proxy_cluster.pop`): the main sandbox's offline groups would read partial there (a
+    cluster with proxies nobody asked), so it is a cluster of its own. Stopped at the end."""
+    background = _early.pop("proxy_cluster", None)
+    if background is None:
+        background = BackgroundSandbox(_proxy_options(tmp_path_factory))
+    started = time.monotonic()
+    try:
+        sb: Sandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the proxy cluster did not start: {exc}", pytrace=False)
+    _started.append(background)
+    _measured["proxy start"] = f"waited {time.monotonic() - started:.1f}s ({_describe_start(sb)})"
+    _measured["proxy rss"] = ", ".join(
+        f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items())
+    )
+    return sb
+
+
 @pytest.fixture(scope="session")
 def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> LegacySandbox:
     """A separate RocketMQ 4.9.7 cluster (a name server and one broker): a group with committed,
@@ -189,7 +224,7 @@ def _describe_start(sb: Sandbox) -> str:
     t = sb.timings
     return (
         f"{t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster {t.cluster_start:.1f}s"
-        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s)"
+        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s, POP {t.pop_start:.1f}s)"
     )
 
 

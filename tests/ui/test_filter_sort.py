@@ -40,7 +40,7 @@ async def test_filter_matches_every_word_in_any_column() -> None:
     app, _ = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await open_groups(pilot)
-        await pilot.press("slash", *"offline clu")
+        await pilot.press("slash", *"offline push")
         await pilot.pause()
         assert keys(app) == ["audit"]
         await pilot.press("escape")  # esc in the box clears it

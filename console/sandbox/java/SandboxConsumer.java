@@ -15,6 +15,13 @@
  * --max-reconsume) while the queue moves on.
  * --pull-batch and --pull-threshold set pullBatchSize and pullThresholdForQueue (defaults 4 and
  * 12, see below; the Java client's own defaults are 32 and 1000).
+ * --pop consumes in POP mode, as the broker assigns it (the group must have been set to POP on
+ * the brokers with `mqadmin setConsumeMode ... -m POP`): the broker hands out messages, the
+ * client acks each, and the broker's committed offset moves when they are popped.
+ * --hold never returns from the listener: what the client was handed stays unacknowledged (for
+ * a POP group, popped and not acked: its running info says so as waitAckCount). With --pop, the
+ * broker is asked to keep those messages invisible for 5 minutes (the client's longest) rather
+ * than one, before it revives them through the group's POP retry topic.
  *
  * Contract with the Python side (console/sandbox/consumers.py):
  *   - prints the line READY on stdout once the consumer has started;
@@ -63,6 +70,8 @@ public final class SandboxConsumer {
         String poisonKey = args.get("poison-key");
         int pullBatch = Integer.parseInt(args.getOrDefault("pull-batch", "4"));
         int pullThreshold = Integer.parseInt(args.getOrDefault("pull-threshold", "12"));
+        boolean pop = Boolean.parseBoolean(args.getOrDefault("pop", "false"));
+        boolean hold = Boolean.parseBoolean(args.getOrDefault("hold", "false"));
         if (orderly && failEvery > 0) {
             // A failed orderly delivery is retried forever: every Nth would stop every queue.
             throw new IllegalArgumentException("--fail-every is for concurrent consumers only");
@@ -100,6 +109,12 @@ public final class SandboxConsumer {
         // that, and a 5 s route poll finds a restarted broker quickly.
         consumer.setHeartbeatBrokerInterval(2000);
         consumer.setPollNameServerInterval(5000);
+        if (pop) {
+            // The broker's assignment (QUERY_ASSIGNMENT) instead of the client's own rebalance:
+            // that is where the group's POP mode is read.
+            consumer.setClientRebalance(false);
+            consumer.setPopInvisibleTime(hold ? 300_000L : 60_000L);
+        }
         if (maxReconsume >= 0) {
             consumer.setMaxReconsumeTimes(maxReconsume);
         }
@@ -112,7 +127,16 @@ public final class SandboxConsumer {
         }
 
         AtomicLong delivered = new AtomicLong();
-        if (orderly) {
+        if (hold) {
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+                print(msgs, "DELIVERED");
+                // Blocks the consume thread until shutdown: nothing handed to it is ever acked.
+                while (pause(60_000)) {
+                    // held
+                }
+                return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+            });
+        } else if (orderly) {
             consumer.registerMessageListener((MessageListenerOrderly) (msgs, context) ->
                 consumeOrderly(msgs, context, sleepMs, poisonKey));
         } else {

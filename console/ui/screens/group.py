@@ -63,6 +63,7 @@ CLIENT_COLUMNS = (
     Column("addr", "ADDRESS", "address"),
     Column("language", "LANG", "language"),
     Column("version", "VERSION", "version"),
+    Column("via", "VIA", "remoting (to the brokers) or gRPC through a proxy"),
 )
 
 NOT_CONSUMED = "-"
@@ -130,7 +131,8 @@ def _queue_row(
     now_ms: int,
     read_at_ms: int,
 ) -> Row:
-    holders = assignments.get(q.key, ())
+    # A POP client holds a broker's topic as a whole (queue id -1).
+    holders = assignments.get(q.key) or assignments.get((q.topic, q.broker, -1), ())
     client = holders[0] if len(holders) == 1 else f"all ({len(holders)})" if holders else "-"
     behind = triage.queue_delay(q, delays, read_at_ms)
     last = now_ms - q.last_timestamp if q.last_timestamp > 0 else None
@@ -162,10 +164,22 @@ def client_rows(offsets: GroupOffsets) -> list[Row]:
                 cell(c.addr),
                 cell(c.language),
                 cell(c.version, fmt.version(c.version)),
+                cell(c.proxy, via_text(offsets, c.client_id, c.proxy)),
             ),
         )
         for c in offsets.clients
     ]
+
+
+def via_text(offsets: GroupOffsets, client_id: str, proxy: str | None) -> str:
+    """`grpc PROXY`, `remoting`, and where a broker lists the client on several connections
+    (the group then rebalances on the wrong count), how many and where."""
+    if proxy:
+        return f"grpc {proxy}"
+    extra = [
+        f"{g.connections} conns on {g.broker}" for g in offsets.ghosts if g.client_id == client_id
+    ]
+    return "remoting" + (f" ({', '.join(extra)})" if extra else "")
 
 
 #: The most lines the clients table takes (its title and header included).
@@ -354,8 +368,9 @@ class GroupScreen(DataScreen):
         unknown = f" (+{o.unknown_queues} unknown)" if o.unknown_queues else ""
         trend = "partial" if s.partial else fmt.trend(s.trend)
         parts: list[str | Text] = []
-        if o.message_model or o.consume_type:
-            parts.append(f"{fmt.model(o.message_model)} {fmt.consume_type(o.consume_type)}")
+        if o.message_model or o.consume_type or o.consumption.kinds:
+            kind = fmt.consumption(o.consumption, o.consume_type)
+            parts.append(f"{fmt.model(o.message_model)} {kind}")
         parts += [
             online,
             f"{lag}{unknown}",
@@ -373,8 +388,13 @@ class GroupScreen(DataScreen):
         )
         lines = [first, second]
         lines += [toned(app, line, "text-error") for line in missing_lines(o)]
+        if o.consumption.pop and o.pop_in_flight:
+            lines.append(Text(pop_line(o)))
+        lines += [toned(app, g.line(), "text-warning") for g in o.ghosts]
         if o.from_slave:
             lines.append(toned(app, f"{FROM_SLAVE}: {', '.join(o.from_slave)}", "text-warning"))
+            now = self.console.clock_ms()
+            lines += [toned(app, s.line(now), "text-warning") for s in o.slave_lag]
         deleted = [q for q in o.queues if triage.below_min(q)]
         if deleted:
             lines.append(toned(app, below_min_line(deleted), "text-warning"))
@@ -411,6 +431,15 @@ def client_lag(o: GroupOffsets) -> str:
     if None in lags:
         return f"lag unknown ({len(lags)} client file(s), some unreadable)"
     return f"lag {sum(x for x in lags if x is not None)} ({len(lags)} client file(s) here)"
+
+
+def pop_line(o: GroupOffsets) -> str:
+    """A POP group's popped-but-unacked messages: in its lag, not in any queue's row."""
+    where = ", ".join(f"{p.broker} {p.messages}" for p in o.pop_in_flight)
+    return (
+        f"POP: {o.popped_unacked} popped and not acked ({where}; {o.pop_in_flight[0].source}), "
+        "counted in the lag"
+    )
 
 
 def missing_lines(o: GroupOffsets) -> list[str]:

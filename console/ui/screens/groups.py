@@ -38,9 +38,21 @@ COLUMNS = (
     Column("clients", "CLIENTS", "clients online", numeric=True),
     Column("retry", "RETRY", "retry backlog", numeric=True),
     Column("dlq", "DLQ", "DLQ messages", numeric=True),
-    Column("model", "MODEL", "message model"),
-    Column("type", "TYPE", "consume type"),
+    Column(
+        "kind",
+        "KIND",
+        "push, pull or pop (/grpc: through a proxy); bcast: offsets on the clients",
+    ),
 )
+
+
+def kind_text(o: GroupOffsets) -> str:
+    """How the group consumes, in one short word that fits 80 columns: `push`, `pull`, `pop`,
+    `pop/grpc` (through a proxy); `bcast` for a BROADCASTING group (its offsets are on its
+    clients, whatever it consumes with); `-` when nobody online said."""
+    if o.client_local:
+        return fmt.model(o.message_model)
+    return fmt.consumption(o.consumption, o.consume_type)
 
 
 def known_lag(o: GroupOffsets) -> int | None:
@@ -101,8 +113,7 @@ def summary_row(app: App[object], s: GroupSummary) -> Row:
             ),
             cell(o.retry_backlog, fmt.compact(o.retry_backlog)),
             cell(o.dlq_messages, fmt.compact(o.dlq_messages)),
-            cell(o.message_model, fmt.model(o.message_model)),
-            cell(o.consume_type, fmt.consume_type(o.consume_type)),
+            cell(o.consume_type, kind_text(o)),
         ),
     )
 
@@ -114,14 +125,13 @@ def pending_row(group: str) -> Row:
 
 def unread_row(app: App[object], group: str) -> Row:
     """A group listed whose read failed: in the list as ERR with nothing known, not left out."""
-    unknown = (cell(None, "?") for _ in COLUMNS[2:-2])
+    unknown = (cell(None, "?") for _ in COLUMNS[2:-1])
     return Row(
         group,
         (
             status_cell(app, Status.ERR, True, None, group),
             cell(group),
             *unknown,
-            cell(None, "-"),
             cell(None, "-"),
         ),
     )

@@ -24,21 +24,27 @@ from console.ui.widgets.banner import named_after_namesrv
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
 
+# Everything fits 80 columns with a broker's address and a short note: the broker id is in
+# the role (a master is id 0, a slave says its id), the day's counts are IN and OUT.
 COLUMNS = (
     Column("broker", "BROKER", "broker"),
-    Column("id", "ID", "broker id (0: the master)", numeric=True),
-    Column("role", "ROLE", "master or slave"),
+    Column("role", "ROLE", "master (broker id 0) or slave and its broker id", numeric=True),
     Column("addr", "ADDRESS", "address"),
     Column("state", "STATE", "state"),
     Column("version", "VERSION", "version"),
-    Column("in", "IN TODAY", "messages stored today", numeric=True),
-    Column("out", "OUT TODAY", "messages delivered today", numeric=True),
+    Column("in", "IN", "messages stored today", numeric=True),
+    Column("out", "OUT", "messages delivered today", numeric=True),
     Column("seen", "SEEN", "last answered (ms ago)", numeric=True),
     Column("note", "NOTE", "error"),
 )
 
 #: A broker that answers but refuses us is not down: the STATE column says which refusal.
 REFUSED_STATES = {Why.AUTHENTICATION: "AUTH", Why.PERMISSION: "DENIED", Why.TLS: "TLS"}
+
+
+def role_text(broker_id: int) -> str:
+    """MASTER (always broker id 0), or SLAVE and its broker id."""
+    return "MASTER" if broker_id == MASTER_ID else f"SLAVE {broker_id}"
 
 
 class OverviewScreen(DataScreen):
@@ -123,8 +129,7 @@ class OverviewScreen(DataScreen):
                     key,
                     (
                         cell(b.name),
-                        cell(b.broker_id),
-                        cell(b.role),
+                        cell(b.broker_id, role_text(b.broker_id)),
                         cell(b.addr),
                         cell(word, state),
                         cell(b.version, b.version or "-"),

@@ -1,0 +1,90 @@
+"""The sandbox's RocketMQ 5 parts: the proxy's ports and config, the timer wheel, the POP and
+gRPC consumers' command lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from console.sandbox.cache import Distribution
+from console.sandbox.cluster import (
+    BROKER_NAMES,
+    ClusterConfig,
+    SandboxCluster,
+    broker_properties,
+    proxy_config,
+)
+from console.sandbox.consumers import ConsumerSpec, GrpcConsumerSpec
+from console.sandbox.jvm import PROXY_MAIN
+from console.sandbox.pop import CLICKS, GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
+from console.sandbox.ports import default_ports, free_ports, port_free, proxy_ports
+
+
+def test_the_proxy_has_a_remoting_and_a_grpc_port_next_to_it() -> None:
+    assert default_ports(BROKER_NAMES).proxy is None
+    assert default_ports(BROKER_NAMES).metrics == {}
+    stock = default_ports(BROKER_NAMES, proxy=True)
+    assert (stock.proxy, stock.proxy_grpc) == (8080, 8081)
+    # With the proxy, the brokers export their metrics (a gRPC group's in-flight count).
+    assert stock.metrics == {"broker-a": 5557, "broker-b": 5558}
+    ports = free_ports(BROKER_NAMES, proxy=True)
+    assert ports.proxy is not None
+    every = ports.all_ports()
+    assert proxy_ports(ports.proxy) == [ports.proxy, ports.proxy + 1]
+    assert set(proxy_ports(ports.proxy)) | set(ports.metrics.values()) <= set(every)
+    assert len(every) == len(set(every)) == 11
+    assert all(port_free(p) for p in every)
+
+
+def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
+    props = broker_properties(ClusterConfig(tmp_path, default_ports(BROKER_NAMES)), "broker-a")
+    # Without it every POP is refused ("pop message is forbidden because timerWheelEnable is
+    # false"), and RocketMQ 5's consumers all pop.
+    assert props["timerWheelEnable"] == "true"
+    assert int(props["mappedFileSizeTimerLog"]) == 16 * 1024 * 1024
+    assert "metricsExporterType" not in props
+
+
+def test_with_the_proxy_the_brokers_export_their_metrics_on_loopback(tmp_path: Path) -> None:
+    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    props = broker_properties(config, "broker-b")
+    assert (props["metricsExporterType"], props["metricsPromExporterHost"]) == ("PROM", "127.0.0.1")
+    assert props["metricsPromExporterPort"] == "5558"
+
+
+def test_the_proxy_runs_in_cluster_mode_in_front_of_the_sandbox(tmp_path: Path) -> None:
+    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    conf = proxy_config(config)
+    assert conf["proxyMode"] == "cluster"
+    assert conf["rocketMQClusterName"] == config.cluster_name
+    assert conf["namesrvAddr"] == "127.0.0.1:9876"
+    assert (conf["remotingListenPort"], conf["grpcServerPort"]) == (8080, 8081)
+    cluster = SandboxCluster(
+        Distribution(tmp_path / "rmq"), Path("/jdk/java"), config, Distribution(tmp_path / "px")
+    )
+    assert (cluster.proxy_addr, cluster.proxy_grpc_addr) == ("127.0.0.1:8080", "127.0.0.1:8081")
+    spec = cluster._launch_spec("proxy")
+    argv = list(spec.argv)
+    assert argv[argv.index("-cp") + 1] == f"{tmp_path / 'px'}/lib/*"
+    assert argv[argv.index(PROXY_MAIN) + 1 :][:4] == [
+        "-pc",
+        str(tmp_path / "proxy" / "rmq-proxy.json"),
+        "-pm",
+        "cluster",
+    ]
+    assert json.loads((tmp_path / "proxy" / "rmq-proxy.json").read_text()) == conf
+
+
+def test_the_pop_and_grpc_consumers_command_lines(tmp_path: Path) -> None:
+    pop = ConsumerSpec(GROUP_POP, GROUP_POP, (TOPIC_CLICKS,), pop=True, hold=True)
+    args = pop.program_args("127.0.0.1:9876", tmp_path)
+    assert args[args.index("--pop") + 1] == "true"
+    assert args[args.index("--hold") + 1] == "true"
+    assert ConsumerSpec.main_class == "SandboxConsumer"
+    grpc = GrpcConsumerSpec(GROUP_GRPC, GROUP_GRPC, TOPIC_CLICKS, "127.0.0.1:8081", hold=9)
+    assert grpc.main_class == "GrpcConsumer"
+    assert grpc.program_args("ignored", tmp_path) == [
+        "--proxy", "127.0.0.1:8081", "--group", GROUP_GRPC, "--topic", TOPIC_CLICKS, "--hold", "9",
+    ]  # fmt: skip
+    # Uneven, as production is: 10, 14 on broker-a; 12, 16 on broker-b.
+    assert [CLICKS.messages_in(b, q) for b in (0, 1) for q in (0, 1)] == [10, 14, 12, 16]
