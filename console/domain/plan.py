@@ -265,12 +265,19 @@ def choose_reset_path(
     consumers_online: int,
     broadcasting: bool,
     per_queue: bool,
+    pop: bool = False,
 ) -> ResetPath:
     """Which way an apply would move the offsets of one group, and why (protocol §4.3, §4.4).
 
     `per_queue` is true when targets are not "every queue of a topic to one timestamp" (explicit
     offsets, shifts, copies, or a scope limited to some queues): the legacy client push can only
     carry a timestamp, so those need the server-side path or a direct write.
+
+    `pop`: its consumers pop (RocketMQ 5). Only the broker's own reset moves a POP group whose
+    consumers are online: the proxy drops a client push for its gRPC clients, a remoting client
+    resets only the queues it pulls, and their next pop writes over a direct write. The
+    broker's reset clears its count of what was popped; what was popped and not acked comes
+    back all the same (its checkpoints stay in the revive topic).
     """
     if broadcasting:
         return ResetPath(
@@ -292,12 +299,27 @@ def choose_reset_path(
         )
     if not legacy:
         online = f"; the {consumers_online} online consumer(s) pick it up on their next pull"
+        popped = (
+            "; they pop: messages already popped and not acked still come back (their "
+            "checkpoints are not cleared by a reset)"
+        )
         return ResetPath(
             ResetPathKind.SERVER_SIDE,
             f"every broker ({names}) runs 5.1+ with useServerSideResetOffset=true: the broker "
-            "moves the offsets itself" + (online if consumers_online else ""),
+            "moves the offsets itself"
+            + (online if consumers_online else "")
+            + (popped if pop and consumers_online else ""),
         )
     why = "; ".join(_legacy_reason(b) for b in legacy)
+    if pop and consumers_online:
+        return ResetPath(
+            ResetPathKind.OFFLINE_UPDATE,
+            f"{why}; its {consumers_online} online consumer(s) pop: a client push does not "
+            "reach them (the proxy drops it for gRPC clients, a remoting client resets only "
+            "the queues it pulls) and their next pop writes over a direct write",
+            blocker=f"stop the {consumers_online} consumer(s) and apply offline, or turn on "
+            "server-side reset on these brokers (useServerSideResetOffset=true, 5.1+)",
+        )
     if consumers_online and not per_queue:
         return ResetPath(
             ResetPathKind.CLIENT_PUSH,

@@ -38,10 +38,10 @@ from console.domain.plan import ResetPathKind
 from console.rocketmq.errors import RocketMQError
 from console.services.apply_check import (
     ApplyCheck,
+    Consumers,
     GroupWrites,
     QueueWrite,
-    consumers_online,
-    online_clients,
+    consumers_of,
 )
 from console.services.apply_session import ApplyProgress
 from console.services.client_file_writer import rewrite_store_file
@@ -283,17 +283,27 @@ class _Run:
 
     async def _write_offline(self, group: str, writes: Iterable[QueueWrite]) -> str | None:
         # Consumers may have started since the check: their next commit would undo ours.
-        brokers = await self.applier.reader.brokers()
-        online, error = await consumers_online(self.applier.reader, group, brokers)
-        if error is not None:
-            return f"group {group}: could not tell who is online right before writing: {error}"
-        if online:
+        writes = list(writes)
+        who = await self._consumers(group, writes)
+        if who.unknown is not None:
             return (
-                f"group {group}: {online} consumer(s) came online since the check; a direct "
+                f"group {group}: could not tell who is online right before writing: {who.unknown}"
+            )
+        if who.online:
+            return (
+                f"group {group}: {who.online} consumer(s) came online since the check; a direct "
                 "write would be overwritten by their next commit: stop them, or plan again"
             )
         await self._write(writes, WriteMethod.COMMIT, online=False)
         return None
+
+    async def _consumers(self, group: str, writes: Iterable[QueueWrite]) -> Consumers:
+        """Who consumes `group` now, asked as the check asked (console/services/apply_check)."""
+        listed = list(writes)
+        brokers = {w.row.broker: w.broker_addr for w in listed}
+        proxies = self.applier.access.cluster.proxies
+        topics = {w.row.topic for w in listed}
+        return await consumers_of(self.applier.reader, group, brokers, proxies, topics)
 
     async def _write(
         self, writes: Iterable[QueueWrite], method: WriteMethod, *, online: bool
@@ -381,11 +391,10 @@ class _Run:
         what the file holds afterwards, read back from disk, is each queue's verdict."""
         file, client = Path(g.path.file or ""), g.path.client_id
         # The client may have started since the check: it would write its offsets over ours.
-        brokers = await self.applier.reader.brokers()
-        running, error = await online_clients(self.applier.reader, g.group, brokers)
-        if error is not None:
-            return f"group {g.group}: could not tell whether client {client} runs: {error}"
-        if client in running:
+        who = await self._consumers(g.group, g.writes)
+        if who.unknown is not None:
+            return f"group {g.group}: could not tell whether client {client} runs: {who.unknown}"
+        if client in who.clients:
             return f"group {g.group}: client {client} started since the check: stop it first"
         targets = {(w.row.topic, w.row.broker, w.row.queue_id): w.target for w in g.writes}
         try:

@@ -30,8 +30,7 @@ from console.domain.plan import (
     client_file_path,
 )
 from console.domain.spec import StrategyKind
-from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError, RocketMQError
+from console.rocketmq.errors import RocketMQError
 from console.services.broker_facts import broker_facts
 from console.services.client_offsets import read_store_file
 from console.services.cluster import ClusterReader
@@ -74,6 +73,8 @@ class GroupWrites:
     #: For the client-push path: the one timestamp every queue of a topic goes to.
     push_timestamp: int | None
     writes: tuple[QueueWrite, ...]
+    #: Its consumers pop (RocketMQ 5): what they popped and did not ack comes back anyway.
+    pop: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +139,10 @@ def seen_of(
     return facts
 
 
-async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
+async def check_apply(
+    reader: ClusterReader, plan: LoadedPlan, proxies: Sequence[str] = ()
+) -> ApplyCheck:
+    """The plan read against the cluster (`proxies`: where its gRPC clients are listed)."""
     admin = reader.admin
     changed = plan.changed
     brokers = await reader.brokers()
@@ -155,26 +159,29 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
 
     # Who is online and how each group would be moved decide which queues the write moves.
     paths: dict[str, tuple[ResetPath, int, frozenset[str] | None]] = {}
+    pops: dict[str, bool] = {}
     for group in sorted({r.group for r in rows}):
         mine = [r for r in rows if r.group == group]
         asked = {r.broker: brokers[r.broker] for r in mine}
-        clients, online_error = await online_clients(reader, group, asked)
-        if online_error is not None:
-            blockers.append(f"group {group}: could not tell who is online: {online_error}")
+        who = await consumers_of(reader, group, asked, proxies, {r.topic for r in mine})
+        if who.unknown is not None:
+            blockers.append(f"group {group}: could not tell who is online: {who.unknown}")
+        pops[group] = who.pop
         if group in files:
             planned = files[group]
-            running = None if online_error else planned.client_id in clients
+            running = None if who.unknown else planned.client_id in who.clients
             path = client_file_path(planned.file or "", planned.client_id or "", running=running)
             # The other clients keep their own offsets: only this one's file moves.
-            paths[group] = (path, 0, None if online_error else clients)
+            paths[group] = (path, 0, None if who.unknown else who.clients)
             continue
         path = choose_reset_path(
             [facts[b] for b in sorted(asked)],
-            consumers_online=len(clients),
+            consumers_online=who.online,
             broadcasting=_broadcasting(plan, group),
             per_queue=push_ts is None,
+            pop=who.pop,
         )
-        paths[group] = (path, len(clients), clients)
+        paths[group] = (path, who.online, who.clients)
     for group, (path, _, _) in paths.items():
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
@@ -243,6 +250,7 @@ async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
                 online,
                 push_ts if path.kind is ResetPathKind.CLIENT_PUSH else None,
                 writes,
+                pops.get(group, False),
             )
         )
     return ApplyCheck(plan, tuple(groups), tuple(drift), raised, tuple(blockers))
@@ -298,36 +306,53 @@ def _broadcasting(plan: LoadedPlan, group: str) -> bool:
     return path is not None and path.kind is ResetPathKind.NONE and "broadcasting" in path.reason
 
 
-async def consumers_online(
-    reader: ClusterReader, group: str, brokers: Mapping[str, str]
-) -> tuple[int, str | None]:
-    """How many consumers of `group` are online; the error when it cannot be told."""
-    clients, error = await online_clients(reader, group, brokers)
-    return len(clients), error
+@dataclass(frozen=True, slots=True)
+class Consumers:
+    """Who consumes a group right now, and how."""
+
+    clients: frozenset[str]
+    #: It pops (RocketMQ 5): its gRPC clients through a proxy always do, and remoting clients
+    #: do where a broker hands them the group's topic in POP mode.
+    pop: bool
+    #: Why who consumes it is unknown: no client was named and a broker or proxy that might
+    #: list one did not answer (None: known).
+    unknown: str | None
+
+    @property
+    def online(self) -> int:
+        return len(self.clients)
 
 
-async def online_clients(
-    reader: ClusterReader, group: str, brokers: Mapping[str, str]
-) -> tuple[frozenset[str], str | None]:
-    """The client ids of `group` online, asked of every broker in `brokers` (those hosting the
-    group's queues: a client heartbeats only the brokers of the topics it uses, so one broker's
-    "not online" says nothing of the others). Any broker naming a client means online; when
-    none names one and some broker could not be asked, who is online is unknown: the error."""
-    answers = await _each(
-        sorted(brokers), lambda name: reader.admin.consumer_connections(brokers[name], group)
-    )
-    clients: set[str] = set()
-    errors: list[str] = []
-    for name, answer in answers.items():
-        if isinstance(answer, BrokerError) and answer.code == ResponseCode.CONSUMER_NOT_ONLINE:
-            continue  # this broker knows no client of the group
+async def consumers_of(
+    reader: ClusterReader,
+    group: str,
+    brokers: Mapping[str, str],
+    proxies: Sequence[str] = (),
+    topics: Iterable[str] = (),
+) -> Consumers:
+    """Who consumes `group`, asked of every broker in `brokers` (those holding the group's
+    queues: a client heartbeats only the brokers of the topics it uses, so one broker's "not
+    online" says nothing of the others) and of every proxy (the brokers list no gRPC client).
+    Any one naming a client means online."""
+    from console.services.group_clients import POP_MODE, read_clients
+
+    admin = reader.admin
+    wanted = set(topics)
+    modes = await _each(sorted(brokers.values()), admin.message_request_modes)
+    pops: bool | None = False
+    for answer in modes.values():
         if isinstance(answer, RocketMQError):
-            errors.append(f"{name}: {answer}")
-        else:
-            clients.update(c.client_id for c in answer.clients)
-    if clients or not errors:
-        return frozenset(clients), None if brokers else "no broker to ask"
-    return frozenset(), "; ".join(errors)
+            pops = None if pops is False else pops
+        elif any(answer.get((t, group)) == POP_MODE for t in wanted):
+            pops = True
+    read = await read_clients(admin, group, brokers, proxies, every_broker=True, pop_topics=pops)
+    clients = frozenset(c.client_id for c in read.clients)
+    unknown = None
+    if not brokers and not proxies:
+        unknown = "no broker to ask"
+    elif not clients and read.gaps:
+        unknown = "; ".join(g.line() for g in read.gaps)
+    return Consumers(clients, read.consumption.pop, unknown)
 
 
 async def _each(

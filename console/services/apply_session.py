@@ -221,7 +221,7 @@ class ApplyPlan:
         from console.services.apply_check import check_apply
 
         assert self.plan is not None, "prepared first"
-        return await check_apply(access.reader, self.plan)
+        return await check_apply(access.reader, self.plan, access.cluster.proxies)
 
     async def write(
         self,
@@ -291,7 +291,8 @@ class UndoApply:
 
         assert self.plan is not None, "prepared first"
         assert self.undone is not None
-        return UndoCheck(self.undone, self.notes, await check_apply(access.reader, self.plan))
+        check = await check_apply(access.reader, self.plan, access.cluster.proxies)
+        return UndoCheck(self.undone, self.notes, check)
 
     async def write(
         self,
@@ -337,7 +338,7 @@ class ResumeApply:
         from console.services.resume_check import check_resume
 
         assert self.journal is not None, "prepared first"
-        return await check_resume(access.reader, self.journal)
+        return await check_resume(access.reader, self.journal, access.cluster.proxies)
 
     async def write(
         self,

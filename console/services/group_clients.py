@@ -115,6 +115,10 @@ async def read_clients(
                 errors[name] = r
             else:
                 raise r
+        if not any(a.clients for a in answers.values()):
+            # Clients heartbeat only the brokers of their topics: one that did not answer may
+            # be the one that lists them.
+            gaps.extend(gap(Part.CLIENTS, group, e, broker=n) for n, e in errors.items())
     else:
         for name, addr in brokers.items():
             try:
@@ -122,9 +126,9 @@ async def read_clients(
                 break
             except RocketMQError as exc:
                 errors[name] = exc
-    if not answers and errors:
-        name, error = list(errors.items())[-1]
-        gaps.append(gap(Part.CLIENTS, group, error, broker=name))
+        if not answers and errors:
+            name, error = list(errors.items())[-1]
+            gaps.append(gap(Part.CLIENTS, group, error, broker=name))
 
     proxied: dict[str, ConsumerConnection] = {}
     results = await asyncio.gather(

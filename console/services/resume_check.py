@@ -18,13 +18,14 @@ again. It writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from console.domain.drift import Reclamped, holds, key_text, proves, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
 from console.domain.plan import PlanRow, ResetPathKind, choose_reset_path
 from console.rocketmq.errors import RocketMQError
-from console.services.apply_check import GroupWrites, QueueWrite, consumers_online, seen_of
+from console.services.apply_check import GroupWrites, QueueWrite, consumers_of, seen_of
 from console.services.broker_facts import broker_facts
 from console.services.cluster import ClusterReader
 from console.services.fanout import gather_answers
@@ -90,7 +91,9 @@ class ResumeCheck:
         return facts
 
 
-async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
+async def check_resume(
+    reader: ClusterReader, journal: Journal, proxies: Sequence[str] = ()
+) -> ResumeCheck:
     admin = reader.admin
     left = journal.unfinished
     brokers = await reader.brokers()
@@ -145,14 +148,16 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     for group in sorted({q.group for q, _ in readable}):
         mine = [(q, v) for q, v in readable if q.group == group]
         asked = {q.broker: brokers[q.broker] for q, _ in mine}
-        online, online_error = await consumers_online(reader, group, asked)
-        if online_error is not None:
-            blockers.append(f"group {group}: could not tell who is online: {online_error}")
+        who = await consumers_of(reader, group, asked, proxies, {q.topic for q, _ in mine})
+        if who.unknown is not None:
+            blockers.append(f"group {group}: could not tell who is online: {who.unknown}")
+        online = who.online
         path = choose_reset_path(
             [facts[b] for b in sorted({q.broker for q, _ in mine})],
             consumers_online=online,
             broadcasting=False,
             per_queue=True,  # what is left is a set of queues, each with its own target
+            pop=who.pop,
         )
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
@@ -180,7 +185,7 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
             QueueWrite(by_key[row_key(r)], brokers[q.broker], q.before) for q, r in to_write
         )
         if writes:
-            groups.append(GroupWrites(group, path, None, online, None, writes))
+            groups.append(GroupWrites(group, path, None, online, None, writes, who.pop))
     return ResumeCheck(
         journal,
         tuple(groups),

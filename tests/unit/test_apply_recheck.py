@@ -13,8 +13,6 @@ from types import SimpleNamespace
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
 from console.domain.spec import ResetSpec, Scope, ShiftBy
-from console.rocketmq.codes import ResponseCode
-from console.rocketmq.errors import BrokerError
 from console.rocketmq.models import ClientConnection, ConsumerConnection
 from console.services.apply import Applier
 from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
@@ -35,14 +33,16 @@ class LateConsumerAdmin:
         self.commits: list[tuple[str, int, int]] = []
 
     async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
-        if not self.online:
-            code = ResponseCode.CONSUMER_NOT_ONLINE
-            raise BrokerError(addr, GET_CONSUMER_CONNECTION_LIST, code, "not online")
+        if not self.online:  # as the admin client gives the broker's CONSUMER_NOT_ONLINE
+            return ConsumerConnection([], None, None, None)
         clients = [
             ClientConnection(f"10.0.0.9@{i}", "10.0.0.9:5000", "JAVA", 453)
             for i in range(self.online)
         ]
         return ConsumerConnection(clients, "CONSUME_PASSIVELY", "CLUSTERING", None)
+
+    async def message_request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+        return {}  # a 4.9 broker's answer: no group set to POP
 
     async def cluster_info(self) -> SimpleNamespace:
         return SimpleNamespace()

@@ -492,7 +492,8 @@ def test_a_journal_with_any_field_changed_loads_or_names_the_file(data: st.DataO
     key = data.draw(st.sampled_from(sorted(doc)))
     doc[key] = data.draw(JSON_VALUES)
     if data.draw(st.booleans()):
-        queue = doc["queues"][0] if isinstance(doc.get("queues"), list) else {}
+        queues = doc.get("queues")
+        queue = queues[0] if isinstance(queues, list) and queues else {}
         if isinstance(queue, dict) and queue:
             queue[data.draw(st.sampled_from(sorted(queue)))] = data.draw(JSON_VALUES)
     try:

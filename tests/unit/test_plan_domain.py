@@ -61,6 +61,29 @@ def test_reset_path(
     assert (path.blocker is not None) == blocked
 
 
+def test_a_pop_group_online_is_reset_by_its_brokers_or_not_at_all() -> None:
+    """Only the broker's own reset moves a POP group with consumers online (RocketMQ 5): a
+    client push does not reach them and their next pop writes over a direct write."""
+    served = choose_reset_path(
+        [NEW], consumers_online=2, broadcasting=False, per_queue=False, pop=True
+    )
+    assert served.kind is ResetPathKind.SERVER_SIDE
+    assert served.blocker is None
+    assert "popped and not acked still come back" in served.reason
+    refused = choose_reset_path(
+        [NEW_OFF], consumers_online=2, broadcasting=False, per_queue=False, pop=True
+    )
+    assert refused.kind is ResetPathKind.OFFLINE_UPDATE
+    assert refused.blocker is not None
+    assert "useServerSideResetOffset=true" in refused.blocker
+    assert "client push does not reach them" in refused.reason
+    # Nobody online: nothing pops, a direct write stays.
+    offline = choose_reset_path(
+        [NEW_OFF], consumers_online=0, broadcasting=False, per_queue=False, pop=True
+    )
+    assert (offline.kind, offline.blocker) == (ResetPathKind.OFFLINE_UPDATE, None)
+
+
 def test_broadcasting_has_no_broker_side_path() -> None:
     path = choose_reset_path([NEW], consumers_online=2, broadcasting=True, per_queue=False)
     assert path.kind is ResetPathKind.NONE
