@@ -84,10 +84,12 @@ def read_parquet_schema(uri: str) -> pa.Schema:
 
 
 def _without(message: str, location: str) -> str:
-    """pyarrow's message without the location it repeats (the BadFile names it first)."""
+    """pyarrow's message without the location it repeats (the BadFile names it first), on one
+    line of printable text (it may quote the file's own bytes)."""
     for form in (f" '{location}'", f": {location}", f" {location}"):
         message = message.replace(form, "")
-    return message
+    printable = "".join(c if c.isprintable() else " " for c in message)
+    return " ".join(printable.split())
 
 
 def write_text(uri: str, text: str) -> None:
