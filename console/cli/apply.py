@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,19 +184,24 @@ def write_in_terminal_result(
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         # ctrl-c while writing: no more writes go out; what was sent is read back and recorded.
-        loop.add_signal_handler(signal.SIGINT, stop.set)
+        # Signals reach the main thread only: run from another one (a test, a program that
+        # embeds the CLI), the command has no ctrl-c of its own.
+        catches = threading.current_thread() is threading.main_thread()
+        if catches:
+            loop.add_signal_handler(signal.SIGINT, stop.set)
         try:
             return await run_session(
                 target.cluster, target.config, intent, terminal.confirm, events, stop
             )
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            if catches:
+                loop.remove_signal_handler(signal.SIGINT)
 
     with _narration(args):
         result = asyncio.run(go())
-    j = result.journal
-    if not result.written and j is not None:
-        print(f"{j.kind} {j.apply_id}: every queue is verified; nothing to write")
+        j = result.journal
+        if not result.written and j is not None:
+            print(f"{j.kind} {j.apply_id}: {_nothing_left(j)}")
     if result.journal is not None and result.journal_path is not None:
         if args.json:
             dump_json(result.journal.to_json())
@@ -394,6 +400,18 @@ def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
     commands = mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
     lines += [f"  {line}" for line in with_tls(commands, target.cluster.tls)]
     return lines
+
+
+def _nothing_left(j: Journal) -> str:
+    """Why a resume of `j` writes nothing: every queue is done, verified or not."""
+    past = j.count(QueueState.PAST_TARGET)
+    if not past:
+        return "every queue is verified; nothing to write"
+    return (
+        f"nothing to write: {j.count(QueueState.VERIFIED)} verified, {past} past the target, "
+        "the reset not seen (not verified, and left as they are: writing the target again "
+        "would move the group back)"
+    )
 
 
 def _ask(prompt: str) -> str:
