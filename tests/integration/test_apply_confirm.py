@@ -22,7 +22,6 @@ import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -34,7 +33,7 @@ from console.services.apply_session import ApplyPlan, ApplySession, Confirmation
 from console.services.cluster import ClusterReader
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
-from tests.integration.faults import broker_answers
+from tests.integration.faults import FreezeOnWrite, FreezingAdmin, broker_answers
 from tests.integration.test_apply import committed, new_group, shift_plan
 from tests.integration.test_apply_killed import EXE, _own_terminal, console_env, read_until
 from tests.support.writes import write_access
@@ -131,34 +130,6 @@ def test_a_queue_moved_while_the_prompt_waits_is_refused_and_nothing_is_written(
     assert not (ws / "audit.log").exists()
 
 
-class FreezesOnWrite:
-    """The session's admin client, passing everything on, that stops a broker's process
-    (SIGSTOP) right before the first offset write addressed to it: the broker answered the
-    check and the re-check, then stops answering as its writes begin (a GC pause, a partition).
-    The write is still sent; a broker started again takes it in."""
-
-    def __init__(self, admin: AdminClient, addr: str, pid: int) -> None:
-        self._admin = admin
-        self.addr, self.pid = addr, pid
-        self.frozen = False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._admin, name)
-
-    def _freeze(self, addr: str) -> None:
-        if addr == self.addr and not self.frozen:
-            os.kill(self.pid, signal.SIGSTOP)
-            self.frozen = True
-
-    async def reset_offset(self, addr: str, *args: Any, **kwargs: Any) -> Any:
-        self._freeze(addr)
-        return await self._admin.reset_offset(addr, *args, **kwargs)
-
-    async def update_consumer_offset(self, addr: str, *args: Any, **kwargs: Any) -> Any:
-        self._freeze(addr)
-        return await self._admin.update_consumer_offset(addr, *args, **kwargs)
-
-
 async def test_resume_writes_only_when_confirmed(
     sandbox: Sandbox, admin: AdminClient, plan_runner: SparkRunner, tmp_path: Path
 ) -> None:
@@ -171,19 +142,21 @@ async def test_resume_writes_only_when_confirmed(
     async def typed(check: WriteCheck) -> Confirmation:
         return Confirmation((group,))
 
+    # broker-b answers the check and the re-check, then stops answering as its writes begin.
+    freeze = FreezeOnWrite(pid, addr)
     async with sandbox.admin(timeout=QUICK_TIMEOUT_S) as quick:
-        freezing = FreezesOnWrite(quick, addr, pid)
+        freezing = FreezingAdmin(quick, freeze)
         access = write_access(ClusterReader(freezing, sandbox.cluster_name), ws, "sandbox")
         try:
             cut = await ApplySession(access, ApplyPlan(plan.header.plan_id)).run(typed)
         finally:
-            if freezing.frozen:
+            if freeze.frozen:
                 os.kill(pid, signal.SIGCONT)
     deadline = time.monotonic() + 120
     while not await broker_answers(sandbox.namesrv_addr, HUNG, addr):
         assert time.monotonic() < deadline, f"{HUNG} did not answer again within 120 s"
         await asyncio.sleep(0.5)
-    assert freezing.frozen, "no write went to broker-b"
+    assert freeze.frozen, "no write went to broker-b"
     assert cut.journal is not None, cut.refused
     assert cut.exit_code == 1
     states = {(q.broker, q.queue_id): q.state for q in cut.journal.queues}

@@ -115,6 +115,7 @@ def wait_for_broker_a(ws: Path) -> dict[str, Any]:
 
 
 EXE = str(Path(sys.executable).with_name("rmq-console"))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
@@ -129,17 +130,22 @@ def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
 
 
 def at_the_prompt(
-    plan_dir: str, group: str, env: dict[str, str]
+    plan_dir: str, group: str, env: dict[str, str], frozen: tuple[int, str]
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """`apply` at a terminal (the operator's): the cluster read again, the summary shown, and
-    the group name asked for; returns the process and the terminal's other end."""
+    """`apply` at a terminal (the operator's): the cluster read, the summary shown, and the
+    group name asked for; returns the process and the terminal's other end. Once confirmed,
+    the cluster is read again, and the broker `frozen` (its pid and address) stops (SIGSTOP)
+    right before the first write addressed to it (tests/integration/frozen_console.py)."""
+    pid, addr = frozen
     leader, follower = pty.openpty()
     console = subprocess.Popen(
-        [EXE, "apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
+        [sys.executable, "-m", "tests.integration.frozen_console", str(pid), addr]
+        + ["apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
         stdin=follower,
         stdout=follower,
         stderr=follower,
-        env=env,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
         close_fds=True,
         preexec_fn=_own_terminal,
     )
@@ -174,9 +180,9 @@ def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
     time.sleep(FLUSHED_AFTER_S)  # broker-b has its before-image on disk when it is killed
     env = console_env(sandbox, tmp_path, ws)
     pid = sandbox.pids()[DOWN]
-    console, leader = at_the_prompt(plan_dir, group, env)
+    # broker-b freezes as the writes begin, before a single write reaches it.
+    console, leader = at_the_prompt(plan_dir, group, env, (pid, sandbox.broker_addrs[DOWN]))
     try:
-        os.kill(pid, signal.SIGSTOP)  # broker-b freezes before a single write reaches it
         os.write(leader, f"{group}\n".encode())
         journal = wait_for_broker_a(ws)
         console.kill()  # -9, mid-apply
@@ -251,9 +257,8 @@ def test_ctrl_c_mid_apply_stops_the_writes_and_says_where(
     plan_dir = asyncio.run(plan(sandbox, plan_runner, ws, topic, group))
     env = console_env(sandbox, tmp_path, ws)
     pid = sandbox.pids()[DOWN]
-    console, leader = at_the_prompt(plan_dir, group, env)
+    console, leader = at_the_prompt(plan_dir, group, env, (pid, sandbox.broker_addrs[DOWN]))
     try:
-        os.kill(pid, signal.SIGSTOP)
         os.write(leader, f"{group}\n".encode())
         wait_for_broker_a(ws)
         os.write(leader, b"\x03")  # ctrl-c, typed at its terminal
