@@ -53,7 +53,6 @@ COST_S = {
     "test_client_local_and_future.py": 45,
     "test_ui_broker_down.py": 45,
     "test_lag_history.py": 40,
-    "test_apply_confirm.py": 40,
     "test_boundary_messages.py": 40,
     "test_cli_exit_codes.py": 40,
     "test_ui_preview.py": 35,
@@ -63,6 +62,7 @@ COST_S = {
     "test_plan_timestamp.py": 25,
     "test_walkthrough_cli.py": 20,
     "test_ui_tmux.py": 20,
+    "test_apply_confirm.py": 15,
 }
 DEFAULT_S = 15
 
