@@ -343,6 +343,7 @@ async def test_a_latest_push_journals_verifies_and_undoes_every_queue_it_moves(
         code = await asyncio.to_thread(main, [*apply, "--json"])
         out, err = capfd.readouterr()
         assert code == 0, err
+        assert f"reset path for {group} (1 consumer(s) online): client push - " in err
         assert "the client push also moves 1 queue(s) the plan leaves unchanged" in err
         shown = json.loads(out)
         queues = {q["queue_id"]: q for q in shown["queues"]}
