@@ -42,10 +42,12 @@ COST_S = {
     "test_acl.py": 30,
     "test_walkthroughs_ui.py": 150,
     "test_apply.py": 110,
+    "test_apply_client_push.py": 105,
     "test_partial_reads.py": 100,
     "test_broadcast_offsets.py": 90,
     "test_apply_killed.py": 80,
     "test_ui_apply.py": 60,
+    "test_apply_online.py": 60,
     "test_walkthroughs_tmux.py": 55,
     "test_poison_skip.py": 50,
     "test_client_local_and_future.py": 45,
@@ -53,8 +55,6 @@ COST_S = {
     "test_lag_history.py": 40,
     "test_boundary_messages.py": 40,
     "test_cli_exit_codes.py": 40,
-    "test_apply_online.py": 35,
-    "test_apply_client_push.py": 50,
     "test_ui_preview.py": 35,
     "test_plan_cli.py": 30,
     "test_sandbox.py": 30,
@@ -62,6 +62,7 @@ COST_S = {
     "test_plan_timestamp.py": 25,
     "test_walkthrough_cli.py": 20,
     "test_ui_tmux.py": 20,
+    "test_apply_confirm.py": 15,
 }
 DEFAULT_S = 15
 

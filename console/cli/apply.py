@@ -191,9 +191,9 @@ def write_in_terminal_result(
 
     with _narration(args):
         result = asyncio.run(go())
-    j = result.journal
-    if not result.written and j is not None:
-        print(f"{j.kind} {j.apply_id}: every queue is verified; nothing to write")
+        j = result.journal
+        if not result.written and j is not None:
+            print(f"{j.kind} {j.apply_id}: {_nothing_left(j)}")
     if result.journal is not None and result.journal_path is not None:
         if args.json:
             dump_json(result.journal.to_json())
@@ -411,6 +411,18 @@ def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
     commands = mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
     lines += [f"  {line}" for line in with_tls(commands, target.cluster.tls)]
     return lines
+
+
+def _nothing_left(j: Journal) -> str:
+    """Why a resume of `j` writes nothing: every queue is done, verified or not."""
+    past = j.count(QueueState.PAST_TARGET)
+    if not past:
+        return "every queue is verified; nothing to write"
+    return (
+        f"nothing to write: {j.count(QueueState.VERIFIED)} verified, {past} past the target, "
+        "the reset not seen (not verified, and left as they are: writing the target again "
+        "would move the group back)"
+    )
 
 
 def _ask(prompt: str) -> str:

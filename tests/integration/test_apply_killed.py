@@ -1,11 +1,8 @@
 """An apply of a many-queue plan cut off the hard way: the operator confirms at the terminal,
-the session reads the cluster again and writes its journal, and the console is frozen there
-and killed with -9 (whatever it had sent by then is all it wrote). The journal names every
-queue applied and not; the next start offers to resume,
-`history` shows the apply interrupted, and `resume` finishes it: every queue at its target,
-none written twice. A broker that freezes while the prompt waits is met by the session's
-re-check after the confirmation: nothing is written. ctrl-c while broker-b's writes hang stops
-the writes and says where."""
+broker-b freezes as the writes begin, the console is killed with -9 while broker-a's queues are
+verified and broker-b's hang, then broker-b is killed and started again. The journal names
+every queue applied and not; the next start offers to resume, `history` shows the apply
+interrupted, and `resume` finishes it: every queue at its target, none written twice."""
 
 from __future__ import annotations
 
@@ -35,12 +32,15 @@ from console.services.offset_writer import OffsetWrite, OffsetWriter
 from console.services.planning import Planner
 from console.services.spark_runner import SparkRunner
 from console.services.workspace import Workspace
+from tests.integration.faults import broker_answers
 
 QUEUES = 64  # per broker
 MESSAGES = 6  # per queue; the group stands at 5, the plan moves it to 2
 DOWN = "broker-b"
 #: Long enough that broker-b's writes are still waiting when the console is killed.
 HUNG_TIMEOUT_S = 60
+#: The broker writes its consumer offsets to disk every 5 s: a broker killed sooner forgets.
+FLUSHED_AFTER_S = 6
 
 
 async def seed(sandbox: Sandbox) -> tuple[str, str, dict[tuple[str, int], int]]:
@@ -115,6 +115,7 @@ def wait_for_broker_a(ws: Path) -> dict[str, Any]:
 
 
 EXE = str(Path(sys.executable).with_name("rmq-console"))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
@@ -129,17 +130,22 @@ def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
 
 
 def at_the_prompt(
-    plan_dir: str, group: str, env: dict[str, str]
+    plan_dir: str, group: str, env: dict[str, str], frozen: tuple[int, str]
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """`apply` at a terminal (the operator's): the cluster read again, the summary shown, and
-    the group name asked for; returns the process and the terminal's other end."""
+    """`apply` at a terminal (the operator's): the cluster read, the summary shown, and the
+    group name asked for; returns the process and the terminal's other end. Once confirmed,
+    the cluster is read again, and the broker `frozen` (its pid and address) stops (SIGSTOP)
+    right before the first write addressed to it (tests/integration/frozen_console.py)."""
+    pid, addr = frozen
     leader, follower = pty.openpty()
     console = subprocess.Popen(
-        [EXE, "apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
+        [sys.executable, "-m", "tests.integration.frozen_console", str(pid), addr]
+        + ["apply", plan_dir, "--timeout", str(HUNG_TIMEOUT_S)],
         stdin=follower,
         stdout=follower,
         stderr=follower,
-        env=env,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
         close_fds=True,
         preexec_fn=_own_terminal,
     )
@@ -165,52 +171,56 @@ def journal_of(ws: Path) -> dict[str, Any] | None:
         return None  # caught between its write and its rename
 
 
-def at_the_journal(console: subprocess.Popen[bytes], ws: Path, timeout: float = 120) -> None:
-    """Freeze the console the moment its journal is on disk: the session has read the cluster
-    again, and its first writes are about to go (or going)."""
-    deadline = time.monotonic() + timeout
-    journal_dir = ws / "journal"
-    while not (journal_dir.is_dir() and any(journal_dir.iterdir())):
-        assert console.poll() is None, "the console ended before it wrote its journal"
-        assert time.monotonic() < deadline, "no journal"
-        time.sleep(0.001)
-    console.send_signal(signal.SIGSTOP)
-
-
-def test_a_console_killed_mid_apply_is_resumed_without_loss_or_repeat(
+def test_a_console_and_a_broker_killed_mid_apply_resume_without_loss_or_repeat(
     sandbox: Sandbox, plan_runner: SparkRunner, tmp_path: Path
 ) -> None:
     ws = tmp_path / "ws"
     topic, group, before = asyncio.run(seed(sandbox))
     plan_dir = asyncio.run(plan(sandbox, plan_runner, ws, topic, group))
+    time.sleep(FLUSHED_AFTER_S)  # broker-b has its before-image on disk when it is killed
     env = console_env(sandbox, tmp_path, ws)
-    console, leader = at_the_prompt(plan_dir, group, env)
+    pid = sandbox.pids()[DOWN]
+    # broker-b freezes as the writes begin, before a single write reaches it.
+    console, leader = at_the_prompt(plan_dir, group, env, (pid, sandbox.broker_addrs[DOWN]))
     try:
         os.write(leader, f"{group}\n".encode())
-        at_the_journal(console, ws)
+        journal = wait_for_broker_a(ws)
         console.kill()  # -9, mid-apply
         console.wait(10)
-        journal = journal_of(ws)
+        os.kill(pid, signal.SIGKILL)  # and broker-b dies without a clean shutdown
+        gone = time.monotonic() + 10
+        while DOWN in sandbox.pids():
+            assert time.monotonic() < gone, f"{DOWN} outlived SIGKILL"
+            time.sleep(0.05)
     finally:
         os.close(leader)
         if console.poll() is None:
             console.kill()
+        if DOWN in sandbox.pids():
+            os.kill(pid, signal.SIGCONT)  # the test failed before the kill: let it run on
+        asyncio.run(sandbox.start_broker(DOWN))  # whatever happened, the others need it back
+        deadline = time.monotonic() + 120
+        addr = sandbox.broker_addrs[DOWN]
+        while not asyncio.run(broker_answers(sandbox.namesrv_addr, DOWN, addr)):
+            assert time.monotonic() < deadline, f"{DOWN} did not answer again within 120 s"
+            time.sleep(0.5)
 
-    # What the dead console left: a journal of every queue, still running, whatever it wrote.
+    # What the dead console left: broker-a's queues verified, broker-b's not written.
     assert journal is not None
     apply_id = str(journal["apply_id"])
-    assert journal["status"] == "running"
-    assert len(journal["queues"]) == len(before)
+    queues = journal["queues"]
+    assert isinstance(queues, list)
+    by_broker = {(q["broker"], q["state"]) for q in queues}
+    assert {s for b, s in by_broker if b != DOWN} == {"verified"}
+    assert "verified" not in {s for b, s in by_broker if b == DOWN}
+
+    assert asyncio.run(landed(sandbox, topic, group)) == {
+        (b, q): (2 if b != DOWN else o) for (b, q), o in before.items()
+    }
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [EXE, *args],
-            stdin=subprocess.DEVNULL,  # no terminal: nothing is asked, nothing confirmed
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-            check=False,
+            [EXE, *args], capture_output=True, text=True, env=env, timeout=300, check=False
         )
 
     # The next start names the apply a console left part-way, and what to do.
@@ -218,13 +228,12 @@ def test_a_console_killed_mid_apply_is_resumed_without_loss_or_repeat(
     assert listed.returncode == 0, listed.stderr
     (entry,) = json.loads(listed.stdout)["applies"]
     assert (entry["apply_id"], entry["status"]) == (apply_id, "interrupted")
-    again = run("apply", plan_dir)  # no terminal to confirm on: nothing more is written
-    left = sum(1 for q in journal["queues"] if q["state"] != "verified")
-    assert f"apply {apply_id} on sandbox stopped part-way ({left} queue(s) not verified): " in (
+    again = run("apply", plan_dir, "--confirm", group)
+    assert f"apply {apply_id} on sandbox stopped part-way ({QUEUES} queue(s) not verified): " in (
         again.stderr
     )
     assert f"rmq-console resume {apply_id}, or rmq-console undo {apply_id}" in again.stderr
-    assert again.returncode == 2
+    assert again.returncode == 2  # and this plan is refused: its queues on broker-a moved
 
     refused = run("resume", apply_id)  # not confirmed: nothing is written
     assert refused.returncode == 2
@@ -248,14 +257,9 @@ def test_ctrl_c_mid_apply_stops_the_writes_and_says_where(
     plan_dir = asyncio.run(plan(sandbox, plan_runner, ws, topic, group))
     env = console_env(sandbox, tmp_path, ws)
     pid = sandbox.pids()[DOWN]
-    console, leader = at_the_prompt(plan_dir, group, env)
+    console, leader = at_the_prompt(plan_dir, group, env, (pid, sandbox.broker_addrs[DOWN]))
     try:
         os.write(leader, f"{group}\n".encode())
-        # The cluster was read again and the journal written: broker-b freezes before the
-        # console (held still meanwhile) sends it a write.
-        at_the_journal(console, ws)
-        os.kill(pid, signal.SIGSTOP)
-        console.send_signal(signal.SIGCONT)
         wait_for_broker_a(ws)
         os.write(leader, b"\x03")  # ctrl-c, typed at its terminal
         said = read_until(leader, "to finish it: rmq-console resume", 60)
