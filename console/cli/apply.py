@@ -210,6 +210,8 @@ class _Terminal(QuietEvents):
         self.target = target
         #: Set by ctrl-c once the write is confirmed (console/services/apply_session.py).
         self.stop = asyncio.Event()
+        #: The kinds of wait already named on stderr (not a terminal: one line each).
+        self.waits_told: list[str] = []
         self._ctrl_c: asyncio.AbstractEventLoop | None = None
 
     def confirmed(self, accept_drift: bool) -> None:
@@ -264,7 +266,7 @@ class _Terminal(QuietEvents):
         print("rmq-console: nothing was written", file=sys.stderr)
 
     def writing(self, progress: ApplyProgress) -> None:
-        _progress(progress)
+        _progress(progress, self.waits_told)
 
     def refused(self, reasons: tuple[str, ...]) -> None:
         for reason in reasons:
@@ -449,13 +451,21 @@ def _offer_unfinished(target: Target) -> None:
             print(f"rmq-console: {line}", file=sys.stderr)
 
 
-def _progress(p: ApplyProgress) -> None:
+def _progress(p: ApplyProgress, told: list[str]) -> None:
+    """The writes' progress on stderr: on a terminal one line kept up to date, with what they
+    wait for; elsewhere (a log) a line each time a wait of another kind begins."""
     if sys.stderr.isatty():
         done = f"{p.settled}/{p.total} answered, {p.verified} verified"
-        sys.stderr.write(f"\r\033[K{p.stage}: {done}")
+        wait = f" · {p.waiting}" if p.waiting else ""
+        sys.stderr.write(f"\r\033[K{p.stage}: {done}{wait}")
         if p.stage == "done":
             sys.stderr.write("\n")
         sys.stderr.flush()
+        return
+    kind = p.waiting.split(" (", 1)[0] if p.waiting else None
+    if kind is not None and (not told or told[-1] != kind):
+        told.append(kind)
+        print(f"rmq-console: {p.waiting}", file=sys.stderr, flush=True)
 
 
 def _print_journal(j: Journal, path: Path) -> None:

@@ -225,6 +225,8 @@ class _Run:
         self.flushed_at = 0.0
         self.flush_due: asyncio.TimerHandle | None = None
         self.stage = "writing"
+        #: What the writes wait for now (ApplyProgress.waiting).
+        self.waiting: str | None = None
         #: Queues the client push watched to the end: the read-back leaves them as they are.
         self.watched: set[tuple[str, str, str, int]] = set()
 
@@ -348,8 +350,10 @@ class _Run:
                 other_addrs=addrs,
                 timing=self.applier.push_timing,
                 stop=self.stop,
+                waiting=self._wait,
             )
             outcome = await push.run(writes, self._pushed, self._taken)
+            self._wait(None)
             if outcome.refused is not None:
                 self._fail(outcome.refused_writes, outcome.refused)
             fallback.extend(outcome.not_online)  # nobody to push to: write them directly
@@ -433,7 +437,13 @@ class _Run:
                 if q.state in (QueueState.WRITTEN, QueueState.NOT_YET) and q.key not in self.watched
             ]
             if not waiting:
+                self._wait(None)
                 return
+            left = max(0.0, deadline - time.monotonic())
+            self._wait(
+                f"reading back {len(waiting)} queue(s) until each shows the write "
+                f"({left:.0f} s more at most)"
+            )
             answers = await asyncio.gather(*(read(q) for q in waiting))
             last = time.monotonic() >= deadline
             for q, stored in zip(waiting, answers, strict=True):
@@ -448,6 +458,7 @@ class _Run:
                     self._record(q, _unproved(q, stored, online=on), stored, q.detail)
             self._flush(force=True)
             if last:
+                self._wait(None)
                 return
             await asyncio.sleep(VERIFY_POLL_S)
 
@@ -513,6 +524,12 @@ class _Run:
         self.flush_due = None
         self._flush(force=True)
 
+    def _wait(self, what: str | None) -> None:
+        """Tell what the writes wait for now (None: nothing any more)."""
+        if what != self.waiting:
+            self.waiting = what
+            self._progress()
+
     def _progress(self) -> None:
         if self.on_progress is None:
             return
@@ -523,6 +540,7 @@ class _Run:
                 settled=sum(1 for q in queues if q.state is not QueueState.PENDING),
                 verified=sum(1 for q in queues if q.state is QueueState.VERIFIED),
                 stage=self.stage,
+                waiting=self.waiting,
             )
         )
 

@@ -56,6 +56,9 @@ class ApplyProgress:
     settled: int  # queues with an answer (written, failed, verified ...)
     verified: int
     stage: str  # "writing", "verifying", "done"
+    #: What the writes wait for right now, and for how long at most (None: nothing): no wait
+    #: of the write path is silent.
+    waiting: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,8 +107,11 @@ class ClientPush:
         other_addrs: Sequence[str] = (),
         timing: PushTiming = DEFAULT_TIMING,
         stop: asyncio.Event | None = None,
+        waiting: Callable[[str | None], None] | None = None,
     ) -> None:
         self.admin = admin
+        #: Told what the push waits for, as it waits (every wait has a bound, and says it).
+        self.waiting = waiting or (lambda what: None)
         self.group, self.topic, self.broker, self.addr = group, topic, broker, addr
         self.timestamp_ms = timestamp_ms
         # Running info goes through a broker to the client; a broker holding a dead connection
@@ -195,6 +198,11 @@ class ClientPush:
             missing = frozenset(wanted - holding.queue_ids)
             if not missing or time.monotonic() >= deadline or self.stop.is_set():
                 return missing, holding.note
+            left = deadline - time.monotonic()
+            self.waiting(
+                f"{self.broker}: waiting for the clients to hold {len(missing)} more queue(s) of "
+                f"{self.topic} before pushing ({left:.0f} s more at most, then pushed anyway)"
+            )
             await asyncio.sleep(self.timing.poll_s)
 
     async def holding(self) -> Holding:
@@ -294,5 +302,9 @@ class ClientPush:
             end = deadline + (self.hold_s if holding else 0.0)
             if not left or self.stop.is_set() or now >= end:
                 break
+            self.waiting(
+                f"{self.broker}: watching the push of {self.topic} take on {len(left)} queue(s) "
+                f"(each must hold it {self.hold_s:g} s; {end - now:.0f} s more at most)"
+            )
             await asyncio.sleep(self.timing.poll_s)
         return left

@@ -142,7 +142,9 @@ class Seen:
         self.taken[w.row.queue_id] = stored
 
 
-def push(broker: JavaClientBroker, timing: PushTiming = FAST) -> ClientPush:
+def push(
+    broker: JavaClientBroker, timing: PushTiming = FAST, told: list[str | None] | None = None
+) -> ClientPush:
     return ClientPush(
         broker,  # type: ignore[arg-type]
         group=GROUP,
@@ -152,6 +154,7 @@ def push(broker: JavaClientBroker, timing: PushTiming = FAST) -> ClientPush:
         timestamp_ms=1,
         other_addrs=[ADDR_A, ADDR_B],
         timing=timing,
+        waiting=None if told is None else told.append,
     )
 
 
@@ -174,10 +177,17 @@ async def test_the_push_waits_until_the_client_holds_every_queue() -> None:
     broker = JavaClientBroker([{0, 1}, {0, 1}, {0, 1, 2, 3}])
     seen = Seen()
 
-    outcome = await push(broker).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
+    told: list[str | None] = []
+
+    outcome = await push(broker, told=told).run(writes(0, 1, 2, 3), seen.on_pushed, seen.on_taken)
 
     assert broker.events == ["held [0, 1]", "held [0, 1]", "held [0, 1, 2, 3]", "push"]
     assert outcome.pushes == 1
+    # No silent wait: each says what it waits for, and for how long at most.
+    waits = [t for t in told if t]
+    assert waits[0].startswith("broker-a: waiting for the clients to hold 2 more queue(s) of")
+    assert "at most" in waits[0]
+    assert any("watching the push of orders take on" in t for t in waits)
     assert set(seen.taken) == {0, 1, 2, 3}
     assert all(details == [FIRST_PUSH] for details in seen.pushed.values())
 

@@ -297,8 +297,10 @@ class HistoryScreen(ConsoleScreen):
             p = message.progress
             stopping = self.stop_switch is not None and self.stop_switch.requested
             stage = "stopping: no new writes, reading back" if stopping else p.stage
+            waiting = f" · {p.waiting}" if p.waiting else ""
             self._step(
                 f"{self.writing}: {stage}: {p.settled}/{p.total} answered · {p.verified} verified"
+                + waiting
             )
 
     def on_apply_refused(self, message: ApplyRefused) -> None:

@@ -464,7 +464,8 @@ class PreviewScreen(ConsoleScreen):
             if w is None:
                 return "reading the cluster again before writing…"
             stage = "stopping: no new writes, reading back" if flow.stopping else w.stage
-            return f"{stage}: {w.settled}/{w.total} answered · {w.verified} verified"
+            waiting = f" · {w.waiting}" if w.waiting else ""
+            return f"{stage}: {w.settled}/{w.total} answered · {w.verified} verified{waiting}"
         if flow.cancelling:
             return "cancelling…"
         if flow.busy:
