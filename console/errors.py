@@ -2,7 +2,8 @@
 exits 2 for, and anything else is a bug (console/cli/__init__.py).
 
 `UserError` is the family: bad input, a refusal, a file that cannot be used. The errors of each
-part (ConfigError, SpecError, JournalError, ...) are members. `BadFile` is a file the console
+part (ConfigError, SpecError, JournalError, ...) are members; `Refused` is a write (or the plan
+it needs) that cannot go ahead, whichever door asked for it. `BadFile` is a file the console
 reads that cannot be used: it names the file, and the line where there is one. This module
 imports no library and nothing of the console's, so every layer (and `rmq-console --help`) can
 use it without loading pyarrow or Spark.
@@ -11,6 +12,7 @@ use it without loading pyarrow or Spark.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 
 class UserError(Exception):
@@ -20,6 +22,15 @@ class UserError(Exception):
 class BadInput(UserError, ValueError):
     """A value given on the command line or in a form that cannot be used (a name, an address,
     a URL); a ValueError too, as the checks that raise it raised before."""
+
+
+class Refused(UserError):
+    """A write (or a plan it needs) that cannot go ahead, refused before anything was written.
+    `reasons` are one line each."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        self.reasons = tuple(reasons)
+        super().__init__("; ".join(self.reasons))
 
 
 class BadFile(UserError, ValueError):

@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(command: str, request_location: str, master: str | None) -> int:
     from console.domain.job_requests import ImpactRequest, PlanRequest
     from console.domain.spec import SpecError
-    from console.services import files
+    from console.services.infra import files
     from jobs.run import PlanExistsError, run_impact, run_plan
     from jobs.session import build_session
 

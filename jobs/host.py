@@ -1,9 +1,9 @@
 """A warm SparkSession in a process of its own, serving the console's job requests.
 
-The console (console.services.spark_runner) starts `python -m jobs.host --fd N` with stdout and
-stderr going to a log file (the JVM inherits them, so nothing it prints reaches the terminal
-Textual draws on) and speaks the console's RPC (console.services.rpc) over the inherited
-socket N. The hello is the HostOptions (master, conf, warm-up); the calls are
+The console (console.services.infra.spark_runner) starts `python -m jobs.host --fd N` with
+stdout and stderr going to a log file (the JVM inherits them, so nothing it prints reaches the
+terminal Textual draws on) and speaks the console's RPC (console.services.infra.rpc) over the
+inherited socket N. The hello is the HostOptions (master, conf, warm-up); the calls are
 
     ready()                      -> HostInfo, once the session is up and warm
     run(job_id, job, request)    -> the job's JSON result; progress (step, stage, done, total,
@@ -30,8 +30,8 @@ from pyspark.sql import SparkSession
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.spec import SpecError
 from console.redact import redact_text
-from console.services.connect_server import public_url
-from console.services.rpc import (
+from console.services.infra.connect_server import public_url
+from console.services.infra.rpc import (
     Handler,
     RemoteError,
     Reply,
@@ -39,7 +39,7 @@ from console.services.rpc import (
     portable_error,
     serve_threads,
 )
-from console.services.spark_runner import HostInfo, HostOptions, JobInputError
+from console.services.infra.spark_runner import HostInfo, HostOptions, JobInputError
 from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.session import build_session, is_connect
 

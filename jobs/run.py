@@ -35,7 +35,7 @@ from console.domain.spec import (
     ToSnapshot,
     parse_spec,
 )
-from console.services import files
+from console.services.infra import files
 from jobs.impact import broker_tps, consume_rates, topic_impact
 from jobs.plan import FILE_SCHEMA, in_scope, missing_file_rows, plan_rows, scope_cells, topic_totals
 from jobs.schema import PLAN_SCHEMA, SNAPSHOT_SCHEMA

@@ -6,12 +6,12 @@ for all of that broker's queues concurrently. This module is imported by executo
 free of anything but pyspark, the console's admin-client factory (with its config and wire
 client) and the standard library.
 
-The client is opened through `console.services.access.open_admin`, like every other client of a
-configured cluster. What reaches the executor is the cluster's credentials *by reference*
-(`env:VAR` / `file:/path`, pickled with the task); the reference is resolved there, so the
-secret is never in the request, the task or an argv, and must be reachable on every executor
-(see README, "Credentials"). TLS travels the same way: the paths of the CA, certificate and key
-files, which each executor reads when it connects.
+The client is opened through `console.services.infra.access.open_admin`, like every other client of
+a configured cluster. What reaches the executor is the cluster's credentials *by reference*
+(`env:VAR` / `file:/path`, pickled with the task); the reference is resolved there, so the secret is
+never in the request, the task or an argv, and must be reachable on every executor (see README,
+"Credentials"). TLS travels the same way: the paths of the CA, certificate and key files, which each
+executor reads when it connects.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from console.domain.job_requests import PlanRequest
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import BoundaryType
-from console.services.access import open_admin
+from console.services.infra.access import open_admin
 
 Query = tuple[str, int]  # topic, queue id
 

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from console.services.connect_server import ServerHome, ServerRecord
-from console.services.spark_runner import SparkRunner
+from console.services.infra.connect_server import ServerHome, ServerRecord
+from console.services.infra.spark_runner import SparkRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_TIMEOUT_S = 300

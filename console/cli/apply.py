@@ -1,7 +1,7 @@
 """`rmq-console apply PLAN` and `rmq-console history`: move offsets as a plan says, and list
 what was applied.
 
-`apply`, `undo` and `resume` each run one apply session (console/services/apply_session.py) in
+`apply`, `undo` and `resume` each run one apply session (console/services/apply/session.py) in
 the terminal: the session reads the cluster (drift, who is online, the reset path), this module
 prints what it would do and the equivalent mqadmin commands and collects the group name (from
 `--confirm GROUP`, or asked on a terminal), and the session reads the cluster again, writes
@@ -29,25 +29,25 @@ from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.plan import PLAN_MAX_AGE_MIN
+from console.errors import Refused
 from console.redact import redact_text
-from console.services.apply_session import QuietEvents, SessionResult
-from console.services.journal_store import AuditLog, JournalStore, Unreadable
-from console.services.refusals import Refused
-from console.services.workspace import Workspace
+from console.services.apply.session import QuietEvents, SessionResult
+from console.services.infra.journal_store import AuditLog, JournalStore, Unreadable
+from console.services.infra.workspace import Workspace
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig, Config
-    from console.services.apply_check import ApplyCheck
-    from console.services.apply_session import (
+    from console.services.apply.check import ApplyCheck
+    from console.services.apply.journal_actions import UndoIntent
+    from console.services.apply.session import (
         ApplyEvents,
         ApplyProgress,
         Confirmation,
         Intent,
         WriteCheck,
     )
-    from console.services.cluster import ClusterReader
-    from console.services.journal_actions import UndoIntent
-    from console.services.spark_runner import JobProgress
+    from console.services.infra.spark_runner import JobProgress
+    from console.services.read.reader import ClusterReader
 
 
 REFUSED = 2
@@ -133,7 +133,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from console.services.apply_session import ApplyPlan
+    from console.services.apply.session import ApplyPlan
 
     target = resolve_target(args)
     _offer_unfinished(target)
@@ -141,7 +141,7 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _undo(args: argparse.Namespace) -> int:
-    from console.services.apply_session import UndoApply
+    from console.services.apply.session import UndoApply
 
     target = resolve_target(args)
     planner = _TerminalUndoPlanner(args, target)
@@ -149,7 +149,7 @@ def _undo(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from console.services.apply_session import ResumeApply
+    from console.services.apply.session import ResumeApply
 
     target = resolve_target(args)
     return write_in_terminal(args, target, ResumeApply(args.apply_id))
@@ -175,7 +175,7 @@ def write_in_terminal_result(
     *,
     also: ApplyEvents | None = None,
 ) -> SessionResult:
-    from console.services.apply_session import run_session
+    from console.services.apply.session import run_session
 
     terminal = _Terminal(args, target)
     events: ApplyEvents = terminal if also is None else _Both(terminal, also)
@@ -208,7 +208,7 @@ class _Terminal(QuietEvents):
     def __init__(self, args: argparse.Namespace, target: Target) -> None:
         self.args = args
         self.target = target
-        #: Set by ctrl-c once the write is confirmed (console/services/apply_session.py).
+        #: Set by ctrl-c once the write is confirmed (console/services/apply/session.py).
         self.stop = asyncio.Event()
         #: The kinds of wait already named on stderr (not a terminal: one line each).
         self.waits_told: list[str] = []
@@ -236,7 +236,7 @@ class _Terminal(QuietEvents):
         """The group names typed: given with --confirm, or asked on the terminal (after the
         check is printed). Drift not accepted with --accept-drift needs no typing: the session
         refuses it with the queues that moved."""
-        from console.services.apply_session import Confirmation
+        from console.services.apply.session import Confirmation
 
         accept = bool(self.args.accept_drift)
         if check.has_drift and not accept:
@@ -334,8 +334,8 @@ class _TerminalUndoPlanner:
 
     def _plan(self, cluster: ClusterConfig, config: Config, undo: UndoIntent) -> str:
         from console.cli.plan import finish_plan, run_plan
-        from console.services.snapshots import NothingRead
-        from console.services.spark_engine import EngineUnavailable, choose_engine
+        from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+        from console.services.read.snapshots import NothingRead
 
         args, target = self.args, self.target
         try:
@@ -358,10 +358,10 @@ class _TerminalUndoPlanner:
 def check_lines(check: WriteCheck, target: Target) -> list[str]:
     """What an apply, an undo or a resume would do, one fact a line, with the mqadmin lines
     that would do the same: what the terminal shows before asking."""
-    from console.services.apply_check import ApplyCheck
-    from console.services.journal_actions import UndoCheck
-    from console.services.mqadmin_commands import queue_resets, with_tls
-    from console.services.resume_check import ResumeCheck
+    from console.domain.mqadmin import queue_resets, with_tls
+    from console.services.apply.check import ApplyCheck
+    from console.services.apply.journal_actions import UndoCheck
+    from console.services.apply.resume_check import ResumeCheck
 
     if isinstance(check, UndoCheck):
         return _plan_check_lines(check.check, target)
@@ -380,8 +380,7 @@ def check_lines(check: WriteCheck, target: Target) -> list[str]:
 
 
 def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
-    from console.services.mqadmin_commands import with_tls
-    from console.services.planning import mqadmin_lines
+    from console.domain.mqadmin import plan_resets, with_tls
 
     h = check.plan.header
     changed = check.changed
@@ -410,7 +409,7 @@ def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
     lines.append("the same with mqadmin:")
     brokers = {w.row.broker: w.broker_addr for w in check.writes}
     rows = [w.row for w in changed]
-    commands = mqadmin_lines(h, rows, target.cluster.namesrv, brokers, limit=10)
+    commands = plan_resets(h, rows, target.cluster.namesrv, brokers, limit=10)
     lines += [f"  {line}" for line in with_tls(commands, target.cluster.tls)]
     return lines
 
@@ -443,7 +442,7 @@ def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[ob
 
 def _offer_unfinished(target: Target) -> None:
     """Name the applies on the target's cluster a console left part-way, and what to do."""
-    from console.services.journal_store import unfinished_lines
+    from console.services.infra.journal_store import unfinished_lines
 
     root = Workspace(target.config.workspace_path).local_root
     if root is not None:

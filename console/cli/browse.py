@@ -22,8 +22,8 @@ from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
-from console.services.cluster import BrokerHealth, ClusterReader, read_addrs
-from console.services.fanout import gather_bounded
+from console.services.infra.fanout import gather_bounded
+from console.services.read.reader import BrokerHealth, ClusterReader, read_addrs
 from console.ui.format import consumption as fmt_consumption
 from console.ui.format import version as fmt_version
 
@@ -313,7 +313,7 @@ def _missing_cell(gaps: list[dict[str, str]], shown: int = 2) -> str:
 
 def _lag(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
-        from console.services.client_offsets import with_client_stores
+        from console.services.read.client_offsets import with_client_stores
 
         o = await reader.group_offsets(args.group, topics=args.topic)
         o = await with_client_stores(reader, o, target.config.client_offset_dirs)

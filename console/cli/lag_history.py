@@ -20,9 +20,9 @@ from typing import Any
 from console.cli.render import dump_json, table
 from console.cli.target import resolve_target
 from console.domain.lag import LagPoint, Mark
-from console.services.lag_history import HOUR_MS, LagHistory, local_root
-from console.services.lag_report import LagReport, lag_report
-from console.services.triage import Verdict
+from console.domain.triage import Verdict
+from console.services.read.lag_history import HOUR_MS, LagHistory, local_root
+from console.services.read.lag_report import LagReport, lag_report
 
 DEFAULT_SINCE_MS = HOUR_MS
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")

@@ -2,7 +2,7 @@
 printing of a plan's boundaries (`plan --boundary`).
 
 A message is read with a pull as the brokers' TOOLS_CONSUMER (never a group being reset: see
-console.services.boundary), from the master, else its slave. Times are in this machine's zone,
+console.services.read.boundary), from the master, else its slave. Times are in this machine's zone,
 with the zone. Only the head of the body is printed (text as text, binary as hex).
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target, target_parent
+from console.domain import mqadmin
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView, local_time
-from console.services import mqadmin_commands
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,10 +49,10 @@ def _message(args: argparse.Namespace) -> int:
     target = resolve_target(args)
     request = BoundaryRequest(args.topic, args.broker, args.queue, args.offset, args.offset)
     (read,) = read_boundaries_of(target, [request])
-    command = mqadmin_commands.message(
+    command = mqadmin.message(
         target.cluster.namesrv, args.topic, args.broker, args.queue, args.offset
     )
-    (command,) = mqadmin_commands.with_tls([command], target.cluster.tls)
+    (command,) = mqadmin.with_tls([command], target.cluster.tls)
     if args.json:
         dump_json(
             {
@@ -80,8 +80,8 @@ def _message(args: argparse.Namespace) -> int:
 
 
 def read_boundaries_of(target: Target, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
-    from console.services.boundary import read_boundaries
-    from console.services.cluster import ClusterReader
+    from console.services.read.boundary import read_boundaries
+    from console.services.read.reader import ClusterReader
 
     async def go() -> list[Boundary]:
         async with target.admin() as admin:

@@ -35,12 +35,12 @@ if TYPE_CHECKING:
     # so that `rmq-console lag` and `groups`, which build this parser too, start fast.
     from console.domain.plan import Impact, PlanHeader, PlanRow
     from console.domain.spec import ResetSpec
-    from console.services.cluster import ClusterReader
-    from console.services.planning import PlanResult
-    from console.services.reset_flow import ResetFlow
-    from console.services.spark_engine import Engine
-    from console.services.spark_runner import JobProgress, SparkRunner
-    from console.services.workspace import Workspace
+    from console.services.apply.preview_flow import ResetFlow
+    from console.services.infra.spark_engine import Engine
+    from console.services.infra.spark_runner import JobProgress, SparkRunner
+    from console.services.infra.workspace import Workspace
+    from console.services.plan.planner import PlanResult
+    from console.services.read.reader import ClusterReader
 
 T = TypeVar("T")
 
@@ -114,8 +114,8 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    from console.services.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
-    from console.services.workspace import Workspace
+    from console.services.infra.workspace import Workspace
+    from console.services.read.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
 
     target = resolve_target(args)
     store = SnapshotStore(Workspace(target.config.workspace_path))
@@ -180,11 +180,11 @@ async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[st
 
 def _plan(args: argparse.Namespace) -> int:
     from console.domain.spec import SpecError, load_spec
-    from console.services import files
-    from console.services.planning import csv_cluster
-    from console.services.snapshots import NothingRead, SnapshotNotFound
-    from console.services.spark_engine import EngineUnavailable, choose_engine
-    from console.services.workspace import Workspace
+    from console.services.infra import files
+    from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+    from console.services.infra.workspace import Workspace
+    from console.services.plan.planner import csv_cluster
+    from console.services.read.snapshots import NothingRead, SnapshotNotFound
 
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
@@ -264,9 +264,9 @@ def finish_plan(
     """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
     plan when there is one. `extra` goes into the JSON document."""
     from console.domain.plan import warning_text
-    from console.services.planning import warning_counts
-    from console.services.reset_flow import Stage
-    from console.services.snapshots import SnapshotStore
+    from console.services.apply.preview_flow import Stage
+    from console.services.plan.planner import warning_counts
+    from console.services.read.snapshots import SnapshotStore
 
     if flow.stage is Stage.REJECTED:
         print(redact_text(f"rmq-console: error: {flow.error}"), file=sys.stderr)
@@ -313,9 +313,9 @@ def run_plan(
     """Plan `wanted` (a spec, or a plan CSV to import) on a fresh snapshot or `snapshot_id`,
     with the job's progress on stderr; the flow holds the result, the second value why the job
     failed. Raises SnapshotNotFound and NothingRead."""
-    from console.services.planning import Planner
-    from console.services.reset_flow import ResetFlow, drive_plan
-    from console.services.spark_runner import JobError
+    from console.services.apply.preview_flow import ResetFlow, drive_plan
+    from console.services.infra.spark_runner import JobError
+    from console.services.plan.planner import Planner
 
     async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
         # Started first, so Spark warms up while the snapshot is being taken.
@@ -473,7 +473,7 @@ def job_progress(p: JobProgress) -> None:
 
 
 def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
-    from console.services.spark_runner import SparkRunner
+    from console.services.infra.spark_runner import SparkRunner
 
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
@@ -494,7 +494,7 @@ def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]
 
 
 async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
-    from console.services.cluster import ClusterReader
+    from console.services.read.reader import ClusterReader
 
     async with target.admin() as admin:
         return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))

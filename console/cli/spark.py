@@ -16,8 +16,13 @@ from typing import Any
 from console.cli.render import dump_json
 from console.cli.target import command_config, target_parent
 from console.errors import BadInput
-from console.services import connect_server as server
-from console.services.connect_server import ConnectServerError, Probe, ServerHome, ServerRecord
+from console.services.infra import connect_server as server
+from console.services.infra.connect_server import (
+    ConnectServerError,
+    Probe,
+    ServerHome,
+    ServerRecord,
+)
 
 LOCAL_MASTER = "local[*]"
 

@@ -17,7 +17,7 @@ from console.config import (
     split_namesrv,
 )
 from console.rocketmq.admin import AdminClient
-from console.services.access import open_admin
+from console.services.infra.access import open_admin
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,12 +26,13 @@ from console.cli.plan import add_engine_arguments
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.walkthrough import Evidence, Step
+from console.errors import Refused
 from console.redact import redact_text
 
 if TYPE_CHECKING:
-    from console.services.cluster import ClusterReader
-    from console.services.walkthrough_evidence import EvidenceContext
-    from console.services.walkthroughs import WalkthroughRun
+    from console.services.read.reader import ClusterReader
+    from console.services.walkthrough.evidence import EvidenceContext
+    from console.services.walkthrough.runner import WalkthroughRun
 
 BAD_INPUT = 2
 #: Changed queues whose boundary messages are read for the report (the plan lists them all).
@@ -74,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _walkthrough(args: argparse.Namespace) -> int:
-    from console.services.walkthroughs import load_walkthroughs
+    from console.services.walkthrough.runner import load_walkthroughs
 
     catalogue = load_walkthroughs()
     for problem in catalogue.problems:
@@ -92,7 +93,7 @@ def _walkthrough(args: argparse.Namespace) -> int:
     if isinstance(answers, int):
         return answers
     target = resolve_target(args)
-    from console.services.walkthroughs import WalkthroughRun
+    from console.services.walkthrough.runner import WalkthroughRun
 
     run = WalkthroughRun(walkthrough, target.cluster.name, args.group, _now_ms())
     out = sys.stderr if args.json else sys.stdout
@@ -139,7 +140,7 @@ async def _ask(
 ) -> int | None:
     """The evidence and every answer; an exit code when the walkthrough cannot go on."""
     from console.rocketmq.errors import NotFoundError
-    from console.services.walkthrough_evidence import check_answer
+    from console.services.walkthrough.evidence import check_answer
 
     async with target.admin() as admin:
         ctx = _context(args, target, run, _reader(admin, target))
@@ -161,7 +162,7 @@ async def _ask(
                         f"step {step.id}: {step.ask} (no terminal to ask on: give "
                         f"--answer {step.id}=VALUE)"
                     )
-            from console.services.walkthroughs import AnswerError
+            from console.services.walkthrough.runner import AnswerError
 
             try:
                 answer = await check_answer(ctx, step.id, text)
@@ -192,7 +193,7 @@ def _prompt(step: Step) -> str | None:
 
 
 async def _gather(ctx: EvidenceContext, names: Sequence[str]) -> list[Evidence]:
-    from console.services.walkthrough_evidence import gather
+    from console.services.walkthrough.evidence import gather
 
     return await gather(ctx, names)
 
@@ -208,7 +209,7 @@ def _show(run: WalkthroughRun, evidence: Sequence[Evidence]) -> None:
 def _context(
     args: argparse.Namespace, target: Target, run: WalkthroughRun, reader: ClusterReader
 ) -> EvidenceContext:
-    from console.services.walkthrough_evidence import EvidenceContext
+    from console.services.walkthrough.evidence import EvidenceContext
 
     config = target.config
     if args.watch is not None:
@@ -217,7 +218,7 @@ def _context(
 
 
 def _reader(admin: Any, target: Target) -> ClusterReader:
-    from console.services.cluster import ClusterReader
+    from console.services.read.reader import ClusterReader
 
     return ClusterReader(admin, target.cluster.rocketmq_cluster)
 
@@ -228,11 +229,11 @@ def _reader(admin: Any, target: Target) -> ClusterReader:
 def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: Any) -> int | None:
     """Plan the spec as `plan` does; the exit code when there is no plan to apply."""
     from console.cli.plan import finish_plan, future_by_ms, run_plan
-    from console.services.plan_load import PlanRefused, load_plan
-    from console.services.planning import warning_counts
-    from console.services.snapshots import NothingRead
-    from console.services.spark_engine import EngineUnavailable, choose_engine
-    from console.services.workspace import Workspace
+    from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+    from console.services.infra.workspace import Workspace
+    from console.services.plan.load import load_plan
+    from console.services.plan.planner import warning_counts
+    from console.services.read.snapshots import NothingRead
 
     if future_by_ms(spec, _now_ms()) is not None:
         return _bad("the time lies in the future: no message is stored there yet")
@@ -260,7 +261,7 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
     run.warnings = warning_counts(result.uri)
     try:
         plan = load_plan(workspace, result.uri, cluster=target.cluster.name, now_ms=_now_ms())
-    except PlanRefused as exc:
+    except Refused as exc:
         run.ended = "; ".join(exc.reasons)
         return 2
     run.plan_rows = tuple(plan.rows)
@@ -279,7 +280,7 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
 
 def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int:
     from console.cli.apply import write_in_terminal_result
-    from console.services.apply_session import ApplyPlan
+    from console.services.apply.session import ApplyPlan
 
     plan, flow = run.loaded_plan, run.flow
     assert plan is not None, "applied only after a plan"
@@ -313,9 +314,9 @@ async def _after(args: argparse.Namespace, target: Target, run: WalkthroughRun) 
 
 
 def _finish(target: Target, run: WalkthroughRun, code: int) -> int:
-    from console.services.journal_store import operator
-    from console.services.walkthrough_report import write_report
-    from console.services.workspace import Workspace
+    from console.services.infra.journal_store import operator
+    from console.services.infra.workspace import Workspace
+    from console.services.walkthrough.report import write_report
 
     where = write_report(
         run, Workspace(target.config.workspace_path), who=operator(), now_ms=_now_ms()

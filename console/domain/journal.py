@@ -3,7 +3,7 @@
 It is written before the first write, with every queue's before-image and target, and updated as
 answers arrive, so a broker that dies part-way or a console killed mid-apply leaves a record that
 says exactly which queues moved: `resume` finishes the rest, `undo` writes the before-images back.
-Values only: the store (console/services/journal_store.py) reads and writes the files.
+Values only: the store (console/services/infra/journal_store.py) reads and writes the files.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Why a process: decoding broker answers for a refresh of hundreds of groups keeps
 seconds. In a thread it would hold the GIL half of that time and double every key press's
 latency; in its own process the UI keeps a whole interpreter (and, on two cores, a core) to itself.
 
-It speaks the console's RPC (console.services.rpc): the parent's hello is the (ClusterConfig,
-Config) to read, then each call is one of the `ClusterOperations` (console.services.source),
+It speaks the console's RPC (console.services.infra.rpc): the parent's hello is the (ClusterConfig,
+Config) to read, then each call is one of the `ClusterOperations` (console.services.read.source),
 served by `Backend` under the same name. Wire-client errors cross as themselves (a BrokerError
 keeps its code, an AccessDenied its access key); anything else crosses as its kind and text.
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from console.rocketmq.errors import RocketMQError
-from console.services.rpc import (
+from console.services.infra.rpc import (
     AsyncHandler,
     Link,
     RemoteError,
@@ -29,7 +29,7 @@ from console.services.rpc import (
     portable_error,
     serve_async,
 )
-from console.services.source import OPERATIONS, ClusterOperations, Operation
+from console.services.read.source import OPERATIONS, ClusterOperations, Operation
 
 #: Seconds between two progress reports of one call (a refresh of 500 groups would otherwise
 #: send 500).
@@ -57,7 +57,7 @@ def _portable_values(value: Any) -> Any:
 
 def handlers(backend: ClusterOperations) -> dict[str, AsyncHandler]:
     """One handler per operation, calling the backend's method of the same name."""
-    from console.services.fanout import Cadence
+    from console.services.infra.fanout import Cadence
 
     def serve(op: Operation) -> AsyncHandler:
         method = getattr(backend, op.name)
@@ -90,7 +90,7 @@ def _lower_priority_once() -> Callable[[], None]:
 
 
 async def serve(link: Link) -> None:
-    from console.services.backend import Backend
+    from console.services.read.backend import Backend
 
     hello = link.receive_hello()
     if hello is None:

@@ -3,7 +3,7 @@
 Calls are awaited on the UI loop; the RPC's reader thread takes the answers off the socket and
 settles them there. Cancelling a call (a superseded refresh) cancels it in the network process
 too. The operations are not written out here: each is made from `ClusterOperations`
-(console.services.source.OPERATIONS), with the protocol's own parameters, so a new operation
+(console.services.read.source.OPERATIONS), with the protocol's own parameters, so a new operation
 reaches the network process without an edit here.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Set as AbstractSet
 from typing import Any, cast
 
 from console.config import ClusterConfig, Config
-from console.services.rpc import ChildProcess
-from console.services.source import (
+from console.services.infra.rpc import ChildProcess
+from console.services.read.source import (
     OPERATIONS,
     ClusterSource,
     Operation,

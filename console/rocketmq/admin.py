@@ -8,7 +8,7 @@ also when one is slower than `HEDGE_S` to answer. Every broker address a name se
 remembered with its broker id, and a write request to an address listed as a slave is refused
 before it is sent (`NotMaster`): offsets are written to masters only. What a broker's answer
 means beyond itself, such as whether a commit it acknowledged took effect, is for the services
-to find out (`console.services.offset_writer`).
+to find out (`console.services.apply.offset_writer`).
 """
 
 from __future__ import annotations
@@ -548,7 +548,7 @@ class AdminClient:
         """UPDATE_CONSUMER_OFFSET; returns the broker's remark. An acknowledgement is not proof:
         a broker with a pending server-side reset answers SUCCESS with the remark "Offset has
         been previously reset" and keeps its value, and concurrent first commits of a new
-        topic@group can be lost (see `console.services.offset_writer`, which reads back)."""
+        topic@group can be lost (see `console.services.apply.offset_writer`, which reads back)."""
         resp = await self.call(
             addr,
             RequestCode.UPDATE_CONSUMER_OFFSET,

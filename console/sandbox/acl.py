@@ -37,7 +37,7 @@ from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import ClusterPorts, free_ports
 from console.sandbox.seed import SeedBatch, commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
-from console.services.offset_writer import OffsetWrite
+from console.services.apply.offset_writer import OffsetWrite
 
 ACL_CLUSTER = "AclCluster"
 ACL_BROKER = "broker-acl"

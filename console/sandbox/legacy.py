@@ -38,7 +38,7 @@ from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import free_ports
 from console.sandbox.seed import commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
-from console.services.offset_writer import OffsetWrite
+from console.services.apply.offset_writer import OffsetWrite
 
 LEGACY_VERSION = "4.9.7"
 LEGACY_CLUSTER = "LegacyCluster"

@@ -37,7 +37,7 @@ from console.rocketmq.models import MessageQueue
 from console.sandbox.errors import SeedError
 from console.sandbox.scenario import TopicPlan
 from console.sandbox.seed import commit_offsets, send_patiently, wait_for_routes
-from console.services.offset_writer import OffsetWrite
+from console.services.apply.offset_writer import OffsetWrite
 
 TOPIC_CLICKS = "clicks"
 GROUP_POP = "click-counter"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from console import config as console_config
+from console.domain.mqadmin import java_tls_properties
 from console.rocketmq.admin import AdminClient
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
@@ -49,8 +50,7 @@ from console.sandbox.ports import ClusterPorts, default_ports
 from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
 from console.sandbox.trickle import TrickleStats, trickle
-from console.services.access import open_admin
-from console.services.mqadmin_commands import java_tls_properties
+from console.services.infra.access import open_admin
 
 S = TypeVar("S")
 

@@ -16,7 +16,7 @@ from console.rocketmq.models import MessageModel, MessageQueue, SendResult
 from console.rocketmq.topics import dlq_topic, retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
-from console.services.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 
 _SEND_CONCURRENCY = 16
 _BUSY_RETRIES = 20

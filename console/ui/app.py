@@ -19,11 +19,11 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
+from console.domain.triage import DEFAULT_WINDOW, History
 from console.redact import redact_text
-from console.services.lag_history import LagHistory, local_root
-from console.services.session import ClusterSession
-from console.services.source import SourceFactory
-from console.services.triage import DEFAULT_WINDOW, History
+from console.services.read.lag_history import LagHistory, local_root
+from console.services.read.session import ClusterSession
+from console.services.read.source import SourceFactory
 from console.ui import typeahead
 from console.ui.commands import ScreenActions, WalkthroughCommands
 from console.ui.quietgc import QuietCollector
@@ -132,8 +132,8 @@ class ConsoleApp(App[int]):
     def _offer_unfinished(self) -> None:
         """Applies a console left part-way (killed mid-apply): named at start, with where to
         resume or undo them (History, or the commands)."""
-        from console.services.journal_store import unfinished_lines
-        from console.services.workspace import Workspace
+        from console.services.infra.journal_store import unfinished_lines
+        from console.services.infra.workspace import Workspace
 
         root = Workspace(self.config.workspace_path).local_root
         lines = unfinished_lines(root) if root is not None else []

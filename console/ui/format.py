@@ -7,7 +7,7 @@ answer "since when" without a time zone, and a fixed clock makes them stable in 
 from __future__ import annotations
 
 from console.domain.offsets import Consumption
-from console.services.triage import LagTrend
+from console.domain.triage import LagTrend
 
 UNKNOWN = "unknown"
 

@@ -13,10 +13,10 @@ from textual.message import Message
 from console.domain.messages import Boundary
 from console.domain.offsets import QueueKey
 from console.domain.plan import Impact, PlanRow
+from console.domain.triage import GroupSummary
 from console.domain.walkthrough import Evidence
 from console.rocketmq.models import QueueStats
-from console.services.source import BrokerState
-from console.services.triage import GroupSummary
+from console.services.read.source import BrokerState
 from console.ui.widgets.tablemodel import Row
 
 if TYPE_CHECKING:
@@ -24,12 +24,12 @@ if TYPE_CHECKING:
 
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.domain.journal import Journal
-    from console.services.apply_session import ApplyProgress, Confirmation, WriteCheck
-    from console.services.history import History
-    from console.services.lag_report import LagReport
-    from console.services.planning import PlanResult
-    from console.services.spark_runner import JobProgress
-    from console.services.walkthroughs import Answer
+    from console.services.apply.history import History
+    from console.services.apply.session import ApplyProgress, Confirmation, WriteCheck
+    from console.services.infra.spark_runner import JobProgress
+    from console.services.plan.planner import PlanResult
+    from console.services.read.lag_report import LagReport
+    from console.services.walkthrough.runner import Answer
 
 
 @dataclass
@@ -165,7 +165,7 @@ class BoundariesRead(Message):
     boundaries: tuple[Boundary, ...]
 
 
-# ---- an apply session's events (console/services/apply_session.py), as a door gets them ----
+# ---- an apply session's events (console/services/apply/session.py), as a door gets them ----
 
 
 @dataclass

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.config import Config
-from console.services.planners import ClusterPlanners, PlannerSource
-from console.services.walkthrough_source import ClusterWalkthroughs, WalkthroughSource
-from console.services.write_sessions import ClusterWrites, WriteSessions
+from console.services.apply.write_sessions import ClusterWrites, WriteSessions
+from console.services.plan.preview_planners import ClusterPlanners, PlannerSource
+from console.services.walkthrough.reads import ClusterWalkthroughs, WalkthroughSource
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import App
 from textual.color import Color, ColorParseError
 
-from console.services.triage import Status
+from console.domain.triage import Status
 
 STATUS_TONES = {
     Status.OK: "text-success",

@@ -1,7 +1,7 @@
 """The console as a door of the apply session: its events as messages, its confirmation from the
 confirm dialog.
 
-A session runs on a worker's thread and event loop (console/services/apply_session.py). What it
+A session runs on a worker's thread and event loop (console/services/apply/session.py). What it
 tells the door comes to the screen as messages (`PostedEvents`), handled on the UI thread in the
 order they were sent. When it needs the operator's answer, `DialogConfirm` posts
 `ConfirmationAsked` and the session waits until the screen's dialog sets the reply; a screen that
@@ -30,8 +30,8 @@ from console.ui.messages import (
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.apply_session import ApplyProgress, Confirmation, WriteCheck
-    from console.services.spark_runner import JobProgress
+    from console.services.apply.session import ApplyProgress, Confirmation, WriteCheck
+    from console.services.infra.spark_runner import JobProgress
 
 Post = Callable[[Message], object]
 

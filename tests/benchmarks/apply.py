@@ -30,14 +30,14 @@ from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.toolchain import find_tools
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.writer import Applier
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.benchmarks.stats import RUNS, median_of
 from tests.support.writes import write_access
 

@@ -29,8 +29,8 @@ from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin import Mqadmin, parse_query_msg
 from console.sandbox.seed import wait_for_routes
 from console.sandbox.toolchain import find_tools
-from console.services.boundary import read_boundaries
-from console.services.cluster import ClusterReader
+from console.services.read.boundary import read_boundaries
+from console.services.read.reader import ClusterReader
 from tests.benchmarks.stats import RUNS, median_of
 
 TOPICS = 4

@@ -25,9 +25,9 @@ import yaml
 
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader, SnapshotInfo
-from console.services.snapshots import SnapshotStore
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import SnapshotRef, Workspace
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import SnapshotRef, Workspace
+from console.services.read.snapshots import SnapshotStore
 from tests.benchmarks.plan import T0, synthetic
 from tests.benchmarks.stats import RUNS
 from tests.connect import connect_server

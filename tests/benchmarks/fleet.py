@@ -33,7 +33,7 @@ from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin import Mqadmin, parse_group_list
 from console.sandbox.toolchain import find_tools
-from console.services.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from tests.benchmarks.stats import RUNS, median_of
 
 GROUPS = 2000

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
-from console.services.lag_history import DAY_MS, LagHistory
-from console.services.lag_report import lag_report
+from console.services.read.lag_history import DAY_MS, LagHistory
+from console.services.read.lag_report import lag_report
 
 GROUPS = 500
 QUEUES = 16

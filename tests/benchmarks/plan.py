@@ -25,9 +25,9 @@ from console.config import ClusterConfig, Config
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import StrategyKind
-from console.services.snapshots import ARROW_SCHEMA, Snapshot, SnapshotStore
-from console.services.spark_runner import SparkRunner, close_shared_runner
-from console.services.workspace import SnapshotRef, Workspace
+from console.services.infra.spark_runner import SparkRunner, close_shared_runner
+from console.services.infra.workspace import SnapshotRef, Workspace
+from console.services.read.snapshots import ARROW_SCHEMA, Snapshot, SnapshotStore
 from tests.benchmarks.stats import RUNS, median_of
 
 MASTER = "local[2]"
@@ -131,7 +131,7 @@ async def _seed_group(namesrv: str) -> None:
     """A topic of 500 queues on each broker, two messages in each, and a group committed at 1
     on all 1,000 of them (a real group's offsets: committed, min and max all known)."""
     from console.rocketmq.admin import AdminClient
-    from console.services.offset_writer import OffsetWrite, OffsetWriter
+    from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 
     async with AdminClient([namesrv], timeout=10.0) as admin:
         brokers = await admin.master_addrs()
@@ -156,9 +156,9 @@ async def _seed_group(namesrv: str) -> None:
 
 
 async def _preview(root: Path) -> float:
+    from console.domain.triage import History
     from console.remote.proxy import remote_sources
-    from console.services.session import ClusterSession
-    from console.services.triage import History
+    from console.services.read.session import ClusterSession
     from console.ui.app import make_app
     from console.ui.messages import PlanComputed
     from console.ui.screens.preview import PreviewScreen

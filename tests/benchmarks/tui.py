@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from console.rocketmq.admin import AdminClient
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.read.reader import ClusterReader
 
 GROUPS = 500
 PREFIX = "bench-tui-"

@@ -22,7 +22,7 @@ from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin import Mqadmin
 from console.sandbox.scenario import GROUP_LIVE
 from console.sandbox.toolchain import find_tools
-from console.services.access import open_admin
+from console.services.infra.access import open_admin
 from tests.benchmarks.stats import RUNS, median_of, time_process
 
 RPC_SECONDS = 1.5

@@ -31,7 +31,7 @@ from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
 from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
 from console.sandbox.runner import Sandbox, SandboxOptions
-from console.services.spark_runner import SparkRunner, close_shared_runner, shared_runner
+from console.services.infra.spark_runner import SparkRunner, close_shared_runner, shared_runner
 from tests.connect import ConnectServer
 
 #: The master the UI tests' consoles plan on: their warm session is `plan_runner`'s.

@@ -19,7 +19,7 @@ from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import AccessDenied, BrokerError
 from console.rocketmq.signing import Credentials
 from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, USERNAME, AclSandbox
-from console.services.access import open_admin
+from console.services.infra.access import open_admin
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from console.sandbox.acl import AclSandbox
-from console.services.connect_server import ServerHome
+from console.services.infra.connect_server import ServerHome
 from tests.connect import console_env
 from tests.integration.test_acl_plan import (
     between_batches,

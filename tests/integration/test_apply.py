@@ -24,6 +24,7 @@ from console.cli import main
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.plan import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
+from console.errors import Refused
 from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
@@ -31,17 +32,17 @@ from console.sandbox.mqadmin import parse_consumer_progress
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
 from console.sandbox.seed import wait_for_routes
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.broker_facts import broker_facts
-from console.services.cluster import ClusterReader
-from console.services.journal_store import AuditLog, JournalStore
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.plan_load import LoadedPlan, PlanRefused, load_plan
-from console.services.planning import Planner
-from console.services.resume_check import check_resume
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.resume_check import check_resume
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog, JournalStore
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import LoadedPlan, load_plan
+from console.services.plan.planner import Planner
+from console.services.read.broker_facts import broker_facts
+from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
 from tests.support.writes import write_access
@@ -258,11 +259,11 @@ async def test_an_edited_or_foreign_plan_is_refused(
     ws = Workspace(tmp_path / "ws")
     plan = await shift_plan(sandbox, admin, runner, ws, group)
     now = int(time.time() * 1000)
-    with pytest.raises(PlanRefused, match="made for cluster 'sandbox', not 'prod'"):
+    with pytest.raises(Refused, match="made for cluster 'sandbox', not 'prod'"):
         load_plan(ws, plan.header.plan_id, cluster="prod", now_ms=now)
-    with pytest.raises(PlanRefused, match=r"is 16 min old \(limit 15 min\)"):
+    with pytest.raises(Refused, match=r"is 16 min old \(limit 15 min\)"):
         load_plan(ws, plan.header.plan_id, cluster="sandbox", now_ms=now + 16 * 60_000)
-    with pytest.raises(PlanRefused, match="no plan 'nope'"):
+    with pytest.raises(Refused, match="no plan 'nope'"):
         load_plan(ws, "nope", cluster="sandbox", now_ms=now)
     # Rows edited by hand: one target changed, the header left as it was.
     rows_dir = Path(plan.uri.removeprefix("file://")) / "rows.parquet"
@@ -272,7 +273,7 @@ async def test_an_edited_or_foreign_plan_is_refused(
     targets[0] = (targets[0] or 0) + 1
     column = pa.array(targets, type=table.schema.field("target").type)
     pq.write_table(table.set_column(table.column_names.index("target"), "target", column), part)
-    with pytest.raises(PlanRefused, match="do not match its content hash"):
+    with pytest.raises(Refused, match="do not match its content hash"):
         load_plan(ws, plan.header.plan_id, cluster="sandbox", now_ms=now)
 
 

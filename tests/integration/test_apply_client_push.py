@@ -42,17 +42,17 @@ from console.sandbox.consumers import wait_online
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
-from console.services.apply import Applier
-from console.services.apply_check import ApplyCheck, check_apply
-from console.services.apply_session import Confirmation, QuietEvents, WriteCheck
-from console.services.broker_facts import broker_facts
-from console.services.cluster import ClusterReader
-from console.services.journal_store import AuditLog, JournalStore
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
-from console.services.write_sessions import ClusterWrites
+from console.services.apply.check import ApplyCheck, check_apply
+from console.services.apply.session import Confirmation, QuietEvents, WriteCheck
+from console.services.apply.write_sessions import ClusterWrites
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog, JournalStore
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.broker_facts import broker_facts
+from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.integration.test_apply import committed, new_group
 from tests.integration.test_apply_online import BACK_MS

@@ -29,10 +29,10 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
-from console.services.apply_session import ApplyPlan, ApplySession, Confirmation, WriteCheck
-from console.services.cluster import ClusterReader
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.session import ApplyPlan, ApplySession, Confirmation, WriteCheck
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import ClusterReader
 from tests.integration.faults import FreezeOnWrite, FreezingAdmin, broker_answers
 from tests.integration.test_apply import committed, new_group, shift_plan
 from tests.integration.test_apply_killed import EXE, _own_terminal, console_env, read_until

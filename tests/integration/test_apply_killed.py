@@ -27,11 +27,11 @@ from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.seed import wait_for_routes
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.integration.faults import broker_answers
 
 QUEUES = 64  # per broker

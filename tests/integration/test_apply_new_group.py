@@ -16,14 +16,14 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.domain.spec import ResetSpec, Scope, ToGroup
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.apply.writer import Applier
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.support.writes import write_access
 
 QUEUES = 128  # per broker

@@ -33,16 +33,16 @@ from console.sandbox.consumers import wait_online
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.apply_session import ApplyPlan, ApplySession, Confirmation, WriteCheck
-from console.services.cluster import ClusterReader
-from console.services.journal_store import AuditLog
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
-from console.services.write_access import WriteAccess
+from console.services.apply.check import check_apply
+from console.services.apply.session import ApplyPlan, ApplySession, Confirmation, WriteCheck
+from console.services.apply.write_access import WriteAccess
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import queue_events, redelivered_from
 from tests.support.writes import write_access
 

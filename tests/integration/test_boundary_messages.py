@@ -42,8 +42,8 @@ from console.sandbox.legacy import LegacySandbox
 from console.sandbox.mqadmin import QueriedMessage
 from console.sandbox.runner import Sandbox
 from console.sandbox.seed import wait_for_routes
-from console.services.boundary import read_boundaries
-from console.services.cluster import ClusterReader
+from console.services.read.boundary import read_boundaries
+from console.services.read.reader import ClusterReader
 from tests.integration.faults import broker_answers
 
 OWN_TOPIC = "it-boundary-bodies"  # our own messages: the seeded topics keep their counts

@@ -21,14 +21,14 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_BROADCAST, TOPIC_ORDERS
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.cluster import ClusterReader
-from console.services.journal_store import JournalStore
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import JournalStore
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.writes import write_access
 

@@ -23,12 +23,12 @@ from console.remote.proxy import remote_sources
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.cluster import ClusterReader
-from console.services.lag_history import HOUR_MS, MINUTE_MS
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.writer import Applier
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.read.lag_history import HOUR_MS, MINUTE_MS
+from console.services.read.reader import ClusterReader
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
 from console.ui.themes import PROJECT_THEMES

@@ -24,7 +24,7 @@ from console.domain.offsets import known_delay
 from console.rocketmq.codes import RequestCode, ResponseCode
 from console.sandbox import legacy as lg
 from console.sandbox.legacy import LegacySandbox
-from console.services.backend import Backend
+from console.services.read.backend import Backend
 from tests.connect import ConnectServer
 
 

@@ -35,13 +35,13 @@ from console.sandbox.javabuild import build_consumer
 from console.sandbox.legacy import LEGACY_BROKER, LegacySandbox
 from console.sandbox.seed import send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
-from console.services.apply import Applier
-from console.services.apply_check import check_apply
-from console.services.cluster import ClusterReader
-from console.services.plan_load import load_plan
-from console.services.planning import Planner
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.check import check_apply
+from console.services.apply.writer import Applier
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.writes import write_access
 

@@ -34,11 +34,11 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotMaster
 from console.rocketmq.models import MessageQueue
 from console.sandbox.replica import ReplicaSandbox
-from console.services.access import open_admin
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter, WriteOutcome
-from console.services.snapshots import SnapshotStore, take_snapshot
-from console.services.workspace import Workspace
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter, WriteOutcome
+from console.services.infra.access import open_admin
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import ClusterReader
+from console.services.read.snapshots import SnapshotStore, take_snapshot
 from console.ui.app import make_app
 from console.ui.themes import PROJECT_THEMES
 from tests.ui.helpers import settle, shown, status, text_of

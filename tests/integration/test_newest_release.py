@@ -21,10 +21,10 @@ import pytest
 from console.domain.journal import QueueState
 from console.domain.plan import ResetPathKind
 from console.sandbox.runner import Sandbox
-from console.services.apply_session import ApplyPlan, ApplySession
-from console.services.cluster import ClusterReader
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.apply.session import ApplyPlan, ApplySession
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import ClusterReader
 from tests.integration.conftest import NEWEST_RELEASE
 from tests.integration.test_apply import (  # noqa: F401 (collected here, on this cluster)
     admin,

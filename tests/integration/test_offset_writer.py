@@ -14,7 +14,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, ConnectError
 from console.rocketmq.models import MessageQueue
-from console.services.offset_writer import (
+from console.services.apply.offset_writer import (
     OffsetWrite,
     OffsetWriter,
     WriteOutcome,

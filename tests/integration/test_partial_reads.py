@@ -39,12 +39,12 @@ from console.rocketmq.codes import RequestCode
 from console.sandbox import scenario
 from console.sandbox.acl import ACL_BROKER, ACL_GROUP, AclSandbox
 from console.sandbox.runner import Sandbox
-from console.services.access import ClusterClient
-from console.services.cluster import BROKER_IN_FLIGHT, ClusterReader
-from console.services.fanout import gather_bounded
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.snapshots import MISSING_KEY
-from console.services.workspace import Workspace
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.infra.access import ClusterClient
+from console.services.infra.fanout import gather_bounded
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import BROKER_IN_FLIGHT, ClusterReader
+from console.services.read.snapshots import MISSING_KEY
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
 

@@ -15,7 +15,7 @@ import yaml
 from console.cli import main
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
-from console.services.workspace import Workspace
+from console.services.infra.workspace import Workspace
 from tests.connect import ConnectServer
 
 GROUP = scenario.GROUP_OFFLINE

@@ -16,10 +16,10 @@ from console.domain.plan import PlanHeader
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_OFFLINE, GROUP_RETRY
-from console.services.cluster import ClusterReader
-from console.services.connect_server import free_port
-from console.services.planning import Planner
-from console.services.workspace import Workspace
+from console.services.infra.connect_server import free_port
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.test_plan_timestamp import oracle, seek_time
 

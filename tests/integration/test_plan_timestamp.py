@@ -19,11 +19,11 @@ from console.sandbox.jvm import JDK_OPENS
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_OFFLINE, GROUP_RETRY
 from console.sandbox.toolchain import find_tools
-from console.services.cluster import ClusterReader
-from console.services.planning import Planner
-from console.services.snapshots import SnapshotStore
-from console.services.spark_runner import SparkRunner
-from console.services.workspace import Workspace
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
+from console.services.read.snapshots import SnapshotStore
 from tests.connect import ConnectServer
 
 ORACLE = Path(__file__).resolve().parents[2] / "console" / "sandbox" / "java" / "OffsetOracle.java"

@@ -29,7 +29,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.running_info import consumer_running_info
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
-from console.services.broker_metrics import scrape
+from console.services.read.broker_metrics import scrape
 from tests.integration.test_ui_tmux import Tmux
 
 

@@ -16,12 +16,12 @@ import pytest
 
 from console.config import ClusterConfig, Config
 from console.domain.offsets import GroupOffsets
+from console.domain.triage import Sample, lagging_topics
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import dlq_topic, is_retry_topic
 from console.sandbox import scenario
-from console.services.backend import Backend
-from console.services.cluster import ClusterReader
-from console.services.triage import Sample, lagging_topics
+from console.services.read.backend import Backend
+from console.services.read.reader import ClusterReader
 
 pytestmark = pytest.mark.integration
 

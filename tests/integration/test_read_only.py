@@ -9,7 +9,7 @@ from console.config import ClusterConfig, CredentialsRef
 from console.rocketmq.errors import ReadOnlyError
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_OFFLINE, TOPIC_ORDERS
-from console.services.access import open_admin
+from console.services.infra.access import open_admin
 
 Queue = tuple[str, int]
 

@@ -18,9 +18,9 @@ from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError
 from console.rocketmq.topics import dlq_topic
 from console.sandbox import scenario
-from console.services.backend import Backend
-from console.services.cluster import ClusterReader
-from console.services.source import OPERATIONS, ClusterSource
+from console.services.read.backend import Backend
+from console.services.read.reader import ClusterReader
+from console.services.read.source import OPERATIONS, ClusterSource
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.runner import Sandbox
-from console.services.walkthroughs import load_walkthroughs
+from console.services.walkthrough.runner import load_walkthroughs
 from tests.integration.test_apply import committed, new_group
 from tests.integration.test_ui_tmux import Tmux, tmux  # noqa: F401 - the fixture
 from tests.integration.test_walkthroughs_ui import group_with_retry_backlog

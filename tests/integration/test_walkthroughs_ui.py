@@ -24,12 +24,12 @@ from console.rocketmq.topics import retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
-from console.services.cluster import ClusterReader
-from console.services.offset_writer import OffsetWrite, OffsetWriter
-from console.services.snapshots import SnapshotStore, take_snapshot
-from console.services.spark_runner import SparkRunner
-from console.services.walkthroughs import load_walkthroughs
-from console.services.workspace import Workspace
+from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import ClusterReader
+from console.services.read.snapshots import SnapshotStore, take_snapshot
+from console.services.walkthrough.runner import load_walkthroughs
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

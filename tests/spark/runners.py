@@ -8,7 +8,7 @@ import threading
 from pyspark.sql import SparkSession
 
 from console.domain.spec import SpecError
-from console.services.spark_runner import (
+from console.services.infra.spark_runner import (
     JobFailed,
     JobHandle,
     JobInputError,

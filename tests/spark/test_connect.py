@@ -24,18 +24,18 @@ from pyspark.testing import assertDataFrameEqual
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import FileOffset
-from console.services import connect_server
-from console.services.connect_server import ServerDied, ServerHome, free_port
-from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
-from console.services.spark_engine import choose_engine
-from console.services.spark_runner import (
+from console.services.infra import connect_server
+from console.services.infra.connect_server import ServerDied, ServerHome, free_port
+from console.services.infra.spark_engine import choose_engine
+from console.services.infra.spark_runner import (
     JobCancelled,
     JobFailed,
     JobProgress,
     JobState,
     SparkRunner,
 )
-from console.services.workspace import SnapshotRef, Workspace
+from console.services.infra.workspace import SnapshotRef, Workspace
+from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from jobs.host import JOBS
 from jobs.run import read_plan_rows
 from tests.connect import ConnectServer

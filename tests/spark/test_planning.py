@@ -22,9 +22,9 @@ from console.domain.spec import (
     ToOffset,
     ToSnapshot,
 )
-from console.services.planning import Planner, scope_cells
-from console.services.spark_runner import JobInputError, JobProgress
-from console.services.workspace import Workspace
+from console.services.infra.spark_runner import JobInputError, JobProgress
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner, scope_cells
 from jobs.plan import scope_cells as spark_scope_cells
 from jobs.run import read_snapshot
 from tests.spark import frames

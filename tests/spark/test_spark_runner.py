@@ -15,15 +15,15 @@ import pytest
 
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
-from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
-from console.services.spark_runner import (
+from console.services.infra.spark_runner import (
     JobCancelled,
     JobInputError,
     JobProgress,
     JobState,
     SparkRunner,
 )
-from console.services.workspace import SnapshotRef, Workspace
+from console.services.infra.workspace import SnapshotRef, Workspace
+from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from tests.spark.fakes import group
 
 pytestmark = pytest.mark.spark

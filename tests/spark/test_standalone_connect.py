@@ -13,9 +13,9 @@ from pyspark.testing import assertDataFrameEqual
 
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader
-from console.services import connect_server
-from console.services.connect_server import ServerHome
-from console.services.spark_runner import SparkRunner
+from console.services.infra import connect_server
+from console.services.infra.connect_server import ServerHome
+from console.services.infra.spark_runner import SparkRunner
 from jobs.run import read_plan_rows, run_plan
 from tests.spark.standalone import standalone_cluster
 from tests.spark.test_standalone import synthetic, to_group_request

@@ -11,9 +11,9 @@ from pyspark.sql import SparkSession
 
 from console.config import TlsRef
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
-from console.services.planning import Planner
-from console.services.spark_runner import JobFailed
-from console.services.workspace import Workspace
+from console.services.infra.spark_runner import JobFailed
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner
 from jobs.timestamps import BrokerSearch
 from tests.spark.fakes import FakeReader, group
 from tests.spark.runners import InlineRunner

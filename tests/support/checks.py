@@ -6,8 +6,8 @@ from __future__ import annotations
 from console.domain.drift import Drift
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo, Totals
 from console.domain.spec import Earliest, ResetSpec, Scope
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
-from console.services.plan_load import LoadedPlan
+from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.plan.load import LoadedPlan
 
 T0 = 1_795_400_000_000
 HOUR = 3_600_000

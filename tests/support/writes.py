@@ -11,7 +11,8 @@ from typing import Any
 
 from console.config import ClusterConfig, Config
 from console.domain.journal import Journal
-from console.services.apply_session import (
+from console.errors import Refused
+from console.services.apply.session import (
     ApplyEvents,
     ApplyProgress,
     Confirm,
@@ -21,8 +22,7 @@ from console.services.apply_session import (
     WriteCheck,
     run_session,
 )
-from console.services.refusals import Refused
-from console.services.write_access import WriteAccess
+from console.services.apply.write_access import WriteAccess
 
 
 def write_access(reader: Any, root: Path, cluster: str = "prod", **options: Any) -> WriteAccess:

@@ -15,11 +15,11 @@ from console.config import ClusterConfig, Config
 from console.domain.gaps import Why
 from console.domain.messages import Absence, Boundary, BoundaryRequest
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
+from console.domain.triage import QueueKey
 from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
-from console.services.fanout import gather_bounded
-from console.services.source import BrokerState, ClusterSource, Progress
-from console.services.triage import QueueKey
+from console.services.infra.fanout import gather_bounded
+from console.services.read.source import BrokerState, ClusterSource, Progress
 from console.ui.app import ConsoleApp, make_app
 from console.ui.services import ConsoleServices
 from console.ui.themes import PROJECT_THEMES

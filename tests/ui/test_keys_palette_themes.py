@@ -70,7 +70,8 @@ def test_the_keymap_check_loads_no_planning_code() -> None:
     probe = (
         "import sys; from console.ui.app import binding_ids; "
         "assert 'preview_run' in binding_ids(); "
-        "heavy = ('pyarrow', 'console.services.planning', 'console.services.spark_runner'); "
+        "heavy = ('pyarrow', 'console.services.plan.planner', "
+        "'console.services.infra.spark_runner'); "
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(

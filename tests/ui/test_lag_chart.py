@@ -16,10 +16,10 @@ from console.config import Config
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.lag import LagPoint, LagSeries, Mark
 from console.domain.offsets import GroupOffsets
-from console.services.journal_store import JournalStore, new_apply_id
-from console.services.lag_history import MINUTE_MS, LagHistory
-from console.services.lag_report import LagReport
-from console.services.triage import Status, evaluate_points
+from console.domain.triage import Status, evaluate_points
+from console.services.infra.journal_store import JournalStore, new_apply_id
+from console.services.read.lag_history import MINUTE_MS, LagHistory
+from console.services.read.lag_report import LagReport
 from console.ui.screens.group import GroupScreen
 from console.ui.widgets.lagchart import LagChart, chart_data, x_ticks
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from console.services import export, mqadmin_commands
+from console.domain import mqadmin
+from console.services.infra import export
 from console.ui.screens import preview
 from console.ui.screens.dialogs import CommandsDialog, SaveDialog
 from console.ui.screens.group import GroupScreen
@@ -42,16 +43,16 @@ async def test_m_shows_the_mqadmin_command_of_each_view() -> None:
 
 
 def test_mqadmin_lines_are_shell_quoted() -> None:
-    assert mqadmin_commands.group(("a:1", "b:2"), "my group") == [
+    assert mqadmin.group(("a:1", "b:2"), "my group") == [
         "mqadmin consumerProgress -n 'a:1;b:2' -g 'my group' -s true",
         "mqadmin consumerConnection -n 'a:1;b:2' -g 'my group'",
         "mqadmin topicStatus -n 'a:1;b:2' -t '%DLQ%my group'",
     ]
-    assert mqadmin_commands.topics(NS, "C1") == ["mqadmin topicList -n 10.0.0.9:9876 -c C1"]
-    assert mqadmin_commands.topics(NS) == ["mqadmin topicList -n 10.0.0.9:9876"]
-    assert mqadmin_commands.topic(NS, "T")[0] == "mqadmin topicStatus -n 10.0.0.9:9876 -t T"
-    assert mqadmin_commands.groups(NS) == ["mqadmin consumerProgress -n 10.0.0.9:9876"]
-    assert mqadmin_commands.clusters(NS) == ["mqadmin clusterList -n 10.0.0.9:9876"]
+    assert mqadmin.topics(NS, "C1") == ["mqadmin topicList -n 10.0.0.9:9876 -c C1"]
+    assert mqadmin.topics(NS) == ["mqadmin topicList -n 10.0.0.9:9876"]
+    assert mqadmin.topic(NS, "T")[0] == "mqadmin topicStatus -n 10.0.0.9:9876 -t T"
+    assert mqadmin.groups(NS) == ["mqadmin consumerProgress -n 10.0.0.9:9876"]
+    assert mqadmin.clusters(NS) == ["mqadmin clusterList -n 10.0.0.9:9876"]
 
 
 async def test_ctrl_s_saves_the_table_as_shown(tmp_path: Path) -> None:

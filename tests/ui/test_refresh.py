@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from console.config import Config
-from console.services.snapshots import SnapshotStore
-from console.services.workspace import Workspace
+from console.services.infra.workspace import Workspace
+from console.services.read.snapshots import SnapshotStore
 from console.ui.screens.base import DataScreen
 from console.ui.screens.groups import GroupsScreen
 from console.ui.screens.help import HelpScreen

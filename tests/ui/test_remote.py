@@ -16,9 +16,9 @@ from console.domain.messages import Boundary, BoundaryRequest
 from console.remote.proxy import RemoteSource, remote_source, remote_sources
 from console.rocketmq.codes import RequestCode
 from console.rocketmq.errors import ConnectError, RequestTimeout, RocketMQError
-from console.services.backend import Backend
-from console.services.rpc import ChildExited, RemoteError
-from console.services.source import OPERATIONS, ClusterOperations, ClusterSource
+from console.services.infra.rpc import ChildExited, RemoteError
+from console.services.read.backend import Backend
+from console.services.read.source import OPERATIONS, ClusterOperations, ClusterSource
 
 #: Arguments for each operation of the protocol: a new operation needs a line here, and is
 #: then checked to be served by the network process like the others.

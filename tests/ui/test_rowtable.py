@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from console.services.fanout import Cadence
+from console.services.infra.fanout import Cadence
 from console.ui.widgets.rowtable import RowTable, TableLayout
 
 LAYOUT = TableLayout((Text("NAME"), Text("N")), (8, 4), (False, True))

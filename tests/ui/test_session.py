@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from console.config import ClusterConfig
-from console.services.session import ClusterSession
-from console.services.source import BrokerState
-from console.services.triage import History
+from console.domain.triage import History
+from console.services.read.session import ClusterSession
+from console.services.read.source import BrokerState
 
 from .fakes import FakeCluster, FakeSource
 

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from console.services.rpc import Link, Reply, link_to_parent, serve_async, serve_threads
+from console.services.infra.rpc import Link, Reply, link_to_parent, serve_async, serve_threads
 
 #: How many calls were cancelled, as the child saw it.
 cancels = 0

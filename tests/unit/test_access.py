@@ -15,10 +15,10 @@ from console.domain.plan import SnapshotInfo
 from console.redact import MASK, redact_text
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import ReadOnlyError
-from console.services.access import ClusterClient, cluster_of, open_admin
-from console.services.cluster import ClusterReader
-from console.services.planning import Planner
-from console.services.workspace import Workspace
+from console.services.infra.access import ClusterClient, cluster_of, open_admin
+from console.services.infra.workspace import Workspace
+from console.services.plan.planner import Planner
+from console.services.read.reader import ClusterReader
 
 UNRESOLVABLE = CredentialsRef("env:RMQ_TEST_NEVER_SET_AK", "env:RMQ_TEST_NEVER_SET_SK")
 

@@ -14,10 +14,10 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.models import ClientConnection, ConsumerConnection
-from console.services.apply import Applier
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
-from console.services.journal_store import AuditLog, JournalStore
-from console.services.plan_load import LoadedPlan
+from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog, JournalStore
+from console.services.plan.load import LoadedPlan
 from tests.support.writes import write_access
 
 ADDR = "10.0.0.1:10911"

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
-from console.services.apply_check import ApplyCheck
-from console.services.apply_session import (
+from console.services.apply.check import ApplyCheck
+from console.services.apply.session import (
     ApplyProgress,
     ApplySession,
     Confirmation,
     QuietEvents,
     WriteCheck,
 )
-from console.services.write_access import WriteAccess
+from console.services.apply.write_access import WriteAccess
 from tests.support.checks import drifted_check, plain_check
 from tests.support.writes import write_access
 
@@ -173,7 +173,7 @@ async def test_nothing_left_to_write_is_the_journal_as_it_stands(tmp_path: Path)
 
 
 def test_the_exit_code_says_whether_every_queue_was_proved() -> None:
-    from console.services.apply_session import SessionResult
+    from console.services.apply.session import SessionResult
 
     past = journal(QueueState.PAST_TARGET)
     assert SessionResult(past, "j").exit_code == 1

@@ -32,11 +32,11 @@ from console.domain.journal import Journal, JournalError
 from console.domain.plan import PlanHeader, SnapshotInfo, Totals, content_hash
 from console.domain.spec import Earliest, ResetSpec, Scope
 from console.errors import BadFile
-from console.services.client_offsets import read_store_file
-from console.services.files import read_parquet
-from console.services.journal_store import JournalStore
-from console.services.snapshots import ARROW_SCHEMA, SnapshotStore
-from console.services.workspace import SnapshotRef, Workspace
+from console.services.infra.files import read_parquet
+from console.services.infra.journal_store import JournalStore
+from console.services.infra.workspace import SnapshotRef, Workspace
+from console.services.read.client_offsets import read_store_file
+from console.services.read.snapshots import ARROW_SCHEMA, SnapshotStore
 from tests.unit.test_journal import journal
 
 EXAMPLES = settings(
@@ -390,7 +390,7 @@ def test_a_bad_audit_log(capsys: pytest.CaptureFixture[str], bad: tuple[str, byt
 
 
 def test_a_lag_history_that_is_a_directory(capsys: pytest.CaptureFixture[str]) -> None:
-    from console.services.lag_history import LagHistory
+    from console.services.read.lag_history import LagHistory
 
     with workplace() as root:
         path = LagHistory(root / "ws").path("c", "g")
@@ -406,7 +406,7 @@ def test_a_lag_history_that_is_a_directory(capsys: pytest.CaptureFixture[str]) -
 def test_bad_lag_history_lines_are_counted_and_the_file_named(
     capsys: pytest.CaptureFixture[str], bad: tuple[str, bytes | None]
 ) -> None:
-    from console.services.lag_history import LagHistory
+    from console.services.read.lag_history import LagHistory
 
     with workplace() as root:
         path = LagHistory(root / "ws").path("c", "g")

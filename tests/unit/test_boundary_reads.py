@@ -16,8 +16,8 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import FLAG_RESPONSE, RequestCode, ResponseCode
 from console.rocketmq.frame import Command
 from console.rocketmq.models import PullStatus
-from console.services.boundary import read_boundaries
-from console.services.cluster import BrokerRoute, ClusterReader
+from console.services.read.boundary import read_boundaries
+from console.services.read.reader import BrokerRoute, ClusterReader
 
 from .records import Record
 from .test_connection import serve

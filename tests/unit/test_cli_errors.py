@@ -21,10 +21,9 @@ from console.domain.client_offsets import ClientOffsetsError
 from console.domain.journal import JournalError
 from console.domain.spec import SpecError
 from console.domain.walkthrough import WalkthroughError
-from console.errors import BadFile, BadInput, UserError
+from console.errors import BadFile, BadInput, Refused, UserError
 from console.rocketmq.errors import RequestTimeout
-from console.services.plan_load import PlanRefused
-from console.services.walkthroughs import AnswerError
+from console.services.walkthrough.runner import AnswerError
 
 
 @pytest.fixture
@@ -55,7 +54,7 @@ def raising(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
         WalkthroughError("ours.yaml:2", "unknown field"),
         ClientOffsetsError("offsets.json: not an offsets file"),
         AnswerError("give a time, e.g. 10:05"),
-        PlanRefused(["the plan is 20 min old", "re-plan"]),
+        Refused(["the plan is 20 min old", "re-plan"]),
         BadFile("plans/p/plan.json", "not JSON", line=3),
         BadInput("plan id '..' cannot be used as a file name"),
         RequestTimeout("127.0.0.1:10911", 46, 3.0),
@@ -75,7 +74,7 @@ def test_an_error_the_operator_can_act_on_is_one_line_and_exit_2(
 
 
 def test_the_user_errors_are_one_family() -> None:
-    for kind in (SpecError, JournalError, ConfigError, WalkthroughError, PlanRefused, BadFile):
+    for kind in (SpecError, JournalError, ConfigError, WalkthroughError, Refused, BadFile):
         assert issubclass(kind, UserError)
     assert issubclass(BadFile, ValueError)  # readers that refused on ValueError still do
 

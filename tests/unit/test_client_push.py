@@ -19,11 +19,11 @@ from console.domain.spec import ResetSpec, Scope, ToTimestamp
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RequestTimeout
 from console.rocketmq.models import ClientConnection, ConsumerConnection, MessageQueue
-from console.services.apply import Applier
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
-from console.services.client_push import FIRST_PUSH, ClientPush, PushTiming
-from console.services.journal_store import AuditLog
-from console.services.plan_load import LoadedPlan
+from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.apply.client_push import FIRST_PUSH, ClientPush, PushTiming
+from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog
+from console.services.plan.load import LoadedPlan
 from tests.support.writes import write_access
 
 ADDR_A, ADDR_B = "10.0.0.1:10911", "10.0.0.2:10911"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from console.services import connect_server as server
-from console.services.connect_server import (
+from console.services.infra import connect_server as server
+from console.services.infra.connect_server import (
     JavaMissing,
     PortBusy,
     ServerHome,
@@ -23,7 +23,7 @@ from console.services.connect_server import (
     connect_address,
     public_url,
 )
-from console.services.spark_engine import EngineUnavailable, choose_engine
+from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 
 
 def record(pid: int, port: int = 15002) -> ServerRecord:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from console.domain.delays import NextStoreTimes
 from console.domain.offsets import QueueOffsets
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue
-from console.services.delays import NextStoreTimes
 
 
 class Clock:

@@ -15,8 +15,8 @@ from console.cli import main
 from console.domain.gaps import Gap, Part, Why
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
-from console.services.journal_store import JournalStore, new_apply_id
-from console.services.lag_history import MINUTE_MS, LagHistory
+from console.services.infra.journal_store import JournalStore, new_apply_id
+from console.services.read.lag_history import MINUTE_MS, LagHistory
 
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)
 

@@ -36,7 +36,7 @@ def test_every_contract_is_kept() -> None:
 
 
 def test_the_layers_run_one_way() -> None:
-    layers = [c for c in _contracts() if c["type"] == "layers"]
+    layers = [c for c in _contracts() if c["type"] == "layers" and "containers" not in c]
     assert len(layers) == 1
     assert layers[0]["layers"][:4] == [  # type: ignore[index]
         "console.cli",
@@ -46,15 +46,35 @@ def test_the_layers_run_one_way() -> None:
     ]
 
 
+def test_the_capabilities_stand_on_each_other_one_way() -> None:
+    """console/services is one package per capability, each on those below it only."""
+    inner = [c for c in _contracts() if c["type"] == "layers" and "containers" in c]
+    assert len(inner) == 1
+    assert inner[0]["containers"] == ["console.services"]
+    assert inner[0]["layers"] == ["walkthrough", "apply", "plan", "read", "infra"]
+    packages = sorted(
+        p.name for p in (ROOT / "console" / "services").iterdir() if (p / "__init__.py").exists()
+    )
+    assert packages == sorted(inner[0]["layers"])  # type: ignore[arg-type]
+    loose = sorted(p.name for p in (ROOT / "console" / "services").glob("*.py"))
+    assert loose == ["__init__.py"]  # no module outside a capability
+
+
 @pytest.mark.parametrize(
     ("module", "line", "contract"),
     [
-        ("console/domain/plan.py", "import console.services.workspace", "One-way layers"),
+        ("console/domain/plan.py", "import console.services.infra.workspace", "One-way layers"),
         ("console/ui/format.py", "import socket", "The UI opens no socket"),
-        ("console/services/workspace.py", "import jobs.plan", "Jobs depend on the console"),
-        ("console/services/export.py", "import console.sandbox.cache", "never imports the sandbox"),
-        ("console/cli/render.py", "import console.services.offset_writer", "One write path"),
-        ("console/ui/format.py", "import console.services.apply", "One write path"),
+        ("console/services/infra/workspace.py", "import jobs.plan", "Jobs depend on the console"),
+        (
+            "console/services/infra/export.py",
+            "import console.sandbox.cache",
+            "never imports the sandbox",
+        ),
+        ("console/cli/render.py", "import console.services.apply.offset_writer", "One write path"),
+        ("console/ui/format.py", "import console.services.apply.writer", "One write path"),
+        ("console/services/read/reader.py", "import console.services.apply.check", "Capabilities"),
+        ("console/services/infra/files.py", "import console.services.plan.load", "Capabilities"),
     ],
 )
 def test_a_violation_is_caught(tmp_path: Path, module: str, line: str, contract: str) -> None:

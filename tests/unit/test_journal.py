@@ -14,7 +14,7 @@ import pytest
 
 from console.cli import main
 from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue, QueueState
-from console.services.journal_store import (
+from console.services.infra.journal_store import (
     AuditEntry,
     AuditLog,
     JournalBusy,
@@ -129,7 +129,7 @@ def test_a_killed_writer_leaves_the_previous_version(tmp_path: Path) -> None:
         "import os, sys\n"
         "from pathlib import Path\n"
         "os.replace = lambda *a: os.kill(os.getpid(), 9)\n"
-        "from console.services.journal_store import JournalStore\n"
+        "from console.services.infra.journal_store import JournalStore\n"
         "from tests.unit.test_journal import journal\n"
         f"JournalStore(Path({str(tmp_path)!r})).write(journal())\n"
     )
@@ -180,7 +180,7 @@ def test_an_apply_killed_mid_write_is_offered_for_resume(tmp_path: Path) -> None
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from console.services.journal_store import JournalStore\n"
+        "from console.services.infra.journal_store import JournalStore\n"
         f"with JournalStore(Path({str(tmp_path)!r})).hold({j.apply_id!r}):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(60)\n"
@@ -261,8 +261,8 @@ def test_a_torn_audit_line_stays_alone_and_history_lists_the_rest(
 
 
 def test_the_history_screen_counts_whole_audit_lines_and_names_a_torn_one(tmp_path: Path) -> None:
-    from console.services.history import read_history
-    from console.services.workspace import Workspace
+    from console.services.apply.history import read_history
+    from console.services.infra.workspace import Workspace
 
     log = AuditLog(tmp_path)
     j = journal()

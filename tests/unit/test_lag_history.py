@@ -17,7 +17,8 @@ from console.config import ClusterConfig
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint, QueuePoint
 from console.domain.offsets import BROADCASTING, Client, GroupOffsets, QueueOffsets
-from console.services.lag_history import (
+from console.domain.triage import History
+from console.services.read.lag_history import (
     DAY_MS,
     HOUR_MS,
     MINUTE_MS,
@@ -27,8 +28,7 @@ from console.services.lag_history import (
     local_root,
     thin,
 )
-from console.services.session import ClusterSession
-from console.services.triage import History
+from console.services.read.session import ClusterSession
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)

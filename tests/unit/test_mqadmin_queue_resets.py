@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from console.services.mqadmin_commands import queue_resets
+from console.domain.mqadmin import queue_resets
 
 
 def test_one_line_per_queue_and_a_count_for_the_rest() -> None:

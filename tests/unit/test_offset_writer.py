@@ -13,7 +13,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, ConnectError
 from console.rocketmq.models import ClusterInfo
-from console.services.offset_writer import (
+from console.services.apply.offset_writer import (
     OffsetWrite,
     OffsetWriter,
     WriteOutcome,

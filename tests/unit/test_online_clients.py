@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from console.rocketmq.errors import RequestTimeout
 from console.rocketmq.models import ClientConnection, ConsumerConnection
-from console.services.apply_check import consumers_of
+from console.services.apply.check import consumers_of
 
 A, B, PROXY = "10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.5:8080"
 BROKERS = {"broker-a": A, "broker-b": B}

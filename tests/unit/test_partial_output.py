@@ -15,8 +15,8 @@ from console.cli.render import MISSING_LINES, report_missing
 from console.domain.gaps import EXIT_OK, EXIT_PARTIAL, Gap, Part, Why
 from console.domain.offsets import GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RequestTimeout
-from console.services.snapshots import Snapshot, SnapshotStore, snapshot_table
-from console.services.workspace import Workspace
+from console.services.infra.workspace import Workspace
+from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 
 DOWN = Gap(Part.BROKER, "broker-b", Why.TIMEOUT, "broker-b at b:1 did not answer request 208")
 

@@ -13,11 +13,11 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
 from console.domain.spec import ResetSpec, Scope, ToOffset
 from console.rocketmq.models import ClientConnection, ConsumerConnection, MessageQueue
-from console.services.apply import Applier
-from console.services.apply_check import ApplyCheck, GroupWrites, QueueWrite
-from console.services.apply_session import SessionResult
-from console.services.plan_load import LoadedPlan
-from console.services.resume_check import check_resume
+from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite
+from console.services.apply.resume_check import check_resume
+from console.services.apply.session import SessionResult
+from console.services.apply.writer import Applier
+from console.services.plan.load import LoadedPlan
 from tests.support.writes import write_access
 
 ADDR, GROUP, TOPIC = "10.0.0.1:10911", "billing", "orders"

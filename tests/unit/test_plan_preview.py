@@ -27,17 +27,17 @@ from console.domain.plan import (
     Totals,
 )
 from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp
-from console.services.planning import PlanResult
-from console.services.reset_flow import Stage
-from console.services.session import ClusterSession
-from console.services.spark_runner import (
+from console.services.apply.preview_flow import Stage
+from console.services.infra.spark_runner import (
     JobCancelled,
     JobHandle,
     JobInputError,
     JobProgress,
     JobState,
 )
-from console.services.workspace import SnapshotRef
+from console.services.infra.workspace import SnapshotRef
+from console.services.plan.planner import PlanResult
+from console.services.read.session import ClusterSession
 from console.ui.app import ConsoleApp
 from console.ui.screens.preview import PreviewScreen
 from tests.ui.fakes import fake_app, fake_services

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from console.services.spark_runner import (
+from console.services.infra.spark_runner import (
     JobFailed,
     JobHandle,
     JobInputError,

@@ -12,8 +12,9 @@ from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.locations import cache_root
 from console.rocketmq.errors import BrokerError
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue
-from console.services import files
-from console.services.snapshots import (
+from console.services.infra import files
+from console.services.infra.workspace import Workspace
+from console.services.read.snapshots import (
     ARROW_SCHEMA,
     Retention,
     Snapshot,
@@ -22,7 +23,6 @@ from console.services.snapshots import (
     snapshot_table,
     store_times,
 )
-from console.services.workspace import Workspace
 
 T = 1_795_338_300_000  # 2026-11-22T09:05:00Z
 DAY = 86_400_000

@@ -21,9 +21,7 @@ from console.domain.spec import (
     StrategyKind,
     ToOffset,
 )
-from console.services.apply_session import ApplyProgress
-from console.services.planning import PlanResult
-from console.services.reset_flow import (
+from console.services.apply.preview_flow import (
     NEXT,
     ResetFlow,
     ResetForm,
@@ -31,7 +29,8 @@ from console.services.reset_flow import (
     StageError,
     drive_plan,
 )
-from console.services.spark_runner import (
+from console.services.apply.session import ApplyProgress
+from console.services.infra.spark_runner import (
     JobCancelled,
     JobFailed,
     JobHandle,
@@ -39,10 +38,11 @@ from console.services.spark_runner import (
     JobProgress,
     JobState,
 )
-from console.services.workspace import SnapshotRef
+from console.services.infra.workspace import SnapshotRef
+from console.services.plan.planner import PlanResult
 
 if TYPE_CHECKING:
-    from console.services.apply_check import ApplyCheck
+    from console.services.apply.check import ApplyCheck
 
 T = 1_795_338_300_000
 SPEC = ResetSpec(Scope("prod", ("billing",)), ToOffset(5))

@@ -37,8 +37,8 @@ from console.rocketmq.models import (
     TopicRoute,
 )
 from console.rocketmq.running_info import parse_running_info
-from console.services.cluster import ClusterReader
-from console.services.group_clients import PROXY_GROUP, ghosts
+from console.services.read.group_clients import PROXY_GROUP, ghosts
+from console.services.read.reader import ClusterReader
 from console.ui import format as fmt
 
 A, B, SLAVE_A, PROXY = "10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.1:10921", "10.0.0.5:8080"
@@ -337,7 +337,7 @@ def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None
 
 
 async def test_a_pop_groups_verdict_names_what_it_popped_and_did_not_ack() -> None:
-    from console.services import triage
+    from console.domain import triage
 
     client = connection(("10.0.0.9@counter", "10.0.0.9:5000"))
     o = await read(FakeCluster(broker_clients={"broker-a": client}, pop_mode=True))
@@ -346,7 +346,7 @@ async def test_a_pop_groups_verdict_names_what_it_popped_and_did_not_ack() -> No
 
 
 def test_a_partial_verdict_tells_a_silent_broker_from_a_missing_part() -> None:
-    from console.services.triage import partial_note
+    from console.domain.triage import partial_note
 
     assert partial_note(["broker-b"]) == "no answer from broker-b"
     assert partial_note(["in-flight g"]) == "missing in-flight g"
@@ -364,7 +364,7 @@ rocketmq_consumer_lag_messages{otel_scope_name="broker-meter",cluster="C",consum
 
 
 def test_the_brokers_in_flight_metric_is_read_per_broker_and_topic() -> None:
-    from console.services.broker_metrics import in_flight_by_broker, parse_inflight
+    from console.services.read.broker_metrics import in_flight_by_broker, parse_inflight
 
     samples = parse_inflight(METRICS)
     assert [(s.broker, s.group, s.retry, s.messages) for s in samples] == [
@@ -379,14 +379,14 @@ def test_the_brokers_in_flight_metric_is_read_per_broker_and_topic() -> None:
 async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_exported(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from console.services import broker_metrics, cluster
+    from console.services.read import broker_metrics, reader
 
     async def scrape(url: str, timeout: float) -> list[broker_metrics.Inflight]:
         if url.endswith("/b"):
             raise broker_metrics.MetricsUnavailable(f"{url}: refused")
         return broker_metrics.parse_inflight(METRICS)
 
-    monkeypatch.setattr(cluster, "scrape", scrape)
+    monkeypatch.setattr(reader, "scrape", scrape)
     grpc = connection(("vm@1@0@x", "10.0.0.7:47448"), consume_type="CONSUME_ACTIVELY")
     reader = ClusterReader(
         FakeCluster(proxy_clients=grpc),  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
-"""The console's RPC (console.services.rpc): framing, typed errors across the process boundary,
-progress, cancel, settling once, and a child that crashes. The child is a real process
+"""The console's RPC (console.services.infra.rpc): framing, typed errors across the process
+boundary, progress, cancel, settling once, and a child that crashes. The child is a real process
 (tests/unit/rpc_child.py), served the threaded way and the asyncio way."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from console.rocketmq.errors import (
     TlsCause,
     TlsRefused,
 )
-from console.services.rpc import (
+from console.services.infra.rpc import (
     CallCancelled,
     ChildExited,
     ChildProcess,
@@ -353,7 +353,7 @@ def test_arguments_that_do_not_pickle_raise_before_anything_is_sent(
 
 def test_an_error_holding_a_secret_crosses_masked() -> None:
     from console.redact import MASK, hide
-    from console.services.rpc.errors import portable_error
+    from console.services.infra.rpc.errors import portable_error
 
     secret = "rpc-" + "s3cr3t-value-for-the-test"
     hide(secret)

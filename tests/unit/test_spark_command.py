@@ -19,8 +19,8 @@ import pytest
 from console.cli import main
 from console.config import CONFIG_ENV
 from console.locations import CACHE_ENV
-from console.services import connect_server as server
-from console.services.connect_server import ServerHome, ServerRecord
+from console.services.infra import connect_server as server
+from console.services.infra.connect_server import ServerHome, ServerRecord
 
 
 @pytest.fixture

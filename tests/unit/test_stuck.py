@@ -15,8 +15,8 @@ from console.rocketmq.running_info import (
     ProcessQueueInfo,
     parse_running_info,
 )
-from console.services import stuck
-from console.services.stuck import ConsumerCache, Finding, Progress, find_stuck, progress_past
+from console.services.read import stuck
+from console.services.read.stuck import ConsumerCache, Finding, Progress, find_stuck, progress_past
 
 T0 = 1_700_000_000_000
 GROUP = "ledger-sync"

@@ -11,9 +11,9 @@ import pytest
 
 from console.cli.target import add_target_arguments, resolve_target
 from console.config import ConfigError, TlsRef, load_config
+from console.domain import mqadmin
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
-from console.services import mqadmin_commands
 
 
 def write(tmp_path: Path, tls: str) -> Path:
@@ -99,9 +99,7 @@ def test_the_plan_request_carries_the_paths_only() -> None:
 
 def test_mqadmin_lines_carry_the_tls_properties() -> None:
     tls = TlsRef(ca="/etc/rmq/ca.pem", cert="/etc/rmq/c.pem", key="/etc/rmq/c.key")
-    lines = mqadmin_commands.with_tls(
-        [*mqadmin_commands.groups(["10.0.0.1:9876"]), "# a note"], tls
-    )
+    lines = mqadmin.with_tls([*mqadmin.groups(["10.0.0.1:9876"]), "# a note"], tls)
     words = shlex.split(lines[0])
     assert words[1:] == ["mqadmin", "consumerProgress", "-n", "10.0.0.1:9876"]
     assert words[:1] == [
@@ -110,9 +108,7 @@ def test_mqadmin_lines_carry_the_tls_properties() -> None:
         "-Dtls.client.keyPath=/etc/rmq/c.key"
     ]
     assert lines[1] == "# a note"
-    unverified = mqadmin_commands.java_tls_properties(TlsRef(ca="/x", verify=False))
+    unverified = mqadmin.java_tls_properties(TlsRef(ca="/x", verify=False))
     assert unverified["tls.client.authServer"] == "false"
     assert "tls.client.trustCertPath" not in unverified
-    assert mqadmin_commands.with_tls(["mqadmin clusterList -n a:1"], None) == [
-        "mqadmin clusterList -n a:1"
-    ]
+    assert mqadmin.with_tls(["mqadmin clusterList -n a:1"], None) == ["mqadmin clusterList -n a:1"]

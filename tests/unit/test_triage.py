@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from console.domain import triage
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets, known_delay
-from console.services import triage
-from console.services.triage import History, Sample, Status, as_samples, evaluate
+from console.domain.triage import History, Sample, Status, as_samples, evaluate
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from console.domain.mqadmin import plan_resets
 from console.domain.plan import PlanHeader, PlanRow
 from console.domain.spec import (
     Earliest,
@@ -21,11 +22,10 @@ from console.domain.spec import (
     ResetSpec,
     Scope,
 )
-from console.services.apply_check import _push_timestamp
-from console.services.history import read_history
-from console.services.plan_load import LoadedPlan
-from console.services.planning import mqadmin_lines
-from console.services.workspace import Workspace
+from console.services.apply.check import _push_timestamp
+from console.services.apply.history import read_history
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import LoadedPlan
 
 T = 1_795_338_300_000
 
@@ -139,12 +139,12 @@ def test_history_names_the_strategy_not_its_first_letter(tmp_path: Path) -> None
 def test_mqadmin_skips_accumulated_for_a_plain_latest() -> None:
     header = PlanHeader.from_json(plan_json("latest"))
     row = PlanRow("prod", "billing", "orders", "broker-a", 0, 0, 10, 8, 10, 10, 2, None, ())
-    (line,) = mqadmin_lines(header, [row], ["127.0.0.1:9876"], {"broker-a": "127.0.0.1:10911"})
+    (line,) = plan_resets(header, [row], ["127.0.0.1:9876"], {"broker-a": "127.0.0.1:10911"})
     assert line.startswith("mqadmin skipAccumulatedMessage -n 127.0.0.1:9876 -g billing -t orders")
 
 
 def test_a_walkthrough_reads_the_typed_spec_its_answers_make() -> None:
-    from console.services.walkthroughs import Answer, WalkthroughRun, load_walkthroughs
+    from console.services.walkthrough.runner import Answer, WalkthroughRun, load_walkthroughs
 
     walkthrough = load_walkthroughs().get("drain-flood")
     assert walkthrough is not None

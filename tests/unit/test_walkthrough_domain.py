@@ -18,8 +18,8 @@ from console.domain.walkthrough import (
     parse_walkthrough,
     render,
 )
-from console.services.walkthrough_evidence import EVIDENCE
-from console.services.walkthroughs import (
+from console.services.walkthrough.evidence import EVIDENCE
+from console.services.walkthrough.runner import (
     Answer,
     AnswerError,
     WalkthroughRun,

@@ -13,9 +13,9 @@ import pytest
 from console.config import Config
 from console.domain.offsets import GroupOffsets, QueueOffsets
 from console.domain.spec import FromFile, load_offsets_file
-from console.services.lag_history import LagHistory
-from console.services.walkthrough_evidence import EvidenceContext, check_answer
-from console.services.walkthroughs import AnswerError, WalkthroughRun, load_walkthroughs
+from console.services.read.lag_history import LagHistory
+from console.services.walkthrough.evidence import EvidenceContext, check_answer
+from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
 
 NOW_MS = 1_790_000_000_000
 HOUR_MS = 3_600_000

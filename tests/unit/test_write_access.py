@@ -1,4 +1,4 @@
-"""One place decides whether a cluster may be written (console/services/access.py,
+"""One place decides whether a cluster may be written (console/services/infra/access.py,
 `write_refusal`), and every writer obeys it itself: the session before it opens anything, the
 writer, and a broadcasting client's offsets.json rewrite, even when handed an access made by
 hand."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.services.apply import Applier
-from console.services.apply_session import ApplyPlan, run_session
-from console.services.client_file_writer import rewrite_store_file
-from console.services.refusals import Refused
+from console.errors import Refused
+from console.services.apply.client_file_writer import rewrite_store_file
+from console.services.apply.session import ApplyPlan, run_session
+from console.services.apply.writer import Applier
 from tests.support.writes import confirm_every_name, write_access
 
 PROD = ClusterConfig("prod", ("10.0.0.1:9876",), read_only=True)

@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
 from console.domain.journal import QueueState
-from console.services.apply_session import Confirmation
+from console.services.apply.session import Confirmation
 from console.ui import format as fmt
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.textbox import TextBox
@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from console.config import ClusterConfig
     from console.domain.journal import Journal
     from console.domain.plan import PlanRow
-    from console.services.apply_check import ApplyCheck
-    from console.services.apply_session import WriteCheck
-    from console.services.journal_actions import UndoCheck
-    from console.services.resume_check import ResumeCheck
+    from console.services.apply.check import ApplyCheck
+    from console.services.apply.journal_actions import UndoCheck
+    from console.services.apply.resume_check import ResumeCheck
+    from console.services.apply.session import WriteCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +120,9 @@ def _since(at_ms: int | None) -> str:
 
 def write_summary(check: WriteCheck, cluster: ClusterConfig) -> WriteSummary:
     """The confirm dialog's summary of an apply's, an undo's or a resume's check."""
-    from console.services.apply_check import ApplyCheck
-    from console.services.journal_actions import UndoCheck
-    from console.services.resume_check import ResumeCheck
+    from console.services.apply.check import ApplyCheck
+    from console.services.apply.journal_actions import UndoCheck
+    from console.services.apply.resume_check import ResumeCheck
 
     if isinstance(check, UndoCheck):
         return undo_summary(check, cluster)

@@ -20,10 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from console.domain import mqadmin
 from console.redact import redact_text
-from console.services import export, mqadmin_commands
-from console.services.session import ClusterSession
-from console.services.source import ClusterSource
+from console.services.infra import export
+from console.services.read.session import ClusterSession
+from console.services.read.source import ClusterSource
 from console.ui import format as fmt
 from console.ui.messages import (
     BrokersChecked,
@@ -108,7 +109,7 @@ class ConsoleScreen(Screen[None]):
         lines = self.mqadmin_lines()
         if self.session is not None:
             # A TLS cluster's commands carry the JVM properties mqadmin needs to reach it.
-            lines = mqadmin_commands.with_tls(lines, self.session.cluster.tls)
+            lines = mqadmin.with_tls(lines, self.session.cluster.tls)
         self.app.push_screen(CommandsDialog(self.crumb, lines))
 
     # ---- CSV -----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from console.config import ClusterConfig
-from console.services import mqadmin_commands
+from console.domain import mqadmin
 from console.ui.screens.base import ConsoleScreen
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.rowtable import RowTable
@@ -77,6 +77,4 @@ class ClustersScreen(ConsoleScreen):
         chosen = [c for c in self.clusters if c.name == key]
         if not chosen:
             return []
-        return mqadmin_commands.with_tls(
-            mqadmin_commands.clusters(chosen[0].namesrv), chosen[0].tls
-        )
+        return mqadmin.with_tls(mqadmin.clusters(chosen[0].namesrv), chosen[0].tls)

@@ -21,16 +21,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline, Static
 
+from console.domain import mqadmin, triage
 from console.domain.gaps import at_least
 from console.domain.offsets import FROM_SLAVE, GroupOffsets, QueueKey, QueueOffsets
+from console.domain.triage import GroupSummary
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
 from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
-from console.services import mqadmin_commands, triage
-from console.services.lag_report import WINDOWS_MS, LagReport, lag_report
-from console.services.session import ClusterSession
-from console.services.triage import GroupSummary
+from console.services.read.lag_report import WINDOWS_MS, LagReport, lag_report
+from console.services.read.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import (
     AssignmentsRefreshed,
@@ -414,12 +414,12 @@ class GroupScreen(DataScreen):
 
     def walkthrough_titles(self) -> list[tuple[str, str]]:
         """(name, title) of every walkthrough, for the command palette."""
-        from console.services.walkthroughs import load_walkthroughs
+        from console.services.walkthrough.runner import load_walkthroughs
 
         return [(w.name, w.title) for w in load_walkthroughs().walkthroughs]
 
     def mqadmin_lines(self) -> list[str]:
-        return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)
+        return mqadmin.group(self.cluster_session.cluster.namesrv, self.group)
 
 
 def client_lag(o: GroupOffsets) -> str:

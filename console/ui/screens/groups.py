@@ -10,12 +10,12 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
+from console.domain import mqadmin, triage
 from console.domain.offsets import GroupOffsets, QueueKey
+from console.domain.triage import GroupSummary, Status, rank
 from console.redact import redact_text
-from console.services import mqadmin_commands, triage
-from console.services.fanout import Cadence
-from console.services.session import ClusterSession
-from console.services.triage import GroupSummary, Status, rank
+from console.services.infra.fanout import Cadence
+from console.services.read.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import (
     GroupsListed,
@@ -201,8 +201,8 @@ class GroupsScreen(DataScreen):
     def _snapshot(self, read: dict[str, GroupOffsets | Exception]) -> None:
         """Keep what this refresh read as a snapshot (no extra broker calls): the history that
         point-in-time restores and catch-up estimates are computed from."""
-        from console.services.snapshots import Retention, SnapshotStore
-        from console.services.workspace import Workspace
+        from console.services.infra.workspace import Workspace
+        from console.services.read.snapshots import Retention, SnapshotStore
 
         config = self.console.config
         offsets = [o for o in read.values() if isinstance(o, GroupOffsets)]
@@ -258,7 +258,7 @@ class GroupsScreen(DataScreen):
         self.app.push_screen(GroupScreen(self.cluster_session, event.key))
 
     def mqadmin_lines(self) -> list[str]:
-        return mqadmin_commands.groups(self.cluster_session.cluster.namesrv)
+        return mqadmin.groups(self.cluster_session.cluster.namesrv)
 
 
 def _value_or_empty(

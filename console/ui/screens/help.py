@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from console.services.triage import DEFAULT_WINDOW, STATUS_RULES
+from console.domain.triage import DEFAULT_WINDOW, STATUS_RULES
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 (with how they ended), and the audit log. Read from files in a worker.
 
 On an apply or an undo, `u` undoes it and `R` resumes it (when it stopped part-way), each as the
-apply session `rmq-console undo | resume` run (console/services/apply_session.py), on a worker:
+apply session `rmq-console undo | resume` run (console/services/apply/session.py), on a worker:
 the session plans the undo, or reads again what is left, against the cluster; the confirm
 dialog shows it and opens only to the typed group name (focus starts on Cancel); the session
 reads the cluster again, writes through the journal and reads every queue back; the result lists
@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
-from console.services.reset_flow import StopSwitch
+from console.services.apply.preview_flow import StopSwitch
 from console.ui.messages import (
     ApplyConfirmed,
     ApplyDeclined,
@@ -44,7 +44,7 @@ from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
-    from console.services.history import History, HistoryEntry
+    from console.services.apply.history import History, HistoryEntry
 
 WRITE_GROUP = "history-write"
 Action = Literal["undo", "resume"]
@@ -130,8 +130,8 @@ class HistoryScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def load(self) -> None:
-        from console.services.history import read_history
-        from console.services.workspace import Workspace
+        from console.services.apply.history import read_history
+        from console.services.infra.workspace import Workspace
 
         history = read_history(Workspace(self.console.config.workspace_path))
         self.post_message(HistoryRead(history))
@@ -200,8 +200,8 @@ class HistoryScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group="history-snapshot", exit_on_error=False)
     def read_snapshot_groups(self, snapshot_id: str, cluster: ClusterConfig) -> None:
-        from console.services.snapshots import SnapshotStore
-        from console.services.workspace import Workspace
+        from console.services.infra.workspace import Workspace
+        from console.services.read.snapshots import SnapshotStore
 
         store = SnapshotStore(Workspace(self.console.config.workspace_path))
         groups = sorted(store.groups_in(store.find(cluster.name, snapshot_id)))
@@ -260,7 +260,7 @@ class HistoryScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
     def write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
-        """The undo or resume as one apply session (console/services/apply_session.py): this
+        """The undo or resume as one apply session (console/services/apply/session.py): this
         screen renders its events and answers its confirmation with the dialog."""
         asyncio.run(self._write(what, apply_id, cluster))
 

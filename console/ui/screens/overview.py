@@ -10,12 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from console.domain import mqadmin
 from console.domain.gaps import Why
 from console.domain.offsets import FROM_SLAVE
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MASTER_ID
-from console.services import mqadmin_commands
-from console.services.session import ClusterSession, label
+from console.services.read.session import ClusterSession, label
 from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen
@@ -175,6 +175,4 @@ class OverviewScreen(DataScreen):
 
     def mqadmin_lines(self) -> list[str]:
         ns = self.cluster_session.cluster.namesrv
-        return mqadmin_commands.overview(
-            ns, [b.addr for b in self.cluster_session.brokers if b.addr]
-        )
+        return mqadmin.overview(ns, [b.addr for b in self.cluster_session.brokers if b.addr])

@@ -1,12 +1,12 @@
 """Reset preview: choose scope and strategy, watch the plan job, read the diff.
 
-Opened from the group screen (`R`). The walkthrough's state is a `ResetFlow`
-(console.services.reset_flow), the same value `rmq-console plan` drives; this screen edits its
-form, starts it, and shows it. The plan runs in a thread worker on the warm Spark session, so the
-console keeps refreshing and answering keys; what the job did comes back as messages whose
+Opened from the group screen (`R`). The preview's state is a `ResetFlow`
+(console.services.apply.preview_flow), the same value `rmq-console plan` drives; this screen edits
+its form, starts it, and shows it. The plan runs in a thread worker on the warm Spark session, so
+the console keeps refreshing and answering keys; what the job did comes back as messages whose
 handlers change the flow on the UI thread.
 
-`a` applies the plan shown as an apply session (console.services.apply_session) on a worker: the
+`a` applies the plan shown as an apply session (console.services.apply.session) on a worker: the
 session reads the cluster, the operator confirms in a dialog by typing the group name, and the
 session reads the cluster again, writes through the journal and reads every queue back; the
 result lists each queue. A read-only cluster offers no apply (and the session refuses it).
@@ -29,12 +29,18 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
+from console.domain import mqadmin
 from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, StrategyKind, describe
-from console.services import mqadmin_commands
-from console.services.reset_flow import CancelSwitch, ResetFlow, ResetForm, Stage, drive_plan
-from console.services.session import ClusterSession
+from console.services.apply.preview_flow import (
+    CancelSwitch,
+    ResetFlow,
+    ResetForm,
+    Stage,
+    drive_plan,
+)
+from console.services.read.session import ClusterSession
 from console.ui.messages import (
     ApplyChecked,
     ApplyConfirmed,
@@ -62,8 +68,8 @@ from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.planning import PlanResult
-    from console.services.spark_runner import JobProgress
+    from console.services.infra.spark_runner import JobProgress
+    from console.services.plan.planner import PlanResult
 
 PLAN_GROUP = "plan"
 APPLY_GROUP = "apply"
@@ -277,10 +283,10 @@ class PreviewScreen(ConsoleScreen):
         skips = row.current is not None and row.target > row.current
         cluster = self.cluster_session.cluster
         lines = [
-            mqadmin_commands.message(cluster.namesrv, row.topic, row.broker, row.queue_id, offset)
+            mqadmin.message(cluster.namesrv, row.topic, row.broker, row.queue_id, offset)
             for offset in ((row.target - 1, row.target) if skips else (row.target,))
         ]
-        return mqadmin_commands.with_tls(lines, cluster.tls)
+        return mqadmin.with_tls(lines, cluster.tls)
 
     def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
         self.refresh_bindings()  # `b` is there for a changed row only
@@ -302,7 +308,7 @@ class PreviewScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
     def apply_plan(self, plan_uri: str) -> None:
-        """The plan shown, applied as one apply session (console/services/apply_session.py):
+        """The plan shown, applied as one apply session (console/services/apply/session.py):
         this screen renders its events and answers its confirmation with the dialog."""
         asyncio.run(self._apply_plan(plan_uri))
 
@@ -513,11 +519,9 @@ class PreviewScreen(ConsoleScreen):
         session = self.cluster_session
         if result is None:
             return ["# preview a plan first: its mqadmin equivalent appears here"]
-        from console.services.planning import mqadmin_lines  # loaded with the plan already
-
         lines = [
             "# these commands WRITE offsets; the console has not run them",
-            *mqadmin_lines(
+            *mqadmin.plan_resets(
                 result.header, self.flow.rows, session.cluster.namesrv, session.known_brokers
             ),
         ]

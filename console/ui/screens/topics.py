@@ -6,8 +6,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from console.services import mqadmin_commands
-from console.services.session import ClusterSession
+from console.domain import mqadmin
+from console.services.read.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import TopicRefreshed, TopicsListed
 from console.ui.screens.base import DataScreen
@@ -64,7 +64,7 @@ class TopicsScreen(DataScreen):
 
     def mqadmin_lines(self) -> list[str]:
         c = self.cluster_session.cluster
-        return mqadmin_commands.topics(c.namesrv, c.rocketmq_cluster)
+        return mqadmin.topics(c.namesrv, c.rocketmq_cluster)
 
 
 class TopicScreen(DataScreen):
@@ -107,4 +107,4 @@ class TopicScreen(DataScreen):
         self.query_one("#consumers", Static).update(Text(text))
 
     def mqadmin_lines(self) -> list[str]:
-        return mqadmin_commands.topic(self.cluster_session.cluster.namesrv, self.topic)
+        return mqadmin.topic(self.cluster_session.cluster.namesrv, self.topic)

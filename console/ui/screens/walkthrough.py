@@ -2,7 +2,7 @@
 standard preview → confirm → apply → verify, and a report in the workspace.
 
 Opened from a group with `w` (or the command palette, which also offers each walkthrough by
-name). The walkthrough's state is a `WalkthroughRun` (console/services/walkthroughs.py), the
+name). The walkthrough's state is a `WalkthroughRun` (console/services/walkthrough/runner.py), the
 value `rmq-console walkthrough` drives too; this screen shows it and changes it on the UI
 thread only, from the messages its workers post. Evidence and answers are read on workers
 through a `WalkthroughSource`; nothing here opens a connection.
@@ -29,8 +29,8 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from console.domain.walkthrough import Evidence, Walkthrough
-from console.services.session import ClusterSession
-from console.services.walkthroughs import WalkthroughRun, load_walkthroughs
+from console.services.read.session import ClusterSession
+from console.services.walkthrough.runner import WalkthroughRun, load_walkthroughs
 from console.ui.messages import (
     WalkthroughAnswered,
     WalkthroughAnswerRefused,
@@ -44,8 +44,8 @@ from console.ui.widgets.textbox import TextBox
 if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.messages import Boundary
-    from console.services.reset_flow import ResetFlow
-    from console.services.walkthrough_source import WalkthroughSource
+    from console.services.apply.preview_flow import ResetFlow
+    from console.services.walkthrough.reads import WalkthroughSource
 
 READ_GROUP = "walkthrough"
 AFTER_STEP = "applied"
@@ -160,7 +160,7 @@ class WalkthroughScreen(ConsoleScreen):
     @work(thread=True, group=READ_GROUP, exit_on_error=False)
     def check(self, step_id: str, text: str) -> None:
         from console.rocketmq.errors import RocketMQError
-        from console.services.walkthroughs import AnswerError
+        from console.services.walkthrough.runner import AnswerError
 
         run = self.run
         assert run is not None
@@ -280,10 +280,10 @@ class WalkthroughScreen(ConsoleScreen):
 
     @work(thread=True, group="walkthrough-report", exit_on_error=False)
     def write_report(self) -> None:
-        from console.services.journal_store import operator
-        from console.services.planning import warning_counts
-        from console.services.walkthrough_report import write_report
-        from console.services.workspace import Workspace
+        from console.services.infra.journal_store import operator
+        from console.services.infra.workspace import Workspace
+        from console.services.plan.planner import warning_counts
+        from console.services.walkthrough.report import write_report
 
         run = self.run
         assert run is not None
@@ -370,9 +370,9 @@ class WalkthroughScreen(ConsoleScreen):
         return Text("\n").join(parts)
 
     def mqadmin_lines(self) -> list[str]:
-        from console.services import mqadmin_commands
+        from console.domain import mqadmin
 
-        return mqadmin_commands.group(self.cluster_session.cluster.namesrv, self.group)
+        return mqadmin.group(self.cluster_session.cluster.namesrv, self.group)
 
 
 def first_sentence(text: str) -> str:

@@ -30,8 +30,8 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from console.domain.lag import LagPoint, Mark
-from console.services.lag_report import LagReport
-from console.services.triage import span_text
+from console.domain.triage import span_text
+from console.services.read.lag_report import LagReport
 from console.ui import format as fmt
 from console.ui.tones import status_text, toned
 

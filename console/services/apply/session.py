@@ -1,0 +1,528 @@
+"""One write to a cluster, whichever door asks for it: apply a plan, undo an apply, resume one.
+
+The command line (`apply`, `undo`, `resume`, `walkthrough`), the console's preview and its
+History screen only render a session's stages and collect the operator's confirmation. Every
+guarantee lives here, in `ApplySession.run`, so every door has it:
+
+1. **check**: the intent is prepared (a plan loaded and checked against its hash, cluster and
+   age; an undo planned from the apply's journal; a resume's journal read) and read against the
+   cluster. Nothing is written. What blocks the write (a broker down, an unreadable queue,
+   consumers online on the offline path, a read-only cluster) ends the session here;
+2. **confirmation**: the door shows the check and answers with the group names as the operator
+   typed them and whether drift is accepted; only every group's name, typed, opens the write;
+3. **re-check**: the cluster is read again, after the confirmation however long it took. When
+   anything the operator saw has moved (a queue's offset, who is online, the reset path, drift,
+   what blocks), nothing is written and the refusal names what moved;
+4. **write**: the journal is written with every queue's before-image (read in step 3), the
+   writes go out by the reset path, and every queue is read back (console/services/apply/writer.py).
+
+Undo and resume are the same session with another intent: an undo writes the plan that puts the
+apply's before-image back (kind "undo"); a resume finishes an apply in its own journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from console.config import ClusterConfig, Config
+from console.domain.journal import ApplyStatus, Journal, QueueState
+from console.errors import Refused
+
+if TYPE_CHECKING:
+    from console.services.apply.check import GroupWrites, QueueWrite
+    from console.services.apply.journal_actions import UndoIntent
+    from console.services.apply.write_access import WriteAccess
+    from console.services.apply.writer import Applier
+    from console.services.infra.spark_runner import JobProgress
+    from console.services.plan.load import LoadedPlan
+    from console.services.read.reader import ClusterReader
+
+#: Exit codes of a session, the same from every door.
+VERIFIED_EXIT = 0
+NOT_VERIFIED_EXIT = 1
+REFUSED_EXIT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyProgress:
+    """How far the writes have come: what a door shows while they go out."""
+
+    total: int
+    settled: int  # queues with an answer (written, failed, verified ...)
+    verified: int
+    stage: str  # "writing", "verifying", "done"
+    #: What the writes wait for right now, and for how long at most (None: nothing): no wait
+    #: of the write path is silent.
+    waiting: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """The operator's answer to a check: the group names as typed, and the drift accepted."""
+
+    typed: tuple[str, ...]
+    accept_drift: bool = False
+
+
+class WriteCheck(Protocol):
+    """What a session shows before writing (an apply's, an undo's or a resume's check)."""
+
+    @property
+    def groups(self) -> tuple[GroupWrites, ...]: ...
+
+    @property
+    def writes(self) -> tuple[QueueWrite, ...]: ...
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The group names the operator types to confirm, sorted."""
+        ...
+
+    @property
+    def has_drift(self) -> bool: ...
+
+    @property
+    def blockers(self) -> tuple[str, ...]: ...
+
+    def refusals(self, *, accept_drift: bool) -> tuple[str, ...]: ...
+
+    def seen(self) -> Mapping[str, object]:
+        """What the operator confirms, by a name for each fact: read again right before
+        writing, every fact must be the same."""
+        ...
+
+
+class ApplyEvents(Protocol):
+    """What a session tells its door, in this order (any of them may never come)."""
+
+    def checking(self) -> object: ...
+
+    def planning(self, progress: JobProgress) -> object:
+        """An undo's plan job under way (undo only)."""
+        ...
+
+    def checked(self, check: WriteCheck) -> object: ...
+
+    def confirmed(self, accept_drift: bool) -> object: ...
+
+    def declined(self) -> object: ...
+
+    def writing(self, progress: ApplyProgress) -> object: ...
+
+    def applied(self, journal: Journal, journal_path: str) -> object: ...
+
+    def refused(self, reasons: tuple[str, ...]) -> object: ...
+
+
+class QuietEvents:
+    """Events nobody shows: a door overrides what it renders."""
+
+    def checking(self) -> object:
+        return None
+
+    def planning(self, progress: JobProgress) -> object:
+        return None
+
+    def checked(self, check: WriteCheck) -> object:
+        return None
+
+    def confirmed(self, accept_drift: bool) -> object:
+        return None
+
+    def declined(self) -> object:
+        return None
+
+    def writing(self, progress: ApplyProgress) -> object:
+        return None
+
+    def applied(self, journal: Journal, journal_path: str) -> object:
+        return None
+
+    def refused(self, reasons: tuple[str, ...]) -> object:
+        return None
+
+
+#: How a door collects the operator's answer to a check; None: declined.
+Confirm = Callable[[WriteCheck], Awaitable[Confirmation | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """How a session ended: a journal (something was written, or resumed), or nothing written
+    (refused, with why, or declined)."""
+
+    journal: Journal | None = None
+    journal_path: str | None = None
+    refused: tuple[str, ...] = ()
+    declined: bool = False
+    #: False when the journal already said every queue was verified: nothing was written.
+    written: bool = True
+
+    @property
+    def exit_code(self) -> int:
+        """0 every queue verified; 1 some queue not verified (failed, not yet, past the target
+        unseen, stopped part-way); 2 nothing written."""
+        j = self.journal
+        if j is None:
+            return REFUSED_EXIT
+        whole = j.status is ApplyStatus.FINISHED and j.count(QueueState.VERIFIED) == len(j.queues)
+        return VERIFIED_EXIT if whole else NOT_VERIFIED_EXIT
+
+
+class Intent(Protocol):
+    """What a session writes: prepared once, read against the cluster twice (the check and the
+    re-check after the confirmation), written once."""
+
+    kind: str
+
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+        """Ready to read; or, when there is nothing left to write, the journal that says so
+        (a resume of an apply every queue of which is verified)."""
+        ...
+
+    async def read(self, access: WriteAccess) -> WriteCheck: ...
+
+    async def write(
+        self,
+        applier: Applier,
+        check: WriteCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], object],
+        stop: asyncio.Event,
+    ) -> Journal: ...
+
+
+class ApplyPlan:
+    """Apply a plan of the workspace (by id or directory), or one loaded already."""
+
+    kind = "apply"
+
+    def __init__(
+        self,
+        plan: str | LoadedPlan,
+        *,
+        max_age_s: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ref = plan
+        self.max_age_s = max_age_s
+        self.clock = clock
+        self.plan: LoadedPlan | None = None if isinstance(plan, str) else plan
+
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+        if isinstance(self.ref, str):
+            self.plan = await asyncio.to_thread(_load, access, self.ref, self.clock, self.max_age_s)
+        return None
+
+    async def read(self, access: WriteAccess) -> WriteCheck:
+        from console.services.apply.check import check_apply
+
+        assert self.plan is not None, "prepared first"
+        return await check_apply(access.reader, self.plan, access.cluster.proxies)
+
+    async def write(
+        self,
+        applier: Applier,
+        check: WriteCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], object],
+        stop: asyncio.Event,
+    ) -> Journal:
+        from console.services.apply.check import ApplyCheck
+
+        assert isinstance(check, ApplyCheck)
+        return await applier.apply(
+            check, accept_drift=accept_drift, kind=self.kind, on_progress=on_progress, stop=stop
+        )
+
+
+#: Plans an undo's spec on a cluster (read through the reader given) and returns the plan's URI
+#: (the CLI prints the plan; the console plans on its warm Spark session); Refused when no whole
+#: plan came of it.
+UndoPlanner = Callable[
+    [
+        ClusterConfig,
+        Config,
+        "ClusterReader",
+        "UndoIntent",
+        Callable[["JobProgress"], object],
+    ],
+    Awaitable[str],
+]
+
+
+class UndoApply:
+    """Put back what an apply wrote: its before-image planned like any reset, then applied as
+    an apply of its own that names the apply it reverses."""
+
+    kind = "undo"
+
+    def __init__(
+        self, apply_id: str, planner: UndoPlanner, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.apply_id = apply_id
+        self.planner = planner
+        self.clock = clock
+        self.undone: Journal | None = None
+        self.notes: tuple[str, ...] = ()
+        self.plan: LoadedPlan | None = None
+
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+        from console.services.apply.journal_actions import load_applied, undo_of
+        from console.services.infra.journal_store import JournalStore
+
+        root, cluster = access.root, access.cluster.name
+        journal = await asyncio.to_thread(load_applied, root, self.apply_id, cluster)
+        intent = undo_of(journal, str(JournalStore(root).path(journal.apply_id)))
+        uri = await self.planner(
+            access.cluster, access.config, access.reader, intent, events.planning
+        )
+        self.plan = await asyncio.to_thread(_load, access, uri, self.clock, None)
+        self.undone, self.notes = journal, intent.notes
+        return None
+
+    async def read(self, access: WriteAccess) -> WriteCheck:
+        from console.services.apply.check import check_apply
+        from console.services.apply.journal_actions import UndoCheck
+
+        assert self.plan is not None, "prepared first"
+        assert self.undone is not None
+        check = await check_apply(access.reader, self.plan, access.cluster.proxies)
+        return UndoCheck(self.undone, self.notes, check)
+
+    async def write(
+        self,
+        applier: Applier,
+        check: WriteCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], object],
+        stop: asyncio.Event,
+    ) -> Journal:
+        from console.services.apply.journal_actions import UndoCheck
+
+        assert isinstance(check, UndoCheck)
+        return await applier.apply(
+            check.check,
+            accept_drift=accept_drift,
+            kind=self.kind,
+            undo_of=check.undone.apply_id,
+            on_progress=on_progress,
+            stop=stop,
+        )
+
+
+class ResumeApply:
+    """Finish an apply that stopped part-way, in its own journal."""
+
+    kind = "resume"
+
+    def __init__(self, apply_id: str) -> None:
+        self.apply_id = apply_id
+        self.journal: Journal | None = None
+
+    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+        from console.services.apply.journal_actions import load_applied
+
+        journal = await asyncio.to_thread(
+            load_applied, access.root, self.apply_id, access.cluster.name
+        )
+        self.journal = journal
+        return None if journal.unfinished else journal
+
+    async def read(self, access: WriteAccess) -> WriteCheck:
+        from console.services.apply.resume_check import check_resume
+
+        assert self.journal is not None, "prepared first"
+        return await check_resume(access.reader, self.journal, access.cluster.proxies)
+
+    async def write(
+        self,
+        applier: Applier,
+        check: WriteCheck,
+        *,
+        accept_drift: bool,
+        on_progress: Callable[[ApplyProgress], object],
+        stop: asyncio.Event,
+    ) -> Journal:
+        from console.services.apply.resume_check import ResumeCheck
+
+        assert isinstance(check, ResumeCheck)
+        return await applier.resume(
+            check, accept_drift=accept_drift, on_progress=on_progress, stop=stop
+        )
+
+
+class ApplySession:
+    """One intent written through one `WriteAccess` (see the module's text for the stages)."""
+
+    def __init__(
+        self,
+        access: WriteAccess,
+        intent: Intent,
+        *,
+        applier: Callable[[WriteAccess], Applier] | None = None,
+    ) -> None:
+        self.access = access
+        self.intent = intent
+        self._applier = applier
+
+    async def run(
+        self,
+        confirm: Confirm,
+        events: ApplyEvents | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> SessionResult:
+        told: ApplyEvents = events if events is not None else QuietEvents()
+        try:
+            return await self._run(confirm, told, stop or asyncio.Event())
+        except Refused as exc:
+            told.refused(exc.reasons)
+            return SessionResult(refused=exc.reasons)
+
+    async def _run(
+        self, confirm: Confirm, events: ApplyEvents, stop: asyncio.Event
+    ) -> SessionResult:
+        from console.domain.journal import JournalError
+        from console.services.infra.journal_store import JournalStore
+
+        events.checking()
+        done = await self.intent.prepare(self.access, events)
+        if done is not None:  # nothing left to write: the journal is the answer
+            path = str(JournalStore(self.access.root).path(done.apply_id))
+            return SessionResult(done, path, written=False)
+        check = await self.intent.read(self.access)
+        if check.blockers:
+            raise Refused(check.blockers)
+        events.checked(check)
+        answer = await confirm(check)
+        if answer is None:
+            events.declined()
+            return SessionResult(declined=True)
+        refusals = check.refusals(accept_drift=answer.accept_drift)
+        if refusals:
+            raise Refused(refusals)
+        mistyped = _mistyped(check.names, answer.typed)
+        if mistyped is not None:
+            raise Refused([mistyped])
+        events.confirmed(answer.accept_drift)
+        fresh = await self.intent.read(self.access)
+        if stop.is_set():
+            raise Refused([f"stopped on request before the {self.intent.kind} wrote anything"])
+        moved = changed(check.seen(), fresh.seen())
+        if moved:
+            raise Refused(
+                [
+                    f"the cluster moved while the {self.intent.kind} waited for its "
+                    f"confirmation ({len(moved)} change(s)); look at it again:",
+                    *moved,
+                ]
+            )
+        applier = self._make_applier()
+        try:
+            journal = await self.intent.write(
+                applier,
+                fresh,
+                accept_drift=answer.accept_drift,
+                on_progress=events.writing,
+                stop=stop,
+            )
+        except JournalError as exc:  # another console holds the apply's lock
+            raise Refused([str(exc)]) from None
+        path = str(JournalStore(self.access.root).path(journal.apply_id))
+        events.applied(journal, path)
+        return SessionResult(journal, path)
+
+    def _make_applier(self) -> Applier:
+        if self._applier is not None:
+            return self._applier(self.access)
+        from console.services.apply.writer import Applier
+
+        return Applier(self.access)
+
+
+def _mistyped(names: tuple[str, ...], typed: tuple[str, ...]) -> str | None:
+    """Why `typed` does not confirm a write of `names` (None when it does): every name, and
+    nothing else."""
+    if sorted(typed) == sorted(names):
+        return None
+    shown = " ".join(typed) if typed else "nothing"
+    return f"typed {shown!r}, not {' '.join(sorted(names))!r}: nothing was written"
+
+
+def changed(confirmed: Mapping[str, object], now: Mapping[str, object]) -> list[str]:
+    """One line per fact that differs between what was confirmed and what was read again."""
+    lines = []
+    for name in sorted(set(confirmed) | set(now), key=str):
+        was, is_now = confirmed.get(name, _NOT_THERE), now.get(name, _NOT_THERE)
+        if was != is_now:
+            lines.append(f"{name}: {_show(was)} when confirmed, {_show(is_now)} now")
+    return lines
+
+
+_NOT_THERE = object()
+
+
+def _show(value: object) -> str:
+    if value is _NOT_THERE:
+        return "not there"
+    if value is None:
+        return "nothing committed"
+    if isinstance(value, tuple):
+        return "; ".join(_show(v) for v in value) if value else "none"
+    return str(value)
+
+
+def _load(
+    access: WriteAccess, ref: str, clock: Callable[[], float], max_age_s: float | None
+) -> LoadedPlan:
+    from console.services.infra.workspace import Workspace
+    from console.services.plan.load import DEFAULT_MAX_AGE_S, load_plan
+
+    return load_plan(
+        Workspace(access.config.workspace_path),
+        ref,
+        cluster=access.cluster.name,
+        now_ms=int(clock() * 1000),
+        max_age_s=DEFAULT_MAX_AGE_S if max_age_s is None else max_age_s,
+    )
+
+
+#: How a session gets its write access (`open_write_access`,
+#: console/services/apply/write_access.py).
+OpenAccess = Callable[[ClusterConfig, Config], AbstractAsyncContextManager["WriteAccess"]]
+
+
+async def run_session(
+    cluster: ClusterConfig,
+    config: Config,
+    intent: Intent,
+    confirm: Confirm,
+    events: ApplyEvents | None = None,
+    stop: asyncio.Event | None = None,
+    *,
+    open_access: OpenAccess | None = None,
+) -> SessionResult:
+    """`intent` written to `cluster` as one session, through its write access: a cluster that
+    may not be written, or a workspace that is not local, refuses it before anything is
+    opened."""
+    from console.services.apply.write_access import open_write_access
+    from console.services.infra.access import write_refusal
+
+    told: ApplyEvents = events if events is not None else QuietEvents()
+    try:
+        refusal = write_refusal(cluster)
+        if refusal is not None:
+            raise Refused([refusal])
+        async with (open_access or open_write_access)(cluster, config) as access:
+            return await ApplySession(access, intent).run(confirm, told, stop)
+    except Refused as exc:
+        told.refused(exc.reasons)
+        return SessionResult(refused=exc.reasons)

@@ -1,0 +1,58 @@
+"""Calls into a child process of ours, with progress and cancel: the console's one RPC.
+
+Two children speak it: the console's network process (`console.remote.child`: asyncio, one
+admin client) and the warm Spark host (`jobs.host`: a thread per job). The parent spawns
+`python -m <module> --fd N` with one end of a socket pair inherited as descriptor N and the
+child's stdout and stderr going to a log file, whose tail explains a crash. A reader thread
+takes the answers off the socket and settles the call handles (`Call`), which any thread can
+wait on; when the child exits, every call still pending fails with that tail (`ChildExited`).
+
+Frames are a 4-byte big-endian length and a pickle. Both ends are this module and the child is
+one we spawned, so nothing else ever writes what is unpickled.
+
+    parent -> child   ("hello", value) once, first; then
+                      ("call", id, method, args) | ("cancel", id) | ("close",)
+    child -> parent   ("progress", id, values) | ("ok", id, value) | ("err", id, exception)
+
+A failure crosses as its own exception when it survives pickling as itself (the wire client's
+typed errors do, fields and all); anything else crosses as a RemoteError carrying its kind and
+text. A call the parent cancelled answers CallCancelled, unless it finished first.
+"""
+
+from console.services.infra.rpc.child import (
+    AsyncHandler,
+    Handler,
+    Reply,
+    link_to_parent,
+    serve_async,
+    serve_threads,
+)
+from console.services.infra.rpc.errors import (
+    CallCancelled,
+    ChildExited,
+    Portable,
+    RemoteError,
+    portable_error,
+)
+from console.services.infra.rpc.link import Link
+from console.services.infra.rpc.parent import Call, ChildProcess, ProgressSink
+from console.services.infra.rpc.pending import Pending
+
+__all__ = [
+    "AsyncHandler",
+    "Call",
+    "CallCancelled",
+    "ChildExited",
+    "ChildProcess",
+    "Handler",
+    "Link",
+    "Pending",
+    "Portable",
+    "ProgressSink",
+    "RemoteError",
+    "Reply",
+    "link_to_parent",
+    "portable_error",
+    "serve_async",
+    "serve_threads",
+]

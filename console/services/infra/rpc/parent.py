@@ -1,0 +1,206 @@
+"""The parent's side: spawn the child, send calls, settle them from a reader thread."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from console.services.infra.rpc.errors import ChildExited
+from console.services.infra.rpc.link import Link
+from console.services.infra.rpc.pending import Pending
+
+log = logging.getLogger(__name__)
+
+#: How long the reader waits for an exited child's exit code before describing it.
+EXIT_CODE_WAIT_S = 1.0
+
+ProgressSink = Callable[..., None]
+
+
+class Call(Pending[Any]):
+    """One call into the child, as the parent holds it."""
+
+    def __init__(
+        self,
+        cancel: Callable[[], None],
+        call_id: int,
+        method: str,
+        on_progress: ProgressSink | None,
+    ) -> None:
+        super().__init__(cancel, what=f"{method} (call {call_id})")
+        self.call_id = call_id
+        self.method = method
+        self._on_progress = on_progress
+
+    def progressed(self, values: Sequence[Any]) -> None:
+        if self._on_progress is not None and not self.done():
+            self._on_progress(*values)
+
+
+class ChildProcess:
+    """A child process of ours serving calls: `python -m <module> --fd N`.
+
+    `hello` is the first value the child reads (what it serves, for whom); `log` receives the
+    child's stdout and stderr (a launch line first), a temporary file when None; `new_session`
+    keeps a ctrl-c in the parent's terminal from reaching the child.
+    """
+
+    def __init__(
+        self,
+        module: str,
+        *,
+        name: str,
+        hello: Any = None,
+        log: Path | None = None,
+        python: str | None = None,
+        env: Mapping[str, str] | None = None,
+        new_session: bool = False,
+        tail_chars: int = 2000,
+    ) -> None:
+        self.name = name
+        self._tail_chars = tail_chars
+        ours, theirs = socket.socketpair()
+        argv = [python or sys.executable, "-m", module, "--fd", str(theirs.fileno())]
+        self._log, self._log_start = _open_log(log, argv)
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=new_session,
+                env=None if env is None else dict(env),
+            )
+        except BaseException:
+            ours.close()
+            self._log.close()
+            raise
+        finally:
+            theirs.close()
+        self._link = Link(ours)
+        self._ids = itertools.count(1)
+        self._calls: dict[int, Call] = {}
+        self._lock = threading.Lock()
+        self._exited: ChildExited | None = None
+        self._send_quietly(("hello", hello))
+        self._reader = threading.Thread(target=self._read, name=f"rpc {module}", daemon=True)
+        self._reader.start()
+
+    @property
+    def exited(self) -> ChildExited | None:
+        """Why the child is gone, once it is."""
+        return self._exited
+
+    def call(self, method: str, *args: Any, on_progress: ProgressSink | None = None) -> Call:
+        """Send a call; the child's answer settles the returned handle. `on_progress(*values)`
+        runs on the reader thread. Raises ChildExited at once if the child is gone already."""
+        call_id = next(self._ids)
+        frame = Link.encode(("call", call_id, method, args))  # an unpicklable argument: raised here
+        call = Call(lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress)
+        with self._lock:
+            if self._exited is not None:
+                raise self._exited.with_traceback(None)  # raised again: no growing trace
+            self._calls[call_id] = call
+        try:
+            self._link.send_frame(frame)
+        except OSError:
+            pass  # the child is going: the reader fails the call with the child's exit
+        return call
+
+    def stop(self) -> None:
+        """Ask the child to stop, without waiting for it."""
+        self._send_quietly(("close",))
+
+    def close(self, timeout: float = 3.0) -> None:
+        """Ask the child to stop and wait for it, killing it after `timeout` seconds; calls
+        still pending fail."""
+        self.stop()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._link.close()
+        self._reader.join(timeout)
+        self._log.close()
+
+    def log_tail(self) -> str:
+        """The end of what the child wrote since it was started."""
+        try:
+            fd = self._log.fileno()
+            size = os.fstat(fd).st_size
+            start = max(self._log_start, size - self._tail_chars)
+            data = os.pread(fd, size - start, start)
+        except (OSError, ValueError):  # closed meanwhile
+            return ""
+        return data.decode("utf-8", "replace").strip()
+
+    def _send_quietly(self, message: Any) -> None:
+        with contextlib.suppress(OSError):
+            self._link.send(message)
+
+    def _read(self) -> None:
+        why = None
+        try:
+            while (message := self._link.receive()) is not None:
+                self._dispatch(message)
+        except Exception as exc:  # a frame that does not decode: nothing after it can be trusted
+            why = f"an unreadable answer ({type(exc).__name__}: {exc})"
+            self._link.close()  # the child reads the end and stops
+        self._fail_all(self._exit(why))
+
+    def _dispatch(self, message: tuple[Any, ...]) -> None:
+        kind, call_id = message[0], message[1]
+        with self._lock:
+            if kind == "progress":
+                call = self._calls.get(call_id)
+            else:
+                call = self._calls.pop(call_id, None)
+        if call is None:
+            return
+        if kind == "progress":
+            try:
+                call.progressed(message[2])
+            except Exception:  # a caller's callback must not stop every other call's answers
+                log.exception("the progress callback of %s failed", call.method)
+        elif kind == "ok":
+            call.settle(message[2], None)
+        else:
+            call.settle(None, message[2])
+
+    def _exit(self, why: str | None) -> ChildExited:
+        try:
+            code: int | None = self.process.wait(EXIT_CODE_WAIT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        return ChildExited(self.name, code, self.log_tail(), why)
+
+    def _fail_all(self, error: ChildExited) -> None:
+        with self._lock:
+            self._exited = error
+            calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            call.settle(None, error)
+
+
+def _open_log(path: Path | None, argv: Sequence[str]) -> tuple[IO[bytes], int]:
+    """The file the child writes to, and where this run's part of it starts."""
+    if path is None:
+        return tempfile.TemporaryFile(), 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log_file = path.open("a+b")  # appended to by the child, read back for the tail
+    log_file.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n".encode())
+    log_file.flush()
+    return log_file, os.fstat(log_file.fileno()).st_size

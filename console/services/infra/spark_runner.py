@@ -1,0 +1,317 @@
+"""The console's side of the warm Spark session: a child process (`jobs.host`) that owns the
+SparkSession, spoken to with the console's RPC (console.services.infra.rpc).
+
+The console never imports pyspark and never shares its terminal with the JVM: the child's stdout
+and stderr go to a log file, it runs in its own session (a ctrl-c in the console does not reach
+it), and it stops when the console closes the socket or exits.
+
+Jobs are submitted with `SparkRunner.submit`; progress comes back as frozen `JobProgress`
+snapshots on a callback (called from the runner's reader thread), the result through the
+returned `JobHandle`, synchronously (`result()`) or from asyncio (`await wait()`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol, cast
+
+from console.errors import UserError
+from console.services.infra.rpc import (
+    Call,
+    CallCancelled,
+    ChildExited,
+    ChildProcess,
+    Pending,
+    RemoteError,
+)
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class JobProgress:
+    """Where a job is: the job's own step, the Spark stage running, and task counts."""
+
+    job_id: str
+    state: JobState
+    step: str = ""
+    stage: str | None = None
+    done: int = 0
+    total: int = 0
+    active: int = 0
+    failed: int = 0
+
+    @property
+    def fraction(self) -> float | None:
+        """Tasks done over tasks known; None before Spark has planned any."""
+        return self.done / self.total if self.total else None
+
+
+ProgressCallback = Callable[[JobProgress], object]
+
+
+class JobError(Exception):
+    """A job did not produce its result."""
+
+
+class JobInputError(JobError, UserError):
+    """The request was wrong (a spec naming an unknown group, a bad line in a file, …);
+    the message names the field or line. Nothing was written."""
+
+
+class JobCancelled(JobError):
+    pass
+
+
+class JobFailed(JobError):
+    def __init__(self, message: str, log: Path | None = None) -> None:
+        super().__init__(f"{message} (Spark log: {log})" if log else message)
+        self.log = log
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    master: str
+    spark_version: str
+
+
+class JobHandle(Pending[str]):
+    """One submitted job. A runner reports progress and settles it exactly once (from any
+    thread); callers wait on it: `result(timeout)` returns the job's JSON result or raises
+    JobInputError, JobCancelled or JobFailed; `await wait()` does the same from asyncio, and
+    cancelling the awaiting task cancels the job."""
+
+    def __init__(
+        self,
+        job_id: str,
+        on_progress: ProgressCallback | None = None,
+        cancel: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(cancel, what=f"job {job_id}")
+        self.job_id = job_id
+        self._on_progress = on_progress
+
+    def report(self, progress: JobProgress) -> None:
+        if self._on_progress is not None:
+            self._on_progress(progress)
+
+
+class JobRunner(Protocol):
+    """What the planning service needs: submit a job, get a handle."""
+
+    def submit(
+        self, job: str, request: str, on_progress: ProgressCallback | None = None
+    ) -> JobHandle: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """What the host starts its session with (sent over the socket, never on its command line:
+    a conf value may be a credential)."""
+
+    master: str
+    conf: Mapping[str, str]
+    warm_up: bool
+
+
+class SparkRunner:
+    """A long-lived child process (`host_module`, jobs.host) holding a SparkSession on `master`,
+    spoken to with the console's RPC (console.services.infra.rpc): a `ready` call answered once the
+    session is up, and one `run` call per job."""
+
+    def __init__(
+        self,
+        master: str = "local[*]",
+        *,
+        log_path: Path,
+        conf: Mapping[str, str] | None = None,
+        python: str | None = None,
+        env: Mapping[str, str] | None = None,
+        warm_up: bool = True,
+        host_module: str = "jobs.host",
+    ) -> None:
+        self.master = master
+        self.warm_up = warm_up
+        self.host_module = host_module
+        self.log_path = log_path
+        self.conf = dict(conf or {})
+        self.python = python or sys.executable
+        self.env = dict(env) if env is not None else None
+        self._host: ChildProcess | None = None
+        self._ready: Call | None = None
+        self._info: HostInfo | None = None
+        self._fatal: str | None = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Spawn the host; the session warms up in the background. Idempotent."""
+        with self._lock:
+            if self._host is not None:
+                return
+            env = dict(os.environ if self.env is None else self.env)
+            # Executors (python workers) must run the same interpreter as the host, not `python3`.
+            env.setdefault("PYSPARK_PYTHON", self.python)
+            env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
+            self._info, self._fatal = None, None
+            # Its own session: a ctrl-c in the console's terminal does not reach the JVM. Its
+            # output goes to the log: the JVM never writes on the terminal Textual draws on.
+            self._host = ChildProcess(
+                self.host_module,
+                name="the Spark host",
+                hello=HostOptions(self.master, self.conf, self.warm_up),
+                log=self.log_path,
+                python=self.python,
+                env=env,
+                new_session=True,
+            )
+            self._ready = ready = self._host.call("ready")
+            ready.add_done_callback(functools.partial(self._settle_ready, self._host, ready))
+
+    def _settle_ready(self, host: ChildProcess, ready: Call) -> None:
+        try:
+            self._info = ready.result(0)
+        except RemoteError as exc:
+            self._fatal = str(exc)
+            host.stop()  # a host without a session has nothing left to serve
+
+    def wait_ready(self, timeout: float | None = None) -> HostInfo:
+        """Block until the session is up; raises JobFailed if it could not start."""
+        self.start()
+        assert self._ready is not None
+        try:
+            info = self._ready.result(timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"Spark did not start within {timeout}s (log: {self.log_path})"
+            ) from None
+        except RemoteError as exc:
+            raise JobFailed(f"Spark could not start: {exc}", self.log_path) from None
+        return cast(HostInfo, info)
+
+    @property
+    def ready(self) -> bool:
+        return self._info is not None
+
+    @property
+    def failed(self) -> bool:
+        """The host could not start its session, or is gone."""
+        return self._fatal is not None or (self._host is not None and self._host.exited is not None)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Ask the host to stop, wait for it, and kill it if it does not."""
+        with self._lock:
+            host, self._host = self._host, None
+        if host is not None:
+            host.close(timeout)
+
+    def __enter__(self) -> SparkRunner:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ---- jobs ------------------------------------------------------------------------------
+
+    def submit(
+        self, job: str, request: str, on_progress: ProgressCallback | None = None
+    ) -> JobHandle:
+        """Queue a job ("plan" or "impact") with its JSON request; runs once the session is up."""
+        self.start()
+        host = self._host
+        assert host is not None
+        job_id = f"rmq-{os.getpid()}-{next(self._ids)}"
+        call: Call | None = None
+
+        def cancel() -> None:
+            if call is not None:
+                call.cancel()
+
+        def running(step: str, stage: str | None, *tasks: int) -> None:
+            handle.report(JobProgress(job_id, JobState.RUNNING, step, stage, *tasks))
+
+        if self._fatal is not None:
+            raise JobFailed(f"cannot run {job}: {self._fatal}", self.log_path)
+        handle = JobHandle(job_id, on_progress, cancel)
+        handle.report(JobProgress(job_id, JobState.QUEUED, step="starting Spark"))
+        try:
+            sent = host.call("run", job_id, job, request, on_progress=running)
+        except RemoteError as exc:  # the host is gone
+            raise JobFailed(f"cannot run {job}: {self._fatal or exc}", self.log_path) from None
+        call = sent
+        sent.add_done_callback(functools.partial(self._finish, handle, sent))
+        return handle
+
+    def _finish(self, handle: JobHandle, call: Call) -> None:
+        """The host answered (or went away): report the job's last state and settle it."""
+        try:
+            result = cast(str, call.result(0))
+        except JobInputError as exc:
+            handle.report(JobProgress(handle.job_id, JobState.FAILED, step=str(exc)))
+            handle.settle(None, exc)
+        except CallCancelled:
+            handle.report(JobProgress(handle.job_id, JobState.CANCELLED, step="cancelled"))
+            handle.settle(None, JobCancelled(f"job {handle.job_id} was cancelled"))
+        except Exception as exc:  # whatever else failed in the host, or the host itself
+            message = self._fatal if isinstance(exc, ChildExited) and self._fatal else str(exc)
+            handle.report(JobProgress(handle.job_id, JobState.FAILED, step=message))
+            handle.settle(None, JobFailed(message, self.log_path))
+        else:
+            handle.report(JobProgress(handle.job_id, JobState.SUCCEEDED, step="done"))
+            handle.settle(result, None)
+
+
+# ---- the console's one warm session --------------------------------------------------------
+
+_shared: SparkRunner | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_runner(
+    master: str, log_path: Path, conf: Mapping[str, str] | None = None
+) -> SparkRunner:
+    """The console process's warm session, started on first use and kept for every preview.
+    Asking for another master replaces it. Stopped at exit (the host also stops by itself
+    when the console's end of the socket closes)."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None and (_shared.master != master or _shared.failed):
+            _shared.close()
+            _shared = None
+        if _shared is None:
+            _shared = SparkRunner(master, log_path=log_path, conf=conf)
+            _shared.start()
+            atexit.register(close_shared_runner)
+        return _shared
+
+
+def close_shared_runner() -> None:
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.close()
+            _shared = None

@@ -1,0 +1,99 @@
+"""Planners for the console's reset preview: one per preview, on the console's warm Spark session.
+
+The preview screen asks a `PlannerSource` for a planner; the real one (`ClusterPlanners`) opens a
+read-only admin client on the worker's event loop and shares the console's warm session. Tests
+hand the screen a source of their own.
+
+Importing this module loads no planning code (pyarrow, the planner): the console imports it at
+start-up, and those load when the first preview opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from console.config import ClusterConfig, Config
+from console.domain.plan import Impact
+from console.domain.spec import ResetSpec
+from console.services.read.session import ClusterSession
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from console.services.infra.spark_runner import JobHandle, JobProgress
+    from console.services.infra.workspace import SnapshotRef
+    from console.services.plan.planner import Planner, PlanResult
+    from console.services.read.reader import ClusterReader
+
+
+class PreviewPlanner(Protocol):
+    async def plan(
+        self,
+        spec: ResetSpec,
+        *,
+        on_progress: Callable[[JobProgress], object] | None = None,
+        on_submit: Callable[[JobHandle], None] | None = None,
+        snapshot: SnapshotRef | None = None,
+        out_uri: str | None = None,
+        imported_from: str | None = None,
+    ) -> PlanResult: ...
+
+    def rows(self, plan_uri: str) -> pa.Table: ...
+
+    async def impact(self, result: PlanResult) -> list[Impact]: ...
+
+
+class PlannerSource(Protocol):
+    """Where the screen gets its planner: `warm` when the screen opens (start Spark while the
+    operator types), `open` for each preview."""
+
+    def warm(self, config: Config) -> None: ...
+
+    def open(
+        self, session: ClusterSession, config: Config
+    ) -> AbstractAsyncContextManager[PreviewPlanner]: ...
+
+
+class ClusterPlanners:
+    """The real planners: a wire client of their own (on the worker's loop), the workspace
+    from the config, and the console's shared warm Spark session."""
+
+    def warm(self, config: Config) -> None:
+        from console.services.infra.spark_runner import shared_runner
+
+        shared_runner(config.spark_master, _log_path(config))
+
+    @asynccontextmanager
+    async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
+        from console.services.infra.access import open_admin
+        from console.services.read.reader import ClusterReader
+
+        cluster = session.cluster
+        async with open_admin(cluster, config) as admin:
+            yield console_planner(cluster, config, ClusterReader(admin, cluster.rocketmq_cluster))
+
+
+def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReader) -> Planner:
+    """A planner that reads through `reader` and plans on the console's shared warm Spark
+    session, into the workspace of `config`."""
+    from console.services.infra.spark_runner import shared_runner
+    from console.services.infra.workspace import Workspace
+    from console.services.plan.planner import Planner
+
+    runner = shared_runner(config.spark_master, _log_path(config))
+    return Planner(
+        Workspace(config.workspace_path),
+        runner,
+        reader=reader,
+        cluster=cluster.name,
+        client_offset_dirs=config.client_offset_dirs,
+    )
+
+
+def _log_path(config: Config) -> Path:
+    from console.services.infra.workspace import Workspace
+
+    return Workspace(config.workspace_path).log_path()

@@ -1,0 +1,150 @@
+"""What a slave's answer is worth, checked before it is believed.
+
+A broker whose master is down is read from its slave (console.services.read.reader). A 5.3.3 slave
+copies its master's messages continuously (HA) but its groups, topics and committed offsets only
+every 60 s (SlaveSynchronize), and one that joined shortly before its master stopped may have
+copied neither. Its answer is then short in ways that read as "caught up":
+
+- queues the topic route has on that broker but the answer leaves out (offsets not synced yet),
+  or no trace of the group at all;
+- a committed offset beyond the slave's max offset (the offsets were copied, the messages not
+  yet): max - committed would be 0, the true lag is unknown.
+
+Each becomes a gap with its reason; the read is partial. How far the slave is behind its master
+is read from the slave itself (GET_BROKER_HA_STATUS) and shown beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from console.domain.gaps import Gap, Part, Why
+from console.domain.offsets import SlaveLag
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import RocketMQError
+from console.rocketmq.models import (
+    HaStatus,
+    MessageQueue,
+    QueueConsumeStats,
+    SubscriptionGroup,
+    TopicRoute,
+)
+from console.rocketmq.topics import is_retry_topic
+
+#: What the reasons say about a 5.3.3 slave's copying.
+SYNC_EVERY = "a slave copies its master's groups and offsets every 60 s"
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+Ask = Callable[[K], Awaitable[V]]
+
+
+@dataclass(frozen=True, slots=True)
+class SlaveCheck:
+    gaps: tuple[Gap, ...] = ()
+    #: Queues whose committed offset the slave holds beyond its own max: unknown.
+    unreplicated: frozenset[MessageQueue] = frozenset()
+    lag: tuple[SlaveLag, ...] = ()
+    #: Brokers whose slave does not know the group at all.
+    group_unknown: tuple[str, ...] = ()
+
+
+async def check_slave_reads(
+    admin: AdminClient,
+    group: str,
+    slaves: Mapping[str, str],
+    rows: Iterable[tuple[str, QueueConsumeStats]],
+    topics: Iterable[str],
+    groups_of: Ask[str, dict[str, SubscriptionGroup]],
+    route_of: Ask[str, TopicRoute] | None = None,
+    ha_of: Ask[str, HaStatus] | None = None,
+) -> SlaveCheck:
+    """Check the answers of `slaves` (broker name -> the slave's address read instead of its
+    master) against the topic routes of `topics` (the group's, as far as known). `groups_of`,
+    `route_of` and `ha_of` ask a slave for its groups, the name server for a route, a slave
+    for its HA status (by default the admin client, each time; a batch asks once)."""
+    if not slaves:
+        return SlaveCheck()
+    rows = list(rows)
+    gaps: list[Gap] = []
+    unreplicated: set[MessageQueue] = set()
+    held = {q.queue for _, q in rows}
+    by_addr = {addr: name for name, addr in slaves.items()}
+    for addr, q in rows:
+        if addr in by_addr and q.consumer_offset > q.broker_offset:
+            mq = q.queue
+            unreplicated.add(mq)
+            gaps.append(
+                Gap(
+                    Part.QUEUE,
+                    f"{mq.topic}/{mq.broker_name}/{mq.queue_id}",
+                    Why.NOT_REPLICATED,
+                    f"read from slave {addr}: committed {q.consumer_offset} is beyond the "
+                    f"{q.broker_offset} messages it holds; its lag is unknown until the slave "
+                    "has copied the master's messages",
+                )
+            )
+    unknown: list[str] = []
+    known_groups = await asyncio.gather(
+        *(groups_of(a) for a in slaves.values()), return_exceptions=True
+    )
+    for (name, addr), known in zip(slaves.items(), known_groups, strict=True):
+        if isinstance(known, dict) and group not in known:
+            unknown.append(name)
+            gaps.append(
+                Gap(
+                    Part.BROKER,
+                    name,
+                    Why.NOT_SYNCED,
+                    f"read from slave {addr}, which has not copied the group from its master "
+                    f"yet ({SYNC_EVERY}): {name}'s queues are missing",
+                )
+            )
+    wanted = sorted({t for t in topics if not is_retry_topic(t)})
+    route = route_of or admin.topic_route
+    routes = await asyncio.gather(*(route(t) for t in wanted), return_exceptions=True)
+    for topic, answer in zip(wanted, routes, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, RocketMQError):
+                raise answer
+            continue  # the name server does not know the topic (any more): nothing to compare
+        for data in answer.queues:
+            name = data.broker_name
+            if name not in slaves or name in unknown:
+                continue
+            for queue_id in range(data.read_queue_nums):
+                if MessageQueue(topic, name, queue_id) not in held:
+                    gaps.append(
+                        Gap(
+                            Part.QUEUE,
+                            f"{topic}/{name}/{queue_id}",
+                            Why.NOT_SYNCED,
+                            f"read from slave {slaves[name]}, which holds no committed offset "
+                            f"for it ({SYNC_EVERY}): its lag is unknown",
+                        )
+                    )
+    lags = await slave_lags(ha_of or admin.ha_status, slaves)
+    return SlaveCheck(tuple(gaps), frozenset(unreplicated), lags, tuple(unknown))
+
+
+async def slave_lags(ha_of: Ask[str, HaStatus], slaves: Mapping[str, str]) -> tuple[SlaveLag, ...]:
+    """How far each slave is behind its master, as it says; a slave that cannot say is left
+    out (the checks above do not depend on it)."""
+    names = list(slaves)
+    answers = await asyncio.gather(*(ha_of(slaves[n]) for n in names), return_exceptions=True)
+    out = []
+    for name, a in zip(names, answers, strict=True):
+        if isinstance(a, HaStatus) and not a.master:
+            out.append(slave_lag(name, slaves[name], a))
+        elif isinstance(a, BaseException) and not isinstance(a, RocketMQError):
+            raise a
+    return tuple(out)
+
+
+def slave_lag(name: str, addr: str, status: HaStatus) -> SlaveLag:
+    behind = status.master_flush_offset - status.max_offset if status.master_flush_offset else None
+    return SlaveLag(name, addr, behind, status.last_read_ms or None)
