@@ -190,7 +190,7 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Sample(Reading):
-    """One refresh of one group as the console read it (kept in memory, in `History`)."""
+    """One refresh of one group as the console read it (kept in memory, in `Refreshes`)."""
 
     offsets: GroupOffsets
 
@@ -254,11 +254,11 @@ class GroupSummary:
         return bool(self.missing)
 
 
-# ---- history ---------------------------------------------------------------------------------
+# ---- refreshes ------------------------------------------------------------------------------
 
 
-class History:
-    """The last `window` refreshes of each group, oldest first.
+class Refreshes:
+    """The last `window` refreshes of each group, oldest first (what the rules judge).
 
     Refreshes of different views may add from different threads; a lock keeps each change whole.
     """

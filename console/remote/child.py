@@ -6,7 +6,7 @@ latency; in its own process the UI keeps a whole interpreter (and, on two cores,
 
 It speaks the console's RPC (console.services.infra.rpc): the parent's hello is the (ClusterConfig,
 Config) to read, then each call is one of the `ClusterOperations` (console.services.read.source),
-served by `Backend` under the same name. Wire-client errors cross as themselves (a BrokerError
+served by `ReaderSource` under the same name. Wire-client errors cross as themselves (a BrokerError
 keeps its code, an AccessDenied its access key); anything else crosses as its kind and text.
 """
 
@@ -90,14 +90,14 @@ def _lower_priority_once() -> Callable[[], None]:
 
 
 async def serve(link: Link) -> None:
-    from console.services.read.backend import Backend
+    from console.services.read.reader_source import ReaderSource
 
     hello = link.receive_hello()
     if hello is None:
         return
     cluster, config = hello
-    backend = Backend(cluster, config)
-    operations: ClusterOperations = backend  # mypy checks here that Backend has them all
+    backend = ReaderSource(cluster, config)
+    operations: ClusterOperations = backend  # mypy checks here that ReaderSource has them all
     try:
         await serve_async(
             link, handlers(operations), portable=portable, on_answer=_lower_priority_once()

@@ -19,7 +19,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
-from console.domain.triage import DEFAULT_WINDOW, History
+from console.domain.triage import DEFAULT_WINDOW, Refreshes
 from console.redact import redact_text
 from console.services.read.lag_history import LagHistory, local_root
 from console.services.read.session import ClusterSession
@@ -168,7 +168,7 @@ class ConsoleApp(App[int]):
                 if screen.session.cluster.name == cluster.name:
                     return screen.session
         return ClusterSession(
-            cluster, self.connect(cluster), History(self.window), lag=self.lag_history
+            cluster, self.connect(cluster), Refreshes(self.window), lag=self.lag_history
         )
 
     def is_root(self, screen: Screen[Any]) -> bool:

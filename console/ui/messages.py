@@ -16,7 +16,7 @@ from console.domain.plan import Impact, PlanRow
 from console.domain.triage import GroupSummary
 from console.domain.walkthrough import Evidence
 from console.rocketmq.models import QueueStats
-from console.services.read.source import BrokerState
+from console.services.read.reader import BrokerHealth
 from console.ui.widgets.tablemodel import Row
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.domain.journal import Journal
-    from console.services.apply.history import History
+    from console.services.apply.history import WorkspaceHistory
     from console.services.apply.session import ApplyProgress, Confirmation, WriteCheck
     from console.services.infra.spark_runner import JobProgress
     from console.services.plan.planner import PlanResult
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class BrokersChecked(Message):
-    brokers: tuple[BrokerState, ...]
+    brokers: tuple[BrokerHealth, ...]
     at_ms: int
     #: Name servers that do not answer, one line each.
     notices: tuple[str, ...] = ()
@@ -224,7 +224,7 @@ class ApplyFinished(Message):
 
 @dataclass
 class HistoryRead(Message):
-    history: History
+    history: WorkspaceHistory
 
 
 @dataclass

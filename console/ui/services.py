@@ -8,18 +8,18 @@ from dataclasses import dataclass
 
 from console.config import Config
 from console.services.apply.write_sessions import ClusterWrites, WriteSessions
-from console.services.plan.preview_planners import ClusterPlanners, PlannerSource
-from console.services.walkthrough.reads import ClusterWalkthroughs, WalkthroughSource
+from console.services.plan.preview_planners import ClusterPlanners, Planners
+from console.services.walkthrough.reads import ClusterWalkthroughs, WalkthroughReaders
 
 
 @dataclass(frozen=True, slots=True)
 class ConsoleServices:
     #: Reset previews: a planner on the console's warm Spark session.
-    planners: PlannerSource
+    planners: Planners
     #: Applies, undos and resumes: each an apply session on the cluster.
     writes: WriteSessions
     #: A walkthrough's evidence and answers, read from the cluster.
-    walkthroughs: WalkthroughSource
+    walkthroughs: WalkthroughReaders
 
 
 def cluster_services(config: Config) -> ConsoleServices:

@@ -156,7 +156,7 @@ async def _seed_group(namesrv: str) -> None:
 
 
 async def _preview(root: Path) -> float:
-    from console.domain.triage import History
+    from console.domain.triage import Refreshes
     from console.remote.proxy import remote_sources
     from console.services.read.session import ClusterSession
     from console.ui.app import make_app
@@ -182,7 +182,7 @@ async def _preview(root: Path) -> float:
     app = make_app(config, remote_sources(config), cluster=cluster)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            session = ClusterSession(cluster, app.connect(cluster), History(10))
+            session = ClusterSession(cluster, app.connect(cluster), Refreshes(10))
             screen = TimedPreview(session, BENCH_GROUP)
             await app.push_screen(screen)
             await pilot.pause()

@@ -24,7 +24,7 @@ from console.domain.offsets import known_delay
 from console.rocketmq.codes import RequestCode, ResponseCode
 from console.sandbox import legacy as lg
 from console.sandbox.legacy import LegacySandbox
-from console.services.read.backend import Backend
+from console.services.read.reader_source import ReaderSource
 from tests.connect import ConnectServer
 
 
@@ -139,7 +139,7 @@ def test_no_time_behind_is_counted_from_1970(legacy_cluster: LegacySandbox) -> N
     cluster = ClusterConfig("legacy", (legacy_cluster.namesrv_addr,))
 
     async def read() -> tuple[dict, dict, dict]:
-        backend = Backend(cluster, Config(clusters=(cluster,)))
+        backend = ReaderSource(cluster, Config(clusters=(cluster,)))
         try:
             raw = await backend.admin.consume_time_span(
                 legacy_cluster.broker_addr, lg.ORDERS, lg.BILLING

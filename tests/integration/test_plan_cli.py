@@ -1,4 +1,4 @@
-"""`rmq-console plan` drives the same reset walkthrough as the preview, against the sandbox: a
+"""`rmq-console plan` drives the same reset flow as the preview, against the sandbox: a
 spec plans and exports CSV, the CSV imports back as a new plan of the same targets, bad input is
 exit 2 naming the field, and none of it writes to the cluster."""
 

@@ -20,8 +20,8 @@ from console.domain.triage import Sample, lagging_topics
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import dlq_topic, is_retry_topic
 from console.sandbox import scenario
-from console.services.read.backend import Backend
 from console.services.read.reader import ClusterReader
+from console.services.read.reader_source import ReaderSource
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +90,7 @@ async def test_a_batch_reads_what_single_reads_do_with_fewer_requests(sandbox: A
 
 async def test_delays_of_queues_that_did_not_move_are_not_asked_again(sandbox: Any) -> None:
     cluster = ClusterConfig(name="sandbox", namesrv=(sandbox.namesrv_addr,))
-    backend = Backend(cluster, Config(clusters=(cluster,)))
+    backend = ReaderSource(cluster, Config(clusters=(cluster,)))
     asked: list[tuple[str, str]] = []
     consume_time_span = backend.admin.consume_time_span
 

@@ -18,8 +18,8 @@ from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError
 from console.rocketmq.topics import dlq_topic
 from console.sandbox import scenario
-from console.services.read.backend import Backend
 from console.services.read.reader import ClusterReader
+from console.services.read.reader_source import ReaderSource
 from console.services.read.source import OPERATIONS, ClusterSource
 
 pytestmark = pytest.mark.integration
@@ -42,14 +42,14 @@ async def source(cluster: ClusterConfig) -> AsyncIterator[ClusterSource]:
 
 
 @pytest.fixture
-async def backend(cluster: ClusterConfig) -> AsyncIterator[Backend]:
-    local = Backend(cluster, Config(clusters=(cluster,), timeout=5.0))
+async def backend(cluster: ClusterConfig) -> AsyncIterator[ReaderSource]:
+    local = ReaderSource(cluster, Config(clusters=(cluster,), timeout=5.0))
     yield local
     await local.close()
 
 
 async def test_every_operation_answers_as_the_backend_does(
-    source: ClusterSource, backend: Backend
+    source: ClusterSource, backend: ReaderSource
 ) -> None:
     brokers = {"broker-a": [scenario.TOPIC_PAYMENTS], "broker-b": [scenario.TOPIC_PAYMENTS]}
     live = await backend.group_offsets(scenario.GROUP_LIVE)

@@ -19,7 +19,8 @@ from console.domain.triage import QueueKey
 from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
 from console.services.infra.fanout import gather_bounded
-from console.services.read.source import BrokerState, ClusterSource, Progress
+from console.services.read.reader import BrokerHealth
+from console.services.read.source import ClusterSource, Progress
 from console.ui.app import ConsoleApp, make_app
 from console.ui.services import ConsoleServices
 from console.ui.themes import PROJECT_THEMES
@@ -111,10 +112,10 @@ def stats(topic: str, broker: str, qid: int, lo: int, hi: int) -> QueueStats:
 
 @dataclass
 class FakeCluster:
-    brokers: list[BrokerState] = field(
+    brokers: list[BrokerHealth] = field(
         default_factory=lambda: [
-            BrokerState("broker-a", "10.0.0.1:10911", True, "V5_3_3", 5400, 5100),
-            BrokerState("broker-b", "10.0.0.2:10911", True, "V5_3_3", 4100, 3900),
+            BrokerHealth("broker-a", "10.0.0.1:10911", True, "V5_3_3", 5400, 5100),
+            BrokerHealth("broker-b", "10.0.0.2:10911", True, "V5_3_3", 4100, 3900),
         ]
     )
     groups: dict[str, GroupOffsets] = field(default_factory=sample_groups)
@@ -205,7 +206,7 @@ class FakeCluster:
     def bring_up(self, broker: str, addr: str = "10.0.0.2:10911") -> None:
         others = [b for b in self.brokers if b.name != broker]
         self.brokers = sorted(
-            [*others, BrokerState(broker, addr, True, "V5_3_3", 1, 1)], key=lambda b: b.name
+            [*others, BrokerHealth(broker, addr, True, "V5_3_3", 1, 1)], key=lambda b: b.name
         )
 
 
@@ -222,7 +223,7 @@ class FakeSource:
         if failure is not None:
             raise failure
 
-    async def brokers(self) -> tuple[BrokerState, ...]:
+    async def brokers(self) -> tuple[BrokerHealth, ...]:
         await self._enter("brokers")
         return tuple(self.cluster.brokers)
 

@@ -17,7 +17,7 @@ from console.remote.proxy import RemoteSource, remote_source, remote_sources
 from console.rocketmq.codes import RequestCode
 from console.rocketmq.errors import ConnectError, RequestTimeout, RocketMQError
 from console.services.infra.rpc import ChildExited, RemoteError
-from console.services.read.backend import Backend
+from console.services.read.reader_source import ReaderSource
 from console.services.read.source import OPERATIONS, ClusterOperations, ClusterSource
 
 #: Arguments for each operation of the protocol: a new operation needs a line here, and is
@@ -62,7 +62,7 @@ def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
     assert set(SAMPLE_ARGS) == set(OPERATIONS)
     assert len(OPERATIONS) == 12
     for name, op in OPERATIONS.items():
-        served = inspect.signature(getattr(Backend, name))
+        served = inspect.signature(getattr(ReaderSource, name))
         assert list(served.parameters) == list(op.signature.parameters), name
         assert inspect.iscoroutinefunction(getattr(RemoteSource, name)), name
         assert getattr(RemoteSource, name).__doc__ == op.doc

@@ -17,7 +17,7 @@ from console.config import ClusterConfig
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint, QueuePoint
 from console.domain.offsets import BROADCASTING, Client, GroupOffsets, QueueOffsets
-from console.domain.triage import History
+from console.domain.triage import Refreshes
 from console.services.read.lag_history import (
     DAY_MS,
     HOUR_MS,
@@ -300,7 +300,7 @@ def test_a_workspace_that_cannot_be_written_is_said_once_and_the_refresh_goes_on
     blocked.write_text("a file where the workspace should be")
     cluster = ClusterConfig("prod", ("h:9876",))
     source: Any = None  # nothing is read from the cluster here
-    session = ClusterSession(cluster, source, History(), lag=LagHistory(blocked))
+    session = ClusterSession(cluster, source, Refreshes(), lag=LagHistory(blocked))
     problem = session.record_lag([read()], T0)
     assert problem is not None
     assert problem.startswith("lag history not kept:")

@@ -1,4 +1,4 @@
-"""The reset walkthrough's state on its own: the form becomes a spec, each stage allows only its
+"""A reset's flow on its own: the form becomes a spec, each stage allows only its
 next steps, late or stale news from a job changes nothing, a cancel reaches a job submitted after
 it, and `drive_plan` reports a planner's outcomes the way the screen and the CLI read them."""
 

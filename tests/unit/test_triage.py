@@ -12,7 +12,7 @@ from console.domain import triage
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets, known_delay
-from console.domain.triage import History, Sample, Status, as_samples, evaluate
+from console.domain.triage import Refreshes, Sample, Status, as_samples, evaluate
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)
@@ -175,7 +175,7 @@ def test_lagging_topics_by_broker() -> None:
 
 
 def test_history_keeps_the_window_and_replaces_a_repeated_instant() -> None:
-    h = History(window=3)
+    h = Refreshes(window=3)
     for i in range(5):
         h.add(sample(i, [(10 + i, 4)]))
     assert [s.taken_at_ms for s in h.window("G")] == [T0 + 10000, T0 + 15000, T0 + 20000]
@@ -186,7 +186,7 @@ def test_history_keeps_the_window_and_replaces_a_repeated_instant() -> None:
     h.retain(["other"])
     assert h.window("G") == ()
     with pytest.raises(ValueError, match="at least one"):
-        History(window=0)
+        Refreshes(window=0)
 
 
 def test_summary_and_worst_first() -> None:

@@ -29,14 +29,14 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class History:
+class WorkspaceHistory:
     entries: tuple[HistoryEntry, ...]  # newest first
     audit_lines: int
     audit_path: str | None
     problems: tuple[str, ...]  # files that could not be read, one line each
 
 
-def read_history(workspace: Workspace) -> History:
+def read_history(workspace: Workspace) -> WorkspaceHistory:
     entries: list[HistoryEntry] = []
     problems: list[str] = []
     for cluster in workspace.clusters():
@@ -81,7 +81,7 @@ def read_history(workspace: Workspace) -> History:
             audit_lines = len(audit.lines)
             problems.extend(audit.problems)
     entries.sort(key=lambda e: (e.at_ms, e.ref), reverse=True)
-    return History(tuple(entries), audit_lines, audit_path, tuple(problems))
+    return WorkspaceHistory(tuple(entries), audit_lines, audit_path, tuple(problems))
 
 
 def _unreadable_entry(j: Unreadable) -> HistoryEntry:

@@ -1,5 +1,6 @@
-"""The reset walkthrough as a value: what the operator asks for, where the walkthrough stands, and
-what the last plan said. The preview screen and `rmq-console plan` drive the same `ResetFlow`.
+"""A reset's flow from form to apply, as a value: what the operator asks for, where the preview
+stands, and what the last plan said. The preview screen and `rmq-console plan` drive the same
+`ResetFlow`.
 
 A flow is edited (`edit`), started (`begin`: the form or a given spec becomes the spec planned),
 and then told what the plan job did (`progressed`, `computed`, `impact_estimated`, `rejected`,
@@ -224,7 +225,7 @@ class StopSwitch:
 
 @dataclass
 class ResetFlow:
-    """One walkthrough: a cluster, the groups reset, the form, and the latest attempt."""
+    """One reset's flow: a cluster, the groups reset, the form, and the latest attempt."""
 
     cluster: str
     groups: tuple[str, ...]
@@ -257,7 +258,7 @@ class ResetFlow:
 
     @property
     def group(self) -> str:
-        """The group the walkthrough is about (the first, when a spec names several)."""
+        """The group the reset is about (the first, when a spec names several)."""
         return self.groups[0]
 
     @property

@@ -1,6 +1,6 @@
 """Planners for the console's reset preview: one per preview, on the console's warm Spark session.
 
-The preview screen asks a `PlannerSource` for a planner; the real one (`ClusterPlanners`) opens a
+The preview screen asks a `Planners` for a planner; the real one (`ClusterPlanners`) opens a
 read-only admin client on the worker's event loop and shares the console's warm session. Tests
 hand the screen a source of their own.
 
@@ -46,7 +46,7 @@ class PreviewPlanner(Protocol):
     async def impact(self, result: PlanResult) -> list[Impact]: ...
 
 
-class PlannerSource(Protocol):
+class Planners(Protocol):
     """Where the screen gets its planner: `warm` when the screen opens (start Spark while the
     operator types), `open` for each preview."""
 

@@ -8,24 +8,25 @@ from dataclasses import dataclass, field, replace
 from console.config import ClusterConfig
 from console.domain.gaps import Why
 from console.domain.offsets import GroupOffsets
-from console.domain.triage import NOT_REGISTERED, History, vanished
+from console.domain.triage import NOT_REGISTERED, Refreshes, vanished
 from console.rocketmq.models import MASTER_ID
 from console.services.read.lag_history import LagHistory
-from console.services.read.source import BrokerState, ClusterSource
+from console.services.read.reader import BrokerHealth
+from console.services.read.source import ClusterSource
 
 
 @dataclass
 class ClusterSession:
     cluster: ClusterConfig
     source: ClusterSource
-    history: History
+    refreshes: Refreshes
     #: Every broker seen since the session opened, name -> its master's address (where
     #: offsets are written: never a slave's).
     known_brokers: dict[str, str] = field(default_factory=dict)
     #: When each address last answered, epoch ms, by broker name and id.
     last_seen_ms: dict[tuple[str, int], int] = field(default_factory=dict)
     #: Every address of the last check, masters and slaves, by broker name then id.
-    brokers: tuple[BrokerState, ...] = ()
+    brokers: tuple[BrokerHealth, ...] = ()
     #: Things about the cluster the operator should know that no view shows (a name server
     #: that does not answer, ...): each screen's status line names them.
     notices: tuple[str, ...] = ()
@@ -34,7 +35,7 @@ class ClusterSession:
     #: Why the lag history could not be written, while it cannot.
     lag_problem: str | None = None
 
-    def observe_brokers(self, listed: Sequence[BrokerState], now_ms: int) -> None:
+    def observe_brokers(self, listed: Sequence[BrokerHealth], now_ms: int) -> None:
         """Take a broker check in; brokers that dropped off the name server count as down. A
         master no longer listed while its slave is (listed without an address) keeps the
         address it had."""
@@ -47,7 +48,7 @@ class ClusterSession:
                 self.last_seen_ms[(b.name, b.broker_id)] = now_ms
         states = [
             *(b if b.addr else replace(b, addr=self.known_brokers.get(b.name, "")) for b in listed),
-            *(BrokerState(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items()),
+            *(BrokerHealth(n, a, up=False, error=NOT_REGISTERED) for n, a in gone.items()),
         ]
         self.brokers = tuple(sorted(states, key=lambda b: (b.name, b.broker_id)))
 
@@ -74,11 +75,11 @@ class ClusterSession:
         return tuple(sorted({b.name for b in self.brokers if not b.up} - up))
 
     @property
-    def from_slave(self) -> dict[str, BrokerState]:
+    def from_slave(self) -> dict[str, BrokerHealth]:
         """Brokers whose master is down while a slave answers: reads go to that slave (the
         lowest id), writes nowhere. Broker name -> that slave."""
         masters_down = {b.name for b in self.brokers if b.broker_id == MASTER_ID and not b.up}
-        slaves: dict[str, BrokerState] = {}
+        slaves: dict[str, BrokerHealth] = {}
         for b in self.brokers:
             if b.name in masters_down and b.broker_id != MASTER_ID and b.up:
                 slaves.setdefault(b.name, b)
@@ -139,7 +140,7 @@ class ClusterSession:
         self.source.close()
 
 
-def label(b: BrokerState) -> str:
+def label(b: BrokerHealth) -> str:
     """A broker address as the status line names it: a master by its broker name, a slave as
     `broker-a slave 1`."""
     return b.name if b.broker_id == MASTER_ID else f"{b.name} slave {b.broker_id}"

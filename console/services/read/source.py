@@ -1,12 +1,18 @@
 """What the console reads from one cluster, as one async interface.
 
 Screens only ever talk to a `ClusterSource`; `console.remote.proxy` has the real one (a proxy to
-the console's network process, where `console.services.read.backend.Backend` does the work) and the
-tests hand in fakes through `make_app(connect=...)`.
+the console's network process, where `console.services.read.reader_source.ReaderSource` does the
+work: the operations done with a `ClusterReader`) and the tests hand in fakes through
+`make_app(connect=...)`.
+
+A `ClusterSource` is what the console reads a cluster through; a `ClusterReader`
+(console/services/read/reader.py) reads it over the wire; a `ClusterSession`
+(console/services/read/session.py) is a cluster open in the console: its source, the refreshes
+of its groups and what is known of its brokers.
 
 `ClusterOperations` is the one list of what can be asked: the network process serves, and the
 proxy forwards, exactly the operations found on it (`OPERATIONS`). Adding one is an edit here
-and its implementation in `Backend`.
+and its implementation in `ReaderSource`.
 """
 
 from __future__ import annotations
@@ -22,16 +28,12 @@ from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
 from console.services.read.reader import BrokerHealth
 
-#: A broker address (a master, or a slave: `broker_id`, `role`) as the console shows it: up or
-#: down, and what it says about itself.
-BrokerState = BrokerHealth
-
 
 class ClusterOperations(Protocol):
     """The cluster operations, each a coroutine. One that takes a `progress` parameter reports
     progress through it (across the process boundary too)."""
 
-    async def brokers(self) -> tuple[BrokerState, ...]:
+    async def brokers(self) -> tuple[BrokerHealth, ...]:
         """Every address the name server lists now (masters and slaves, by broker name then
         id), each asked whether it is alive; a master no longer listed while its slave is, as
         down."""

@@ -1,6 +1,6 @@
 """Walkthrough reads for the console: evidence and answers, on a worker's event loop.
 
-The walkthrough screen asks a `WalkthroughSource` for a reader; the real one opens a read-only
+The walkthrough screen asks a `WalkthroughReaders` for a reader; the real one opens a read-only
 admin client from the cluster's config (the one factory, console/services/infra/access.py) and
 gathers evidence and checks answers exactly as `rmq-console walkthrough` does. Tests hand the
 screen a source of their own.
@@ -31,7 +31,7 @@ class WalkthroughReads(Protocol):
         ...
 
 
-class WalkthroughSource(Protocol):
+class WalkthroughReaders(Protocol):
     def open(
         self, session: ClusterSession, config: Config
     ) -> AbstractAsyncContextManager[WalkthroughReads]: ...

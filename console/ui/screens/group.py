@@ -225,7 +225,7 @@ class GroupScreen(DataScreen):
         source = self.source
         offsets = self.cluster_session.account(await source.group_offsets(self.group))
         at_ms = self.console.clock_ms()
-        window = self.cluster_session.history.add(offsets)
+        window = self.cluster_session.refreshes.add(offsets)
         chart = self.window_ms if self.chart_shown else None
         await asyncio.to_thread(self._keep_lag, offsets, at_ms, chart)
         delays, dlq = await asyncio.gather(

@@ -188,13 +188,13 @@ class GroupsScreen(DataScreen):
         self, names: list[str], read: dict[str, GroupOffsets | Exception]
     ) -> tuple[dict[str, tuple[triage.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
         session = self.cluster_session
-        history = session.history
+        refreshes = session.refreshes
         latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
         problem = session.record_lag(latest.values(), self.console.clock_ms())
         if problem:
             self.post_message(LagHistoryFailed(problem))
-        windows = {n: history.add(o) for n, o in latest.items()}
-        history.retain(names)
+        windows = {n: refreshes.add(o) for n, o in latest.items()}
+        refreshes.retain(names)
         wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
         return windows, wanted
 

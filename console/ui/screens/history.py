@@ -44,7 +44,7 @@ from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
-    from console.services.apply.history import History, HistoryEntry
+    from console.services.apply.history import HistoryEntry, WorkspaceHistory
 
 WRITE_GROUP = "history-write"
 Action = Literal["undo", "resume"]
@@ -81,7 +81,7 @@ def _when(at_ms: int) -> str:
     return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%m-%d %H:%M:%S")
 
 
-def summary_line(history: History) -> str:
+def summary_line(history: WorkspaceHistory) -> str:
     counts: dict[str, int] = {}
     for e in history.entries:
         counts[e.what] = counts.get(e.what, 0) + 1
@@ -106,7 +106,7 @@ class HistoryScreen(ConsoleScreen):
 
     def __init__(self) -> None:
         super().__init__(None)
-        self.history: History | None = None
+        self.history: WorkspaceHistory | None = None
         #: An undo's or resume's confirmation, asked in the dialog.
         self.confirm = DialogConfirm(self.post_message)
         #: From the check of an undo or a resume until its result (or refusal) is shown.

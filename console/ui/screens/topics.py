@@ -33,8 +33,8 @@ QUEUE_COLUMNS = (
 def consumers_seen(session: ClusterSession, topic: str) -> list[str]:
     """Groups whose latest refresh (in this session) had offsets on the topic."""
     out = []
-    for group in session.history.groups():
-        window = session.history.window(group)
+    for group in session.refreshes.groups():
+        window = session.refreshes.window(group)
         if window and any(q.topic == topic for q in window[-1].offsets.queues):
             out.append(group)
     return sorted(out)

@@ -5,7 +5,7 @@ Opened from a group with `w` (or the command palette, which also offers each wal
 name). The walkthrough's state is a `WalkthroughRun` (console/services/walkthrough/runner.py), the
 value `rmq-console walkthrough` drives too; this screen shows it and changes it on the UI
 thread only, from the messages its workers post. Evidence and answers are read on workers
-through a `WalkthroughSource`; nothing here opens a connection.
+through a `WalkthroughReaders`; nothing here opens a connection.
 
 An answer that cannot be used (a time in the future, a group that does not exist, a queue with
 nothing committed) is explained under the box and stays there to be changed; ctrl+b goes back
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.messages import Boundary
     from console.services.apply.preview_flow import ResetFlow
-    from console.services.walkthrough.reads import WalkthroughSource
+    from console.services.walkthrough.reads import WalkthroughReaders
 
 READ_GROUP = "walkthrough"
 AFTER_STEP = "applied"
@@ -140,7 +140,7 @@ class WalkthroughScreen(ConsoleScreen):
         self._show()
         self.gather(names, after_step)
 
-    def _reads(self) -> WalkthroughSource:
+    def _reads(self) -> WalkthroughReaders:
         return self.console.services.walkthroughs
 
     @work(thread=True, group=READ_GROUP, exit_on_error=False)

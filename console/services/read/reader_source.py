@@ -25,8 +25,8 @@ from console.services.infra.access import open_admin
 from console.services.infra.fanout import gather_bounded
 from console.services.read.boundary import read_boundaries
 from console.services.read.client_offsets import with_client_stores
-from console.services.read.reader import BrokerRoute, ClusterReader
-from console.services.read.source import BrokerState, Progress
+from console.services.read.reader import BrokerHealth, BrokerRoute, ClusterReader
+from console.services.read.source import Progress
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.
 BROKERS_TTL = 1.0
@@ -66,7 +66,7 @@ class _Reader(ClusterReader):
         return await self.routes()
 
 
-class Backend:
+class ReaderSource:
     """The `ClusterOperations` (console.services.read.source): the network process serves each
     by its name."""
 
@@ -83,7 +83,7 @@ class Backend:
     async def close(self) -> None:
         await self.admin.close()
 
-    async def brokers(self) -> tuple[BrokerState, ...]:
+    async def brokers(self) -> tuple[BrokerHealth, ...]:
         await self.reader.fresh_routes()
         # Every address, slaves too: a broker whose master is down is read from its slave,
         # and the operator sees both (as `rmq-console brokers` shows them).
