@@ -33,6 +33,7 @@ from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import BoundaryType
 from console.services.infra.access import open_admin
+from console.services.infra.fanout import gather_limited
 
 Query = tuple[str, int]  # topic, queue id
 
@@ -97,28 +98,27 @@ class BrokerSearch:
     async def _search(
         self, broker: str, addr: str, queries: Sequence[Query], ts_ms: int
     ) -> list[int]:
-        gate = asyncio.Semaphore(self.concurrency)
         try:
             admin = open_admin(self._config(addr), timeout=self.timeout_s)
         except ConfigError as exc:  # a reference or TLS file does not resolve on this executor
             raise BrokerLookupError(f"{broker} ({addr}): {redact_text(str(exc))}") from None
         async with admin:
 
-            async def one(topic: str, queue_id: int) -> int:
-                async with gate:
-                    try:
-                        return await admin.search_offset(
-                            addr, topic, queue_id, ts_ms, BoundaryType.LOWER
+            async def one(query: Query) -> int:
+                topic, queue_id = query
+                try:
+                    return await admin.search_offset(
+                        addr, topic, queue_id, ts_ms, BoundaryType.LOWER
+                    )
+                except RocketMQError as exc:
+                    raise BrokerLookupError(
+                        redact_text(
+                            f"{broker} ({addr}) could not find the offset at {ts_ms} on "
+                            f"{topic}:{queue_id}: {exc}"
                         )
-                    except RocketMQError as exc:
-                        raise BrokerLookupError(
-                            redact_text(
-                                f"{broker} ({addr}) could not find the offset at {ts_ms} on "
-                                f"{topic}:{queue_id}: {exc}"
-                            )
-                        ) from None
+                    ) from None
 
-            return list(await asyncio.gather(*(one(t, q) for t, q in queries)))
+            return await gather_limited(one, queries, limit=self.concurrency)
 
 
 def _mask_here(refs: CredentialsRef) -> None:

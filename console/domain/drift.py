@@ -35,15 +35,23 @@ def key_text(key: RowKey) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Drift:
+    """A queue someone else moved: since the plan was made (an apply's check), or since the
+    apply wrote it (a resume's check, which knows the target it was written to)."""
+
     key: RowKey
-    planned: int | None  # the committed offset the plan saw
+    planned: int | None  # the committed offset the plan saw (a resume: before the apply)
     now: int | None  # the committed offset read right before writing
     why: str
+    #: A resume's: the target the apply wrote (None: the drift of an apply's check).
+    target: int | None = None
 
     def line(self) -> str:
         def show(v: int | None) -> str:
             return "nothing committed" if v is None else str(v)
 
+        if self.target is not None:
+            moved = f"before the apply {show(self.planned)}, target {self.target}"
+            return f"{key_text(self.key)}: {moved}, now {show(self.now)}"
         moved = f"planned from {show(self.planned)}, now {show(self.now)}"
         return f"{key_text(self.key)}: {moved} ({self.why})"
 

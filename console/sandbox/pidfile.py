@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from console.sandbox.pids import command_line, pid_alive, signal_group, wait_gone
+from console.processes import pid_alive
+from console.sandbox.pids import command_line, signal_group, wait_gone
 
 _POLL = 0.05
 

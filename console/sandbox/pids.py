@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from console.processes import pid_alive
+
 _POLL = 0.05
 
 
@@ -35,22 +37,6 @@ def command_line(pid: int) -> str:
     except OSError:
         return ""
     return out.stdout.strip()
-
-
-def pid_alive(pid: int) -> bool:
-    """True while the PID exists and is not a zombie waiting to be reaped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    # Field 3, after the parenthesised command name, is the state; Z is a zombie.
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def wait_gone(pid: int, timeout: float) -> None:

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.processes import pid_alive
 from console.sandbox.cache import cache_root
 from console.sandbox.errors import StartupError
 from console.sandbox.pidfile import PidFile, kill_stale
-from console.sandbox.pids import pid_alive
 
 PIDFILE = "sandbox.pids"
 INFO_FILE = "sandbox.json"

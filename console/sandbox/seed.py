@@ -17,6 +17,7 @@ from console.rocketmq.topics import dlq_topic, retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.errors import SeedError
 from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+from console.services.infra.fanout import Limit
 
 _SEND_CONCURRENCY = 16
 _BUSY_RETRIES = 20
@@ -165,13 +166,13 @@ async def send_batches(admin: AdminClient, brokers: Mapping[str, str]) -> list[S
         for queue_id in range(topic.queues_per_broker)
     ]
     offsets = {MessageQueue(t.name, b, q): 0 for t, b, q, _ in plan}
-    limit = asyncio.Semaphore(_SEND_CONCURRENCY)
+    limit = Limit(_SEND_CONCURRENCY)
     batches: list[SeedBatch] = []
 
     async def send(topic: sc.TopicPlan, broker: str, queue_id: int, seq: int, batch: int) -> None:
         body = {"topic": topic.name, "broker": broker, "queue": queue_id, "seq": seq}
-        async with limit:
-            result = await send_patiently(
+        result = await limit.run(
+            lambda: send_patiently(
                 admin,
                 brokers[broker],
                 topic.name,
@@ -180,6 +181,7 @@ async def send_batches(admin: AdminClient, brokers: Mapping[str, str]) -> list[S
                 tags=topic.tags,
                 keys=f"{topic.name}-{broker}-{queue_id}-{seq}",
             )
+        )
         mq = MessageQueue(topic.name, broker, queue_id)
         offsets[mq] = max(offsets[mq], result.queue_offset + 1)
 

@@ -10,13 +10,14 @@ from typing import TypeVar
 
 import pytest
 
+from console.processes import pid_alive
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageModel
 from console.rocketmq.topics import dlq_topic, retry_topic
 from console.sandbox import scenario as sc
 from console.sandbox.cluster import BROKER_NAMES
-from console.sandbox.pids import command_line, pid_alive
+from console.sandbox.pids import command_line
 from console.sandbox.ports import free_ports
 from console.sandbox.runner import Sandbox, SandboxOptions, sandbox
 

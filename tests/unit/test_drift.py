@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.domain.drift import find_drift, reclamp, row_key
+from console.domain.drift import Drift, find_drift, key_text, reclamp, row_key
 from console.domain.plan import PlanRow
 
 
@@ -43,6 +43,23 @@ def test_an_online_group_may_only_move_forward() -> None:
     assert find_drift(ROWS, now(120, 100, 7, 300), online=True) == ()
     drift = find_drift(ROWS, now(120, 99, 7, None), online=True)
     assert [(d.key[3], d.why) for d in drift] == [(1, "moved back"), (3, "no longer committed")]
+
+
+def test_drift_is_one_value_for_an_apply_and_a_resume() -> None:
+    """The resume's drift names the target the apply wrote; both say the queue as the journal
+    keys it, which is what an accepted drift is recorded by."""
+    key = row_key(ROWS[0])
+    planned = Drift(key, 100, 101, "moved while no consumer was online")
+    resumed = Drift(key, 100, 7, "moved since the apply", target=90)
+    assert planned.line() == (
+        "billing orders/broker-a/0: planned from 100, now 101 (moved while no consumer was online)"
+    )
+    assert resumed.line() == "billing orders/broker-a/0: before the apply 100, target 90, now 7"
+    gone = Drift(key, None, None, "moved since the apply", target=90)
+    assert gone.line().endswith(
+        "before the apply nothing committed, target 90, now nothing committed"
+    )
+    assert key_text(resumed.key) == resumed.line().split(":", 1)[0]
 
 
 def test_a_queue_not_read_again_is_not_taken_as_unchanged() -> None:

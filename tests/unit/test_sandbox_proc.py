@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from console.processes import pid_alive
 from console.sandbox.pidfile import PidFile, kill_stale
-from console.sandbox.pids import command_line, pid_alive
+from console.sandbox.pids import command_line
 from console.sandbox.proc import LaunchSpec, ManagedProcess, live_processes, log_tail
 
 SLEEPER = "import time\ntime.sleep(120)"

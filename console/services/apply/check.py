@@ -16,10 +16,10 @@ plan does not hold is refused.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
 from console.domain.plan import (
@@ -188,9 +188,10 @@ async def check_apply(
 
     pushed = {g for g, (p, _, _) in paths.items() if p.kind is ResetPathKind.CLIENT_PUSH}
     moved = rows + _also_pushed(plan, rows, pushed)
-    stats = await _each(
-        sorted({(r.broker, r.topic) for r in moved}),
+    stats = await gather_answers(
         lambda bt: admin.topic_stats(brokers[bt[0]], bt[1]),
+        sorted({(r.broker, r.topic) for r in moved}),
+        limit=IN_FLIGHT,
     )
     min_now: dict[tuple[str, str, int], int] = {}
     queue_ids: dict[tuple[str, str], set[int]] = {}
@@ -213,7 +214,9 @@ async def check_apply(
     async def committed(r: PlanRow) -> int | None:
         return await admin.query_consumer_offset(brokers[r.broker], r.group, r.topic, r.queue_id)
 
-    now = await _each([r for r in moved if r.group not in files], committed, key=row_key)
+    rows_read = [r for r in moved if r.group not in files]
+    answers = await gather_answers(committed, rows_read, limit=IN_FLIGHT)
+    now: dict[RowKey, int | None | RocketMQError] = {row_key(r): a for r, a in answers.items()}
     for group, path in files.items():
         # A broadcasting client's offsets are in its file: read that again, not the broker.
         found = await asyncio.to_thread(
@@ -338,7 +341,9 @@ async def consumers_of(
 
     admin = reader.admin
     wanted = set(topics)
-    modes = await _each(sorted(brokers.values()), admin.message_request_modes)
+    modes = await gather_answers(
+        admin.message_request_modes, sorted(brokers.values()), limit=IN_FLIGHT
+    )
     pops: bool | None = False
     for answer in modes.values():
         if isinstance(answer, RocketMQError):
@@ -353,13 +358,3 @@ async def consumers_of(
     elif not clients and read.gaps:
         unknown = "; ".join(g.line() for g in read.gaps)
     return Consumers(clients, read.consumption.pop, unknown)
-
-
-async def _each(
-    items: Iterable[K],
-    fn: Callable[[K], Awaitable[T]],
-    *,
-    key: Callable[[K], Any] | None = None,
-) -> dict[Any, T | RocketMQError]:
-    answers = await gather_answers(fn, list(items), limit=IN_FLIGHT)
-    return answers if key is None else {key(item): a for item, a in answers.items()}

@@ -29,6 +29,7 @@ from enum import StrEnum
 
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import BrokerError, NotMaster, ReadOnlyError, RocketMQError
+from console.services.infra.fanout import Limit
 
 #: Requests (writes and read-backs) outstanding at once, over all brokers.
 IN_FLIGHT = 256
@@ -189,8 +190,7 @@ class OffsetWriter:
         ordered = list(writes)
         tables = _by_table(ordered)
         await self._learn_roles()
-        gate = asyncio.Semaphore(self.in_flight)
-        run = _Run(self, gate, len(ordered), on_result)
+        run = _Run(self, Limit(self.in_flight), len(ordered), on_result)
         run.progress()
         async with asyncio.TaskGroup() as tg:
             for table in tables.values():
@@ -246,7 +246,7 @@ class _Run:
     def __init__(
         self,
         writer: OffsetWriter,
-        gate: asyncio.Semaphore,
+        gate: Limit,
         total: int,
         on_result: ResultHook | None,
     ) -> None:
@@ -299,18 +299,20 @@ class _Run:
 
     async def update(self, w: OffsetWrite) -> str | None | RocketMQError:
         """The broker's remark, or the error that stands for its answer."""
+
+        async def send() -> str | None:
+            if self.method is WriteMethod.BROKER_RESET:
+                await self.admin.reset_offset(
+                    w.broker_addr, w.group, w.topic, queue_id=w.queue_id, offset=w.offset
+                )
+                return None
+            return await self.admin.update_consumer_offset(
+                w.broker_addr, w.group, w.topic, w.queue_id, w.offset
+            )
+
         answer: str | None | RocketMQError
         try:
-            async with self.gate:
-                if self.method is WriteMethod.BROKER_RESET:
-                    await self.admin.reset_offset(
-                        w.broker_addr, w.group, w.topic, queue_id=w.queue_id, offset=w.offset
-                    )
-                    answer = None
-                else:
-                    answer = await self.admin.update_consumer_offset(
-                        w.broker_addr, w.group, w.topic, w.queue_id, w.offset
-                    )
+            answer = await self.gate.run(send)
         except RocketMQError as exc:
             answer = exc
         self.answered += 1
@@ -319,10 +321,11 @@ class _Run:
 
     async def check(self, w: OffsetWrite, remark: str | None) -> None:
         try:
-            async with self.gate:
-                stored = await self.admin.query_consumer_offset(
+            stored = await self.gate.run(
+                lambda: self.admin.query_consumer_offset(
                     w.broker_addr, w.group, w.topic, w.queue_id
                 )
+            )
         except RocketMQError as exc:
             self.report(WriteResult(w, WriteOutcome.FAILED, remark=remark, error=exc))
             return

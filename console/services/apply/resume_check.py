@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from console.domain.drift import Reclamped, holds, key_text, proves, reclamp, row_key
+from console.domain.drift import Drift, Reclamped, holds, key_text, proves, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
 from console.domain.plan import PlanRow, ResetPathKind, choose_reset_path
 from console.rocketmq.errors import RocketMQError
@@ -40,7 +40,7 @@ class ResumeCheck:
     arrived: tuple[JournalQueue, ...]
     #: Skips found past their target with consumers online: left, not verified.
     past: tuple[JournalQueue, ...]
-    drift: tuple[str, ...]  # one line per queue moved by someone else since the apply
+    drift: tuple[Drift, ...]  # the queues moved by someone else since the apply
     reclamped: tuple[Reclamped, ...]  # targets raised to a min offset that moved past them
     blockers: tuple[str, ...]
 
@@ -60,7 +60,7 @@ class ResumeCheck:
         if accept_drift or not self.drift:
             return self.blockers
         head = f"{len(self.drift)} queue(s) moved since the apply (resume with --accept-drift):"
-        return (*self.blockers, head, *self.drift)
+        return (*self.blockers, head, *(d.line() for d in self.drift))
 
     def lines(self) -> list[str]:
         """What resuming would do, one fact a line: what `resume` prints and what the console
@@ -83,7 +83,7 @@ class ResumeCheck:
         """What an operator confirms: the queues found at their target or past it, every write
         left with its offset before and target, each group's path, the drift and what blocks.
         A check read again right before writing must say the same."""
-        facts = seen_of(self.groups, self.drift, self.blockers)
+        facts = seen_of(self.groups, tuple(d.line() for d in self.drift), self.blockers)
         facts["found at their target"] = tuple(key_text(q.key) for q in self.arrived)
         facts["found past their target"] = tuple(key_text(q.key) for q in self.past)
         for w in self.writes:
@@ -143,7 +143,7 @@ async def check_resume(
     groups: list[GroupWrites] = []
     arrived: list[JournalQueue] = []
     past: list[JournalQueue] = []
-    drift: list[str] = []
+    drift: list[Drift] = []
     reclamped: list[Reclamped] = []
     for group in sorted({q.group for q, _ in readable}):
         mine = [(q, v) for q, v in readable if q.group == group]
@@ -173,10 +173,7 @@ async def check_resume(
             # Consumers online move their queues forward: that is not someone else's doing.
             forward = online > 0 and value is not None and before is not None and value >= before
             if value != q.before and not forward:
-                held = "nothing committed" if value is None else str(value)
-                drift.append(
-                    f"{key_text(q.key)}: before the apply {q.before}, target {q.target}, now {held}"
-                )
+                drift.append(Drift(q.key, q.before, value, "moved since the apply", q.target))
             to_write.append((q, _row(journal.cluster, q, value, bounds)))
         rows, raised = reclamp([r for _, r in to_write], {k: lo for k, (lo, _) in bounds.items()})
         reclamped.extend(raised)

@@ -57,6 +57,7 @@ from console.services.apply.offset_writer import (
 from console.services.apply.resume_check import ResumeCheck
 from console.services.apply.session import ApplyProgress
 from console.services.apply.write_access import WriteAccess
+from console.services.infra.fanout import gather_answers
 from console.services.infra.journal_store import (
     AuditEntry,
     AuditLog,
@@ -176,7 +177,7 @@ class Applier:
                 )
                 for q in check.past
             ]
-            drifted = tuple(d.split(":", 1)[0] for d in check.drift) if accept_drift else ()
+            drifted = tuple(key_text(d.key) for d in check.drift) if accept_drift else ()
             journal = replace(
                 before.with_queues(found),
                 status=ApplyStatus.RUNNING,
@@ -419,16 +420,11 @@ class _Run:
         """Read back every queue written but not verified, until each is or time is up."""
         online = {g.group: g.consumers_online > 0 for g in self.groups}
         deadline = time.monotonic() + self.applier.verify_timeout_s
-        gate = asyncio.Semaphore(self.applier.in_flight)
 
-        async def read(q: JournalQueue) -> int | None | RocketMQError:
-            try:
-                async with gate:
-                    return await self.admin.query_consumer_offset(
-                        q.broker_addr, q.group, q.topic, q.queue_id
-                    )
-            except RocketMQError as exc:
-                return exc
+        async def read(q: JournalQueue) -> int | None:
+            return await self.admin.query_consumer_offset(
+                q.broker_addr, q.group, q.topic, q.queue_id
+            )
 
         while True:
             waiting = [
@@ -444,9 +440,9 @@ class _Run:
                 f"reading back {len(waiting)} queue(s) until each shows the write "
                 f"({left:.0f} s more at most)"
             )
-            answers = await asyncio.gather(*(read(q) for q in waiting))
+            answers = await gather_answers(read, waiting, limit=self.applier.in_flight)
             last = time.monotonic() >= deadline
-            for q, stored in zip(waiting, answers, strict=True):
+            for q, stored in answers.items():
                 if isinstance(stored, RocketMQError):
                     if last:
                         self._record(q, QueueState.FAILED, q.stored, f"read-back: {stored}")

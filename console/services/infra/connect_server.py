@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from console.errors import BadInput
 from console.locations import cache_root
+from console.processes import pid_alive
 
 DEFAULT_PORT = 15002
 LOOPBACK = "127.0.0.1"
@@ -233,16 +234,6 @@ def connect_address(url: str) -> tuple[str, int]:
 def public_url(url: str) -> str:
     """The URL without its `;key=value` parameters: one may be a token, never shown."""
     return url.split(";", 1)[0].rstrip("/")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def is_our_server(pid: int) -> bool:

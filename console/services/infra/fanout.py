@@ -1,19 +1,73 @@
-"""Many reads at once, but not all at once: the fan-out of a refresh over hundreds of groups."""
+"""Many requests at once, but not all at once: the one place concurrency is bounded.
+
+A refresh fans out over hundreds of groups, a batch read over thousands of queues, an apply over
+thousands of writes: each asks through `Limit` (at most N running), `LimitPerKey` (at most N
+running per broker address), or one of the gathers built on them. `ask_each` asks every broker
+of a small set at once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from console.rocketmq.errors import RocketMQError
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+T = TypeVar("T")
 
 #: Groups read at the same time; each read is several requests per broker.
 GROUP_CONCURRENCY = 16
+
+
+class Limit:
+    """At most `limit` of the requests run through it at a time; the rest wait their turn."""
+
+    def __init__(self, limit: int) -> None:
+        self._gate = asyncio.Semaphore(limit)
+
+    async def run(self, request: Callable[[], Awaitable[V]]) -> V:
+        async with self._gate:
+            return await request()
+
+
+class LimitPerKey:
+    """At most `limit` requests at a time for each key (a broker address): a request's timeout
+    runs from when it is sent, so thousands sent at once to one broker would time out waiting in
+    its queue."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._limits: dict[Hashable, Limit] = {}
+
+    async def run(self, key: Hashable, request: Callable[[], Awaitable[V]]) -> V:
+        limit = self._limits.get(key)
+        if limit is None:
+            limit = self._limits[key] = Limit(self._limit)
+        return await limit.run(request)
+
+
+async def gather_limited(
+    fn: Callable[[T], Awaitable[V]], items: Sequence[T], *, limit: int
+) -> list[V]:
+    """fn(item) for every item with at most `limit` running, the answers in the order of
+    `items`; the first failure is raised (as asyncio.gather raises it)."""
+    gate = Limit(limit)
+    return list(await asyncio.gather(*(gate.run(functools.partial(fn, item)) for item in items)))
+
+
+async def ask_each(
+    targets: Mapping[K, str], fn: Callable[[str], Awaitable[V]]
+) -> dict[K, V | BaseException]:
+    """fn(address) for every named address at once (a cluster's few brokers); what each
+    answered, or the exception it raised instead, by name."""
+    names = list(targets)
+    answers = await asyncio.gather(*(fn(targets[n]) for n in names), return_exceptions=True)
+    return dict(zip(names, answers, strict=True))
 
 
 async def gather_bounded(
@@ -27,17 +81,16 @@ async def gather_bounded(
 
     Cancelling the caller cancels every read still running (a superseded refresh stops).
     """
-    gate = asyncio.Semaphore(limit)
+    gate = Limit(limit)
     results: dict[K, V | Exception] = {}
     done = 0
 
     async def one(item: K) -> None:
         nonlocal done
-        async with gate:
-            try:
-                results[item] = await fn(item)
-            except Exception as exc:  # one group failing must not sink the other 499
-                results[item] = exc
+        try:
+            results[item] = await gate.run(functools.partial(fn, item))
+        except Exception as exc:  # one group failing must not sink the other 499
+            results[item] = exc
         done += 1
         if on_done is not None:
             on_done(done, len(items))

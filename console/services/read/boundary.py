@@ -13,7 +13,6 @@ saying why (`Absence.UNANSWERED`, `Absence.REFUSED`), so a caller shows every qu
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ from console.rocketmq.errors import (
 )
 from console.rocketmq.message import MessageDecodeError
 from console.rocketmq.models import PullResult, PullStatus
+from console.services.infra.fanout import gather_limited
 from console.services.read.reader import BrokerRoute, ClusterReader
 
 #: Pulls in flight at once over all brokers.
@@ -87,15 +87,13 @@ async def read_boundaries(
         name: _Where(name, routes.get(name) if routes is not None else None)
         for name in sorted({r.broker for r in wanted})
     }
-    gate = asyncio.Semaphore(in_flight)
 
     async def one(request: BoundaryRequest) -> Boundary:
         if unrouted is not None:
             return _unread(request, unrouted)
-        async with gate:
-            return await _read(reader, places[request.broker], request)
+        return await _read(reader, places[request.broker], request)
 
-    return list(await asyncio.gather(*(one(r) for r in wanted)))
+    return await gather_limited(one, wanted, limit=in_flight)
 
 
 async def _read(reader: ClusterReader, where: _Where, request: BoundaryRequest) -> Boundary:

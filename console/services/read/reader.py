@@ -43,6 +43,7 @@ from console.rocketmq.models import (
     TopicRoute,
 )
 from console.rocketmq.topics import dlq_topic
+from console.services.infra.fanout import LimitPerKey, ask_each
 from console.services.read.broker_metrics import SOURCE as METRICS_SOURCE
 from console.services.read.broker_metrics import (
     Inflight,
@@ -228,8 +229,7 @@ class ReadBatch:
         self.routes = routes
         #: Whether reads ask for min offsets (a listing of lags does without them).
         self.min_offsets = min_offsets
-        self._in_flight = in_flight
-        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._in_flight = LimitPerKey(in_flight)
         self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
         self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
         self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
@@ -309,11 +309,7 @@ class ReadBatch:
 
     async def ask(self, addr: str, request: Callable[[], Awaitable[T]]) -> T:
         """Send `request()` to `addr` once fewer than `in_flight` of the batch's are there."""
-        gate = self._gates.get(addr)
-        if gate is None:
-            gate = self._gates[addr] = asyncio.Semaphore(self._in_flight)
-        async with gate:
-            return await request()
+        return await self._in_flight.run(addr, request)
 
     async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
         future = self._stats.get((addr, topic))
@@ -457,7 +453,7 @@ class ClusterReader:
         """Min/max of every queue of a topic, across the brokers of its route."""
         route = await self.admin.topic_route(topic)
         addrs = read_addrs({b.name: BrokerRoute.of(b) for b in route.brokers})
-        results = await _each(addrs, lambda a: self.admin.topic_stats(a, topic))
+        results = await ask_each(addrs, lambda a: self.admin.topic_stats(a, topic))
         out: dict[MessageQueue, QueueStats] = {}
         for r in results.values():
             if isinstance(r, BaseException):
@@ -469,7 +465,7 @@ class ClusterReader:
         """Consumer groups known to any broker (the union of their subscription tables); fails
         only when no broker answers."""
         brokers = read_addrs(await self.routes())
-        results = await _each(brokers, self.admin.subscription_groups)
+        results = await ask_each(brokers, self.admin.subscription_groups)
         if results and all(isinstance(r, BaseException) for r in results.values()):
             first = next(iter(results.values()))
             assert isinstance(first, BaseException)
@@ -483,9 +479,11 @@ class ClusterReader:
         (its groups may be missing from the list); never fails for a broker. With a batch, its
         brokers are asked and what they say serves the batch's reads."""
         if batch is not None and batch.brokers is not None:
-            results = await _each(batch.brokers, batch.subscription_groups)
+            results = await ask_each(batch.brokers, batch.subscription_groups)
         else:
-            results = await _each(read_addrs(await self.routes()), self.admin.subscription_groups)
+            results = await ask_each(
+                read_addrs(await self.routes()), self.admin.subscription_groups
+            )
         return self._merge_groups(results, include_system)
 
     @staticmethod
@@ -547,7 +545,7 @@ class ClusterReader:
         def ask(addr: str) -> Awaitable[ConsumeStats]:
             return batch.ask(addr, lambda: self.admin.consume_stats(addr, group))
 
-        stats = await _each(brokers, ask)
+        stats = await ask_each(brokers, ask)
         silent = await _to_slaves(routes, brokers, stats, ask)
         gaps: list[Gap] = []
         for name, r in stats.items():
@@ -752,7 +750,7 @@ class ClusterReader:
     ) -> list[Gap]:
         """Nothing when a broker knows the group; a gap for each broker that could not say
         when none of the others knows it; NotFoundError when every broker said it does not."""
-        groups = await _each(brokers, batch.subscription_groups)
+        groups = await ask_each(brokers, batch.subscription_groups)
         gaps: list[Gap] = []
         for name, r in groups.items():
             if isinstance(r, dict):
@@ -872,7 +870,7 @@ class ClusterReader:
                 return self.admin.topic_stats(addr, topic)
             return batch.ask(addr, lambda: self.admin.topic_stats(addr, topic))
 
-        results = await _each(brokers, stats)
+        results = await ask_each(brokers, stats)
         queues: list[QueueStats] = []
         unreachable: list[str] = []
         gaps: list[Gap] = []
@@ -907,20 +905,11 @@ async def _to_slaves(
         and routes[n].master_addr == addrs[n]
         and routes[n].slaves
     }
-    retried = await _each(silent, fn)
+    retried = await ask_each(silent, fn)
     for name, answer in retried.items():
         if not isinstance(answer, BaseException):
             addrs[name], answers[name] = silent[name], answer
     return tuple(n for n, a in retried.items() if not isinstance(a, BaseException))
-
-
-async def _each(
-    targets: dict[str, str], fn: Callable[[str], Awaitable[T]]
-) -> dict[str, T | BaseException]:
-    """Call fn(addr) for every named address concurrently; exceptions come back as values."""
-    names = list(targets)
-    answers = await asyncio.gather(*(fn(targets[n]) for n in names), return_exceptions=True)
-    return dict(zip(names, answers, strict=True))
 
 
 def _int(value: str | None) -> int | None:

@@ -160,7 +160,7 @@ def resume_summary(check: ResumeCheck, cluster: ClusterConfig) -> WriteSummary:
     lines = [f"cluster {cluster.name} ({cluster.colour})", *check.lines()]
     if check.drift:
         lines.append(f"drift: {len(check.drift)} queue(s) moved since the apply")
-        lines.extend(f"  {d}" for d in check.drift[:5])
+        lines.extend(f"  {d.line()}" for d in check.drift[:5])
         if len(check.drift) > 5:
             lines.append(f"  … and {len(check.drift) - 5} more")
     lines.extend(f"blocked: {b}" for b in check.blockers)
