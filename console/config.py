@@ -35,9 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from console.errors import BadFile, UserError, read_text, yaml_failure
+from console.errors import BadFile, UserError, read_text
+from console.lined_yaml import line_at, load_lined
 from console.redact import hide
 from console.rocketmq.signing import Credentials
 from console.rocketmq.tls import EncryptedKey, TlsClient, client_context
@@ -259,36 +258,18 @@ def _apply_env(config: Config, env: Mapping[str, str]) -> Config:
 
 
 class _Doc:
-    """A YAML document plus the line of every mapping key, for error messages."""
+    """A YAML document that knows the line of each of its parts (console/lined_yaml.py), for
+    error messages."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
         try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            self.data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(str(yaml_failure(path, exc, text))) from None
-        self.lines: dict[tuple[Any, ...], int] = {}
-        if node is not None:
-            self._index(node, ())
-
-    def _index(self, node: yaml.Node, where: tuple[Any, ...]) -> None:
-        self.lines[where] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                key = (*where, k.value)
-                self.lines[key] = k.start_mark.line + 1
-                self._index(v, key)
-                self.lines[key] = k.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self._index(item, (*where, i))
+            self.data = load_lined(text, path)
+        except BadFile as exc:
+            raise ConfigError(str(exc)) from None
 
     def error(self, where: tuple[Any, ...], message: str) -> ConfigError:
-        probe = where
-        while probe and probe not in self.lines:
-            probe = probe[:-1]
-        line = self.lines.get(probe)
+        line = line_at(self.data, where)
         name = ".".join(str(p) for p in where) or "(top level)"
         loc = f"{self.path}:{line}" if line else str(self.path)
         return ConfigError(f"{loc}: {name}: {message}")

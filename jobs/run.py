@@ -36,6 +36,7 @@ from console.domain.spec import (
     parse_spec,
 )
 from console.services.infra import files
+from console.services.plan.spec_files import load_offsets_file
 from jobs.impact import broker_tps, consume_rates, topic_impact
 from jobs.plan import FILE_SCHEMA, in_scope, missing_file_rows, plan_rows, scope_cells, topic_totals
 from jobs.schema import PLAN_SCHEMA, SNAPSHOT_SCHEMA
@@ -76,7 +77,7 @@ def run_plan(
     """Plan, write rows.parquet then plan.json. A snapshot of at most `small_rows` rows is
     planned by Spark but collected, added up and written by this process: one Spark job
     instead of three, which is most of a small plan's time on a warm session."""
-    spec = parse_spec(req.spec, offsets=req.file_rows or None)
+    spec = parse_spec(req.spec, offsets=req.file_rows or None, load_offsets=load_offsets_file)
     step("reading the snapshot")
     snapshot = read_snapshot(spark, req.snapshot_uri)
     if not req.prechecked:

@@ -179,11 +179,12 @@ async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[st
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from console.domain.spec import SpecError, load_spec
+    from console.domain.spec import SpecError
     from console.services.infra import files
     from console.services.infra.spark_engine import EngineUnavailable, choose_engine
     from console.services.infra.workspace import Workspace
     from console.services.plan.planner import csv_cluster
+    from console.services.plan.spec_files import load_spec
     from console.services.read.snapshots import NothingRead, SnapshotNotFound
 
     target = resolve_target(args)

@@ -1,4 +1,5 @@
-"""A reset spec: what the operator asks for (scope + one strategy), parsed from YAML or JSON.
+"""A reset spec: what the operator asks for (scope + one strategy), parsed from decoded YAML or
+JSON (the files are read by console/services/plan/spec_files.py).
 
 Every parse error is a `SpecError` that names the field (`strategy.to-timestamp`) or the file
 and line (`offsets.csv:7`) so the operator can fix the input; nothing downstream runs on a spec
@@ -9,18 +10,15 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
-from console.errors import BadFile, UserError, read_text, yaml_failure
+from console.errors import UserError
 
 # Offsets are Java longs; anything near the edge is a typo, and keeping shifts well inside
 # 2^62 means current + shift can never overflow a long in the plan job.
@@ -155,6 +153,9 @@ Strategy = (
     | ToSnapshot
     | FromFile
 )
+#: Reads a from-file strategy's CSV (console/services/plan/spec_files.py).
+OffsetsLoader = Callable[[Path], tuple[FileOffset, ...]]
+
 SCOPE_FIELDS = {"cluster", "groups", "group", "topics", "brokers", "queue_ids", "include_retry"}
 TIME_STRATEGIES = frozenset({StrategyKind.TO_TIMESTAMP, StrategyKind.BY_DURATION})
 #: Strategies that send every queue of a topic to one store time (earliest and latest are the
@@ -210,82 +211,19 @@ class ResetSpec:
         return None
 
 
-# ---- loading --------------------------------------------------------------------------------
-
-
-def load_spec(path: Path) -> ResetSpec:
-    """Read a YAML or JSON spec; a from-file strategy's CSV is read relative to the spec.
-    Every error names the file, and the line where there is one: a field's error is
-    `reset.yaml:4: strategy.to-timestamp: ...`."""
-    try:
-        text = read_text(path)
-    except BadFile as exc:
-        raise SpecError(_file_where(exc), f"cannot read the spec: {exc.problem}") from None
-    try:
-        return parse_spec(_parse_document(text, path), base_dir=path.parent, source=str(path))
-    except SpecError as exc:
-        if exc.where.split(".", 1)[0].split("[", 1)[0] not in _FIELDS:
-            raise  # it names a file already: the spec's own, or the offsets file's line
-        line = _field_line(text, exc.where)
-        where = f"{path}:{line}" if line is not None else str(path)
-        raise SpecError(where, f"{exc.where}: {exc.problem}") from None
-
-
-_FIELDS = {"scope", "strategy", "clamp"}
-
-
-def _file_where(exc: BadFile) -> str:
-    return exc.path if exc.line is None else f"{exc.path}:{exc.line}"
-
-
-def _parse_document(text: str, path: Path) -> Any:
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"{path}:{exc.lineno}", f"invalid JSON: {exc.msg}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        bad = yaml_failure(path, exc, text)
-        raise SpecError(_file_where(bad), bad.problem) from None
-
-
-_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-
-
-def _field_line(text: str, where: str) -> int | None:
-    """The line of the spec's text that a field path (`scope.groups[1]`) points at: the deepest
-    part of it the document has (YAML, or JSON read as YAML)."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None
-    if node is None:
-        return None
-    for name, index in _STEP.findall(where):
-        found: yaml.Node | None = None
-        if name and isinstance(node, yaml.MappingNode):
-            found = next((v for k, v in node.value if k.value == name), None)
-        elif index and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
-            found = node.value[int(index)]
-        if found is None:
-            break
-        node = found
-    return int(node.start_mark.line) + 1
-
-
 def parse_spec(
     data: Any,
     *,
     base_dir: Path | None = None,
     source: str = "spec",
     offsets: Sequence[FileOffset] | None = None,
+    load_offsets: OffsetsLoader | None = None,
 ) -> ResetSpec:
     """Build a spec from decoded YAML/JSON (or the UI's dict); raises SpecError.
 
-    A from-file strategy reads its CSV, unless `offsets` hands over rows parsed earlier (a job
-    on a cluster cannot read the console's files).
+    A from-file strategy takes the rows `offsets` hands over (parsed earlier: a job on a
+    cluster cannot read the console's files), else its CSV as `load_offsets` reads it
+    (console/services/plan/spec_files.py reads files; this module reads none).
     """
     doc = _mapping(data, source)
     _no_unknown(doc, {"scope", "strategy", "clamp"}, "")
@@ -294,7 +232,7 @@ def parse_spec(
     if "strategy" not in doc:
         raise SpecError("strategy", f"missing; one of {', '.join(StrategyKind)}")
     scope = _scope(doc["scope"])
-    strategy = _strategy(doc["strategy"], base_dir, offsets)
+    strategy = _strategy(doc["strategy"], base_dir, offsets, load_offsets)
     clamp = _bool(doc.get("clamp", True), "clamp")
     if isinstance(strategy, ToGroup) and strategy.group in scope.groups:
         raise SpecError("strategy.to-group", f"{strategy.group!r} is also a group being reset")
@@ -327,7 +265,12 @@ def _scope(value: Any) -> Scope:
     )
 
 
-def _strategy(value: Any, base_dir: Path | None, offsets: Sequence[FileOffset] | None) -> Strategy:
+def _strategy(
+    value: Any,
+    base_dir: Path | None,
+    offsets: Sequence[FileOffset] | None,
+    load_offsets: OffsetsLoader | None,
+) -> Strategy:
     kinds = ", ".join(StrategyKind)
     if isinstance(value, str):
         kind, arg, where = value.strip(), None, "strategy"
@@ -367,7 +310,9 @@ def _strategy(value: Any, base_dir: Path | None, offsets: Sequence[FileOffset] |
         path = base_dir / path
     if offsets is not None:
         return FromFile(str(path), tuple(offsets))
-    return FromFile(str(path), load_offsets_file(path))
+    if load_offsets is None:
+        raise SpecError(where, "the offsets file is not read here: give its rows")
+    return FromFile(str(path), load_offsets(path))
 
 
 def _to_snapshot(arg: Any, where: str) -> ToSnapshot:
@@ -472,14 +417,6 @@ _COLUMN_ALIASES = {
     "group": "group",
 }
 OFFSETS_COLUMNS = ("topic", "broker", "queue_id", "offset")
-
-
-def load_offsets_file(path: Path) -> tuple[FileOffset, ...]:
-    try:
-        text = read_text(path, encoding="utf-8-sig")
-    except BadFile as exc:
-        raise SpecError(_file_where(exc), f"cannot read the offsets file: {exc.problem}") from None
-    return parse_offsets_csv(text, str(path))
 
 
 def parse_offsets_csv(

@@ -25,7 +25,7 @@ import pytest
 
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.plan import ResetPathKind
-from console.domain.spec import Earliest, load_spec
+from console.domain.spec import Earliest
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.cache import cache_root
@@ -41,6 +41,7 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
+from console.services.plan.spec_files import load_spec
 from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.writes import write_access

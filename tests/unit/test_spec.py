@@ -26,7 +26,6 @@ from console.domain.spec import (
     ToSnapshot,
     ToTimestamp,
     describe,
-    load_spec,
     parse_duration,
     parse_offsets_csv,
     parse_spec,
@@ -34,6 +33,7 @@ from console.domain.spec import (
     spec_to_dict,
     strategy_kind,
 )
+from console.services.plan.spec_files import load_spec
 
 SCOPE = {"cluster": "prod", "groups": ["orders"]}
 # 2026-11-22T09:05:00Z in epoch ms, by hand: 2026-01-01 is day 56 * 365 + 14 leap days = 20454,

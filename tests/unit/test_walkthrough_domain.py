@@ -14,10 +14,9 @@ from console.domain.walkthrough import (
     MissingValue,
     StepKind,
     WalkthroughError,
-    load_catalogue,
-    parse_walkthrough,
     render,
 )
+from console.services.walkthrough.catalog import load_catalogue, parse_walkthrough
 from console.services.walkthrough.evidence import EVIDENCE
 from console.services.walkthrough.runner import (
     Answer,

@@ -12,7 +12,8 @@ import pytest
 
 from console.config import Config
 from console.domain.offsets import GroupOffsets, QueueOffsets
-from console.domain.spec import FromFile, load_offsets_file
+from console.domain.spec import FromFile
+from console.services.plan.spec_files import load_offsets_file
 from console.services.read.lag_history import LagHistory
 from console.services.walkthrough.evidence import EvidenceContext, check_answer
 from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs

@@ -31,7 +31,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from console.domain.plan import Impact, PlanRow
-from console.domain.spec import ResetSpec, SpecError, StrategyKind, parse_spec
+from console.domain.spec import ResetSpec, SpecError, StrategyKind
+from console.services.plan.spec_files import read_spec
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -136,7 +137,7 @@ class ResetForm:
         return VALUE_HINTS.get(self.strategy, "")
 
     def document(self, cluster: str, groups: tuple[str, ...]) -> dict[str, Any]:
-        """The form in a spec file's shape, for `parse_spec` to check."""
+        """The form in a spec file's shape, for `read_spec` to check."""
         kind = str(self.strategy)
         strategy: Any = {kind: self.value.strip() or None} if self.takes_value else kind
         scope: dict[str, Any] = {
@@ -308,7 +309,7 @@ class ResetFlow:
         self.switch = CancelSwitch()
         if spec is None:
             try:
-                spec = parse_spec(self.form.document(self.cluster, self.groups))
+                spec = read_spec(self.form.document(self.cluster, self.groups))
             except SpecError as exc:
                 self._move(Stage.REJECTED)
                 self.error = str(exc)

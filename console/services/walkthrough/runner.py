@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from console.config import config_path
-from console.domain.spec import ResetSpec, SpecError, parse_duration, parse_spec, parse_timestamp
+from console.domain.spec import ResetSpec, SpecError, parse_duration, parse_timestamp
 from console.domain.walkthrough import (
     Catalogue,
     Evidence,
@@ -29,12 +29,13 @@ from console.domain.walkthrough import (
     Step,
     StepKind,
     Walkthrough,
-    load_catalogue,
     render,
     template_names,
     values_of,
 )
 from console.errors import UserError
+from console.services.plan.spec_files import read_spec
+from console.services.walkthrough.catalog import load_catalogue
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -163,7 +164,7 @@ class WalkthroughRun:
         scope["cluster"] = self.cluster
         scope.setdefault("groups", [self.group])
         doc["scope"] = scope
-        return parse_spec(doc)
+        return read_spec(doc)
 
 
 # ---- answers ------------------------------------------------------------------------------------

@@ -1,0 +1,90 @@
+"""YAML that remembers where each part of it stood: the one loader of the files operators write
+(the config, reset specs, walkthroughs), so that every error names the file and the line.
+
+`load_lined` parses safely (yaml.SafeLoader: no objects, no code) into plain data whose mappings
+are `LinedMap` and whose lists are `LinedList`: dicts and lists that also know the line of the
+node and of each key or item (1-based). `line_at` finds the line of a path into the document
+(`("clusters", 0, "namesrv")`), or of the deepest part of it the document has.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from console.errors import yaml_failure
+
+
+class LinedMap(dict[Any, Any]):
+    """A YAML mapping that remembers its line and the line of each of its keys."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LinedList(list[Any]):
+    """A YAML sequence that remembers its line and the line of each of its items."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> LinedMap:
+    out = LinedMap()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    loader.flatten_mapping(node)  # merge keys (<<) as the safe loader reads them
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                problem="a key that is a list or a mapping", problem_mark=key_node.start_mark
+            ) from None
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+def _sequence(loader: _Loader, node: yaml.SequenceNode) -> LinedList:
+    out = LinedList(loader.construct_object(item, deep=True) for item in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [item.start_mark.line + 1 for item in node.value]
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+
+
+def load_lined(text: str, source: str | os.PathLike[str]) -> Any:
+    """The document in `text` (read from `source`), or BadFile naming `source` and the line of
+    the YAML error."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise yaml_failure(source, exc, text) from None
+
+
+def line_at(doc: Any, path: Sequence[Any]) -> int | None:
+    """The line of `path` in a document `load_lined` made: of a mapping's key, or a list's item;
+    where the document lacks a part of the path, the line of the deepest part it has. None when
+    `doc` holds no lines (it was not loaded here)."""
+    line = doc.line if isinstance(doc, LinedMap | LinedList) else None
+    node = doc
+    for step in path:
+        if isinstance(node, LinedMap) and step in node:
+            line, node = node.key_lines[step], node[step]
+        elif isinstance(node, LinedList) and isinstance(step, int) and 0 <= step < len(node):
+            line, node = node.item_lines[step], node[step]
+        else:
+            break
+    return line
