@@ -23,7 +23,8 @@ from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
-from console.services.read.reader import BrokerHealth, ClusterReader, read_addrs
+from console.services.read.reader import ClusterReader
+from console.services.read.routes import BrokerHealth, read_addrs
 from console.ui.format import consumption as fmt_consumption
 from console.ui.format import version as fmt_version
 

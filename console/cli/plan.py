@@ -183,7 +183,7 @@ def _plan(args: argparse.Namespace) -> int:
     from console.services.infra import files
     from console.services.infra.spark_engine import EngineUnavailable, choose_engine
     from console.services.infra.workspace import Workspace
-    from console.services.plan.planner import csv_cluster
+    from console.services.plan.plan_csv import csv_cluster
     from console.services.plan.spec_files import load_spec
     from console.services.read.snapshots import NothingRead, SnapshotNotFound
 

@@ -31,7 +31,7 @@ from console.redact import redact_text
 
 if TYPE_CHECKING:
     from console.services.read.reader import ClusterReader
-    from console.services.walkthrough.evidence import EvidenceContext
+    from console.services.walkthrough.evidence.context import EvidenceContext
     from console.services.walkthrough.runner import WalkthroughRun
 
 BAD_INPUT = 2
@@ -140,7 +140,7 @@ async def _ask(
 ) -> int | None:
     """The evidence and every answer; an exit code when the walkthrough cannot go on."""
     from console.rocketmq.errors import NotFoundError
-    from console.services.walkthrough.evidence import check_answer
+    from console.services.walkthrough.evidence.answers import check_answer
 
     async with target.admin() as admin:
         ctx = _context(args, target, run, _reader(admin, target))
@@ -193,7 +193,7 @@ def _prompt(step: Step) -> str | None:
 
 
 async def _gather(ctx: EvidenceContext, names: Sequence[str]) -> list[Evidence]:
-    from console.services.walkthrough.evidence import gather
+    from console.services.walkthrough.evidence.registry import gather
 
     return await gather(ctx, names)
 
@@ -209,7 +209,7 @@ def _show(run: WalkthroughRun, evidence: Sequence[Evidence]) -> None:
 def _context(
     args: argparse.Namespace, target: Target, run: WalkthroughRun, reader: ClusterReader
 ) -> EvidenceContext:
-    from console.services.walkthrough.evidence import EvidenceContext
+    from console.services.walkthrough.evidence.context import EvidenceContext
 
     config = target.config
     if args.watch is not None:

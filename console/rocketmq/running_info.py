@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import fastjson
-from .admin import AdminClient, message_queue_from_key
+from .admin import AdminClient
+from .bodies import message_queue_from_key
 from .errors import ProtocolError
 from .models import MessageQueue
 

@@ -16,7 +16,7 @@ from console.domain.plan import Impact, PlanRow
 from console.domain.triage import GroupSummary
 from console.domain.walkthrough import Evidence
 from console.rocketmq.models import QueueStats
-from console.services.read.reader import BrokerHealth
+from console.services.read.routes import BrokerHealth
 from console.ui.widgets.tablemodel import Row
 
 if TYPE_CHECKING:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from console.rocketmq.admin import HEDGE_S, AdminClient
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.transport import HEDGE_S
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
 

@@ -43,7 +43,8 @@ from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from console.services.infra.access import ClusterClient
 from console.services.infra.fanout import gather_bounded
 from console.services.infra.workspace import Workspace
-from console.services.read.reader import BROKER_IN_FLIGHT, ClusterReader
+from console.services.read.batch import BROKER_IN_FLIGHT
+from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import MISSING_KEY
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers

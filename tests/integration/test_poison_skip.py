@@ -18,6 +18,7 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.domain.offsets import QueueKey
 from console.domain.plan import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
+from console.domain.stuck import Finding
 from console.rocketmq.admin import AdminClient
 from console.sandbox import scenario as sc
 from console.sandbox.runner import Sandbox
@@ -28,7 +29,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
-from console.services.read.stuck import Finding, wait_moved_on, watch_group
+from console.services.read.stuck import wait_moved_on, watch_group
 from tests.integration.consumer_log import queue_events
 from tests.support.writes import write_access
 

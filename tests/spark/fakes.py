@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue, SubscriptionGroup
-from console.services.read.reader import BrokerRoute
+from console.services.read.routes import BrokerRoute
 
 
 @dataclass

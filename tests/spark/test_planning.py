@@ -24,7 +24,8 @@ from console.domain.spec import (
 )
 from console.services.infra.spark_runner import JobInputError, JobProgress
 from console.services.infra.workspace import Workspace
-from console.services.plan.planner import Planner, scope_cells
+from console.services.plan.planner import Planner
+from console.services.plan.tables import scope_cells
 from jobs.plan import scope_cells as spark_scope_cells
 from jobs.run import read_snapshot
 from tests.spark import frames

@@ -19,7 +19,7 @@ from console.domain.triage import QueueKey
 from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
 from console.services.infra.fanout import gather_bounded
-from console.services.read.reader import BrokerHealth
+from console.services.read.routes import BrokerHealth
 from console.services.read.source import ClusterSource, Progress
 from console.ui.app import ConsoleApp, make_app
 from console.ui.services import ConsoleServices

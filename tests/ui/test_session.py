@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from console.config import ClusterConfig
 from console.domain.triage import Refreshes
-from console.services.read.reader import BrokerHealth
+from console.services.read.routes import BrokerHealth
 from console.services.read.session import ClusterSession
 
 from .fakes import FakeCluster, FakeSource

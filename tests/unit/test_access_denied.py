@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from console.rocketmq.admin import access_denial
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import AccessDenied, BrokerError
+from console.rocketmq.transport import access_denial
 
 NO_PERMISSION = ResponseCode.NO_PERMISSION
 SYSTEM_ERROR = ResponseCode.SYSTEM_ERROR

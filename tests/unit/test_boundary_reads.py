@@ -17,7 +17,8 @@ from console.rocketmq.codes import FLAG_RESPONSE, RequestCode, ResponseCode
 from console.rocketmq.frame import Command
 from console.rocketmq.models import PullStatus
 from console.services.read.boundary import read_boundaries
-from console.services.read.reader import BrokerRoute, ClusterReader
+from console.services.read.reader import ClusterReader
+from console.services.read.routes import BrokerRoute
 
 from .records import Record
 from .test_connection import serve

@@ -379,14 +379,14 @@ def test_the_brokers_in_flight_metric_is_read_per_broker_and_topic() -> None:
 async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_exported(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from console.services.read import broker_metrics, reader
+    from console.services.read import batch, broker_metrics
 
     async def scrape(url: str, timeout: float) -> list[broker_metrics.Inflight]:
         if url.endswith("/b"):
             raise broker_metrics.MetricsUnavailable(f"{url}: refused")
         return broker_metrics.parse_inflight(METRICS)
 
-    monkeypatch.setattr(reader, "scrape", scrape)
+    monkeypatch.setattr(batch, "scrape", scrape)
     grpc = connection(("vm@1@0@x", "10.0.0.7:47448"), consume_type="CONSUME_ACTIVELY")
     reader = ClusterReader(
         FakeCluster(proxy_clients=grpc),  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from console.config import split_namesrv
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.models import Broker
 from console.rocketmq.namesrv import NameServers, Unanswered
-from console.services.read.reader import BrokerRoute, read_addrs, read_from_slave
+from console.services.read.routes import BrokerRoute, read_addrs, read_from_slave
 
 
 def test_a_route_reads_the_master_while_there_is_one() -> None:

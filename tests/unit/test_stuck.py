@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from console.domain.gaps import Gap, Part, Why
+from console.domain.moved_on import Progress, progress_past
 from console.domain.offsets import Client, GroupOffsets, QueueKey, QueueOffsets
+from console.domain.stuck import ConsumerCache, Finding, caches_of, find_stuck
 from console.rocketmq.models import MessageQueue
 from console.rocketmq.running_info import (
     ConsumerRunningInfo,
     ProcessQueueInfo,
     parse_running_info,
 )
-from console.services.read import stuck
-from console.services.read.stuck import ConsumerCache, Finding, Progress, find_stuck, progress_past
 
 T0 = 1_700_000_000_000
 GROUP = "ledger-sync"
@@ -270,7 +270,7 @@ def test_caches_are_read_from_the_running_info() -> None:
         },
         {mq: ProcessQueueInfo(24, 5, 24, 28, 0, locked=True, dropped=False)},
     )
-    (got,) = stuck._caches(info).values()
+    (got,) = caches_of(info).values()
     assert got == ConsumerCache("c1", 5, 24, 28, 0, 4, 100, True, None)
     assert got.flow_controlled
 

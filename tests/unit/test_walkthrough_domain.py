@@ -17,7 +17,7 @@ from console.domain.walkthrough import (
     render,
 )
 from console.services.walkthrough.catalog import load_catalogue, parse_walkthrough
-from console.services.walkthrough.evidence import EVIDENCE
+from console.services.walkthrough.evidence.registry import EVIDENCE
 from console.services.walkthrough.runner import (
     Answer,
     AnswerError,

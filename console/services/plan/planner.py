@@ -1,4 +1,5 @@
-"""Planning: spec → snapshot → plan job → plan files in the workspace; plans to and from CSV.
+"""Planning: spec → snapshot → plan job → plan files in the workspace; plans to and from CSV
+(plan_csv.py), each group's reset path (reset_paths.py).
 
 Nothing here writes to a cluster. A `Planner` reads it (a fresh snapshot, broker versions and
 reset settings for the reset path), checks the spec against the snapshot before Spark is
@@ -12,8 +13,6 @@ field or the file and line, and in both cases no plan is written. `INPUT_ERRORS`
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import time
 import uuid
@@ -22,19 +21,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from console.config import CredentialsRef, TlsRef
-from console.domain.checks import ScopeCell, check_scope
+from console.domain.checks import check_scope
 from console.domain.job_requests import ImpactRequest, PlanRequest
-from console.domain.offsets import GroupOffsets
 from console.domain.plan import (
-    PLAN_COLUMNS,
     Impact,
     PlanHeader,
     ResetPath,
-    choose_reset_path,
-    client_file_path,
     new_plan_id,
 )
 from console.domain.spec import (
@@ -44,11 +38,8 @@ from console.domain.spec import (
     SpecError,
     ToGroup,
     ToSnapshot,
-    parse_offsets_csv,
     spec_to_dict,
 )
-from console.errors import BadFile, read_text
-from console.rocketmq.topics import RETRY_PREFIX
 from console.services.infra import files
 from console.services.infra.access import cluster_of
 from console.services.infra.spark_runner import (
@@ -58,8 +49,9 @@ from console.services.infra.spark_runner import (
     ProgressCallback,
 )
 from console.services.infra.workspace import ROWS, SnapshotRef, Workspace
-from console.services.read.broker_facts import broker_facts
-from console.services.read.client_offsets import find_store_files, with_client_stores
+from console.services.plan import plan_csv
+from console.services.plan.reset_paths import paths_for, refuse_client_local
+from console.services.plan.tables import scope_cells, unborn_rows
 from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import (
     GroupNotFound,
@@ -175,7 +167,8 @@ class Planner:
                     f"{snapshot.cluster!r}",
                 )
             ref, table = snapshot, await asyncio.to_thread(self.store.load, snapshot)
-        await self._refuse_client_local(spec, table)
+        if self.reader is not None:
+            await refuse_client_local(self.reader, spec, table, self.client_offset_dirs)
         check_scope(spec, scope_cells(table, spec), ref.snapshot_id)
         source = self._source_snapshot(spec, now_ms)
         plan_id = new_plan_id(now_ms, spec.scope.groups, spec.strategy.kind, uuid.uuid4().hex)
@@ -247,20 +240,7 @@ class Planner:
 
     def export_csv(self, plan_uri: str, dest: Path) -> Path:
         """The rows as CSV (warnings joined with ';', unknown values empty); imports back."""
-        table = self.rows(plan_uri)
-        names = [name for name, _ in PLAN_COLUMNS]
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(names)
-        for row in table.select(names).to_pylist():
-            writer.writerow(
-                [
-                    ";".join(v) if isinstance(v, list) else ("" if v is None else v)
-                    for v in (row[n] for n in names)
-                ]
-            )
-        dest.write_text(out.getvalue(), encoding="utf-8")
-        return dest
+        return plan_csv.export_csv(self.rows(plan_uri), dest)
 
     async def import_csv(
         self,
@@ -284,17 +264,7 @@ class Planner:
 
     async def import_spec(self, path: Path) -> ResetSpec:
         """The spec a plan CSV asks for: its rows as a from-file strategy over its groups."""
-        text = await asyncio.to_thread(_read_plan_csv, path)
-        rows = parse_offsets_csv(text, str(path), skip_blank_offsets=True)
-        if any(r.group is None for r in rows):
-            raise SpecError(f"{path}:1", "missing column group (a plan names each row's group)")
-        cluster = _csv_cluster(text, str(path)) or self.cluster
-        if cluster is None:
-            raise SpecError(f"{path}:1", "missing column cluster")
-        groups = tuple(sorted({r.group for r in rows if r.group is not None}))
-        return ResetSpec(
-            Scope(cluster=cluster, groups=groups, include_retry=True), FromFile(str(path), rows)
-        )
+        return await asyncio.to_thread(plan_csv.import_spec, path, self.cluster)
 
     # ---- reset path ----------------------------------------------------------------------
 
@@ -302,64 +272,7 @@ class Planner:
         """Per group, the way an apply would move its offsets; empty when not connected."""
         if self.reader is None:
             return {}
-        admin = self.reader.admin
-        mine = table.filter(pc.is_in(table["group"], pa.array(list(spec.scope.groups))))
-        addrs = dict(zip(mine["broker"].to_pylist(), mine["broker_addr"].to_pylist(), strict=True))
-
-        brokers = list((await broker_facts(admin, addrs)).values())
-        per_queue = not spec.one_time_per_topic
-        out: dict[str, ResetPath] = {}
-        for group in spec.scope.groups:
-            rows = mine.filter(pc.equal(mine["group"], group))
-            clients = max((c or 0 for c in rows["clients"].to_pylist()), default=0)
-            models = set(rows["message_model"].to_pylist())
-            if "BROADCASTING" in models and len(rows):
-                out[group] = await self._client_file_path(group)
-                continue
-            path = choose_reset_path(
-                brokers,
-                consumers_online=clients,
-                broadcasting="BROADCASTING" in models,
-                per_queue=per_queue,
-            )
-            if isinstance(spec.strategy, ToGroup) and rows["committed"].null_count == len(rows):
-                path = replace(
-                    path,
-                    reason=f"{group} has no offsets yet: this plan creates them from "
-                    f"{spec.strategy.group}'s (the group is created, not moved); " + path.reason,
-                )
-            out[group] = path
-        return out
-
-    async def _client_file_path(self, group: str) -> ResetPath:
-        """The way to reset a BROADCASTING group whose rows came from its client's file."""
-        assert self.reader is not None
-        # The file and who is online; the brokers' min and max were read with the snapshot.
-        found = await asyncio.to_thread(find_store_files, self.client_offset_dirs, group)
-        if len(found) != 1 or found[0].error is not None:
-            return choose_reset_path((), consumers_online=0, broadcasting=True, per_queue=True)
-        (store,) = found
-        offsets = await self.reader.group_offsets(group)
-        online = {c.client_id for c in offsets.clients}
-        running = store.client_id in online if offsets.clients_known else None
-        return client_file_path(str(store.path), store.client_id, running=running)
-
-    async def _refuse_client_local(self, spec: ResetSpec, table: pa.Table) -> None:
-        """A BROADCASTING group has no offsets on the brokers, so no snapshot holds a row of
-        it: rather than "no offsets", say where its offsets are and how they are reset."""
-        present = set(table["group"].to_pylist())
-        missing = [(i, g) for i, g in enumerate(spec.scope.groups) if g not in present]
-        if self.reader is None or not missing:
-            return
-        read = await asyncio.gather(
-            *(self.reader.group_offsets(g) for _, g in missing), return_exceptions=True
-        )
-        for (i, _), offsets in zip(missing, read, strict=True):
-            if isinstance(offsets, GroupOffsets) and offsets.client_local:
-                found = await with_client_stores(self.reader, offsets, self.client_offset_dirs)
-                raise SpecError(
-                    f"scope.groups[{i}]", client_local_refusal(found, self.client_offset_dirs)
-                )
+        return await paths_for(self.reader, spec, table, self.client_offset_dirs)
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -386,48 +299,6 @@ class Planner:
             raise SpecError("strategy.to-snapshot", str(exc)) from None
 
 
-def scope_cells(table: pa.Table, spec: ResetSpec) -> list[ScopeCell]:
-    """jobs.plan.scope_cells for a snapshot in memory, with Arrow instead of Spark."""
-    ids = list(spec.scope.queue_ids)
-    n = table.num_rows
-    qid = table["queue_id"]
-    selected = pc.is_in(qid, pa.array(ids, pa.int32())) if ids else pa.array([True] * n)
-    none = pa.scalar(None, pa.int64())
-    up = pc.if_else(selected, pc.subtract(table["max_offset"], table["committed"]), none)
-    down = pc.if_else(selected, pc.subtract(table["committed"], table["min_offset"]), none)
-    # Typed nulls: a distinct over Arrow's null type crashes pyarrow 26.
-    no_id = pa.scalar(None, pa.int32())
-    sel_id = pc.if_else(selected, qid, no_id) if ids else pa.nulls(n, pa.int32())
-    cells = pa.table(
-        {
-            "group": table["group"],
-            "topic": table["topic"],
-            "broker": table["broker"],
-            "sel_id": sel_id,
-            "up": up,
-            "down": down,
-        }
-    ).group_by(["group", "topic", "broker"])
-    agg = cells.aggregate(
-        [
-            ("sel_id", "distinct", pc.CountOptions(mode="only_valid")),
-            ("up", "max"),
-            ("down", "max"),
-        ]
-    )
-    return [
-        ScopeCell(
-            group=r["group"],
-            topic=r["topic"],
-            broker=r["broker"],
-            queue_ids=tuple(sorted(i for i in r["sel_id_distinct"] if i is not None)),
-            room_up=r["up_max"],
-            room_down=r["down_max"],
-        )
-        for r in agg.to_pylist()
-    ]
-
-
 def warning_counts(plan_uri: str) -> dict[str, int]:
     """How many queues of a plan carry each warning code, most frequent first."""
     warnings = files.read_parquet(files.join(plan_uri, ROWS), columns=["warnings"])["warnings"]
@@ -438,77 +309,8 @@ def warning_counts(plan_uri: str) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def csv_cluster(path: Path) -> str | None:
-    """The cluster a plan CSV names in its `cluster` column (None when it names none); raises
-    SpecError when it names several or cannot be read."""
-    return _csv_cluster(_read_plan_csv(path), str(path))
-
-
-def _read_plan_csv(path: Path) -> str:
-    try:
-        return read_text(path, encoding="utf-8-sig")
-    except BadFile as exc:
-        where = exc.path if exc.line is None else f"{exc.path}:{exc.line}"
-        raise SpecError(where, f"cannot read the plan: {exc.problem}") from None
-
-
-def _csv_cluster(text: str, name: str) -> str | None:
-    reader = csv.DictReader(io.StringIO(text))
-    try:
-        clusters = {(str(row.get("cluster") or "")).strip() for row in reader} - {""}
-    except csv.Error as exc:
-        raise SpecError(f"{name}:{reader.line_num}", f"not CSV: {exc}") from None
-    if len(clusters) > 1:
-        raise SpecError(f"{name}:1", f"rows of several clusters: {', '.join(sorted(clusters))}")
-    return next(iter(clusters), None)
-
-
 def _json_list(text: str) -> list[dict[str, object]]:
     value = json.loads(text)
     if not isinstance(value, list):
         raise ValueError("the impact job did not return a list")
     return value
-
-
-def unborn_rows(table: pa.Table, source: str, groups: Sequence[str]) -> pa.Table:
-    """`table` with rows for `groups`, which have never committed: the source group's queues
-    (not its own retry topic), each with nothing committed, no client and no rate."""
-    theirs = table.filter(
-        pc.and_(
-            pc.equal(table["group"], source),
-            pc.invert(pc.starts_with(table["topic"], RETRY_PREFIX)),
-        )
-    )
-    n = theirs.num_rows
-    added = []
-    for group in groups:
-        columns = {name: theirs[name] for name in table.column_names}
-        columns["group"] = pa.array([group] * n, table.schema.field("group").type)
-        for name in ("committed", "last_timestamp"):
-            columns[name] = pa.nulls(n, table.schema.field(name).type)
-        columns["clients"] = pa.array([0] * n, table.schema.field("clients").type)
-        columns["consume_tps"] = pa.array([0.0] * n, table.schema.field("consume_tps").type)
-        added.append(pa.table(columns, schema=table.schema))
-    return pa.concat_tables([table, *added])
-
-
-def client_local_refusal(offsets: GroupOffsets, dirs: Sequence[str]) -> str:
-    """Why a BROADCASTING group cannot be planned from this host, and what to do instead."""
-    group = offsets.group
-    head = f"{group!r} is a BROADCASTING group: its offsets live in each client's offsets.json"
-    stores = offsets.client_stores
-    if not stores:
-        where = ", ".join(dirs) or "no directory (client_offset_dirs is empty)"
-        return (
-            f"{head}, and none of {group} was found here (looked in {where}). On the consumer "
-            f"host, stop the client and edit ~/.rocketmq_offsets/<clientId>/{group}/offsets.json "
-            "(or run the console there; list other places in client_offset_dirs)"
-        )
-    unreadable = [s for s in stores if s.error is not None]
-    if unreadable:
-        return f"{head}; cannot read {unreadable[0].error}"
-    clients = ", ".join(s.client_id for s in stores)
-    return (
-        f"{head}; {len(stores)} clients keep one here ({clients}): plan each client on its own "
-        "(name one directory in client_offset_dirs)"
-    )

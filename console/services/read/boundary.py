@@ -39,7 +39,8 @@ from console.rocketmq.errors import (
 from console.rocketmq.message import MessageDecodeError
 from console.rocketmq.models import PullResult, PullStatus
 from console.services.infra.fanout import gather_limited
-from console.services.read.reader import BrokerRoute, ClusterReader
+from console.services.read.reader import ClusterReader
+from console.services.read.routes import BrokerRoute
 
 #: Pulls in flight at once over all brokers.
 IN_FLIGHT = 256

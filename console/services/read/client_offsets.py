@@ -24,7 +24,8 @@ from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import BROADCASTING, GroupOffsets, QueueKey, QueueOffsets
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
-from console.services.read.reader import ClusterReader, QueuesRead
+from console.services.read.reader import ClusterReader
+from console.services.read.routes import QueuesRead
 
 
 @dataclass(frozen=True, slots=True)

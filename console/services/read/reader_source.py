@@ -25,7 +25,8 @@ from console.services.infra.access import open_admin
 from console.services.infra.fanout import gather_bounded
 from console.services.read.boundary import read_boundaries
 from console.services.read.client_offsets import with_client_stores
-from console.services.read.reader import BrokerHealth, BrokerRoute, ClusterReader
+from console.services.read.reader import ClusterReader
+from console.services.read.routes import BrokerHealth, BrokerRoute
 from console.services.read.source import Progress
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.

@@ -11,7 +11,7 @@ from console.domain.offsets import GroupOffsets
 from console.domain.triage import NOT_REGISTERED, Refreshes, vanished
 from console.rocketmq.models import MASTER_ID
 from console.services.read.lag_history import LagHistory
-from console.services.read.reader import BrokerHealth
+from console.services.read.routes import BrokerHealth
 from console.services.read.source import ClusterSource
 
 

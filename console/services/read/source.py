@@ -26,7 +26,7 @@ from console.config import ClusterConfig
 from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
-from console.services.read.reader import BrokerHealth
+from console.services.read.routes import BrokerHealth
 
 
 class ClusterOperations(Protocol):

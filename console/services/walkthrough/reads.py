@@ -19,7 +19,7 @@ from console.services.walkthrough.runner import Answer, WalkthroughRun
 
 if TYPE_CHECKING:
     from console.services.read.reader import ClusterReader
-    from console.services.walkthrough.evidence import EvidenceContext
+    from console.services.walkthrough.evidence.context import EvidenceContext
 
 
 class WalkthroughReads(Protocol):
@@ -56,16 +56,16 @@ class _Reads:
         self.config = config
 
     def _context(self, run: WalkthroughRun) -> EvidenceContext:
-        from console.services.walkthrough.evidence import EvidenceContext
+        from console.services.walkthrough.evidence.context import EvidenceContext
 
         return EvidenceContext.of(self.reader, run, self.config)
 
     async def evidence(self, run: WalkthroughRun, names: Sequence[str]) -> list[Evidence]:
-        from console.services.walkthrough.evidence import gather
+        from console.services.walkthrough.evidence.registry import gather
 
         return await gather(self._context(run), names)
 
     async def answer(self, run: WalkthroughRun, step_id: str, text: str) -> Answer | None:
-        from console.services.walkthrough.evidence import check_answer
+        from console.services.walkthrough.evidence.answers import check_answer
 
         return await check_answer(self._context(run), step_id, text)

@@ -5,8 +5,9 @@ shown with them, the spec they produce, and — once planned, applied and verifi
 standard preview → confirm → apply path — the plan, the journal and what the cluster showed
 after. It is what the report is written from (console/services/walkthrough/report.py).
 
-Answers are read and checked here (`check_answer`); evidence is gathered by the providers of
-console/services/walkthrough/evidence.py. Both read the cluster through a `ClusterReader`, never
+Answers are read and checked here (`check_plain_answer`; those that need the cluster in
+console/services/walkthrough/evidence/answers.py); evidence is gathered by the providers of
+console/services/walkthrough/evidence/. Both read the cluster through a `ClusterReader`, never
 write to it: the one write is the apply's.
 """
 
@@ -36,6 +37,7 @@ from console.domain.walkthrough import (
 from console.errors import UserError
 from console.services.plan.spec_files import read_spec
 from console.services.walkthrough.catalog import load_catalogue
+from console.services.walkthrough.evidence.titles import TITLES
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -56,9 +58,7 @@ def catalogue_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
 def load_walkthroughs(
     dirs: Sequence[Path] | None = None, environ: Mapping[str, str] | None = None
 ) -> Catalogue:
-    from console.services.walkthrough.evidence import EVIDENCE
-
-    return load_catalogue(dirs if dirs is not None else catalogue_dirs(environ), EVIDENCE)
+    return load_catalogue(dirs if dirs is not None else catalogue_dirs(environ), TITLES)
 
 
 class AnswerError(UserError, ValueError):

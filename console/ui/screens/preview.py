@@ -18,10 +18,8 @@ check the keymap, and the planner loads when a preview first runs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,50 +28,36 @@ from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
 from console.domain import mqadmin
-from console.domain.messages import Boundary, BoundaryRequest
-from console.domain.plan import Impact, PlanRow
-from console.domain.spec import ResetSpec, StrategyKind, describe
+from console.domain.spec import ResetSpec, StrategyKind
 from console.services.apply.preview_flow import (
     CancelSwitch,
-    ResetFlow,
-    ResetForm,
-    Stage,
     drive_plan,
 )
-from console.services.read.session import ClusterSession
 from console.ui.messages import (
-    ApplyChecked,
-    ApplyConfirmed,
-    ApplyDeclined,
-    ApplyFinished,
-    ApplyProgressed,
-    ApplyRefused,
-    BoundariesRead,
-    ConfirmationAsked,
     ImpactEstimated,
     PlanCancelled,
     PlanComputed,
     PlanProgressed,
     PlanRejected,
 )
-from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
-from console.ui.screens.base import ConsoleScreen
-from console.ui.screens.dialogs import BoundaryDialog, ErrorDialog
-from console.ui.tones import toned
-from console.ui.widgets.boundary import detail_text
+from console.ui.screens.preview_parts import (
+    APPLY_GROUP,
+    BOUNDARY_GROUP,
+    BoundaryReading,
+    PreviewApplying,
+)
+from console.ui.screens.preview_text import (
+    PostedPlanEvents,
+    message_commands,
+    summary_note,
+)
 from console.ui.widgets.plandiff import PlanDiff
-from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.textbox import TextBox
-from console.ui.writing import DialogConfirm, PostedEvents, answer
 
 if TYPE_CHECKING:
-    from console.domain.journal import Journal
-    from console.services.infra.spark_runner import JobProgress
-    from console.services.plan.planner import PlanResult
+    pass
 
 PLAN_GROUP = "plan"
-APPLY_GROUP = "apply"
-BOUNDARY_GROUP = "boundary"
 #: A plan changing at most this many queues has its boundary messages read as soon as it is
 #: computed; a larger one row by row, on `b`.
 AUTO_BOUNDARIES = 32
@@ -82,7 +66,10 @@ _TEXT_FIELDS = {"value": "value", "topics": "topics", "brokers": "brokers", "que
 _CHECK_FIELDS = {"retry": "include_retry", "clamp": "clamp"}
 
 
-class PreviewScreen(ConsoleScreen):
+class PreviewScreen(PreviewApplying, BoundaryReading):
+    """The preview (see the module's text); the boundary reads and the apply are its parts
+    (console/ui/screens/preview_parts.py)."""
+
     BINDINGS = [
         Binding("r", "preview", "Preview", id="preview_run"),
         # The plan job while it runs; the writes while an apply writes.
@@ -91,30 +78,6 @@ class PreviewScreen(ConsoleScreen):
         Binding("a", "apply", "Apply", id="preview_apply"),
         Binding("b", "boundary", "Boundary", id="preview_boundary"),
     ]
-
-    def __init__(
-        self,
-        session: ClusterSession,
-        group: str,
-        *,
-        spec: ResetSpec | None = None,
-        on_applied: Callable[[ResetFlow, Journal, str, tuple[Boundary, ...]], None] | None = None,
-    ) -> None:
-        super().__init__(session)
-        self.cluster_session = session
-        self.crumb = f"reset {group}"
-        form = ResetForm.of(spec) if spec is not None else None
-        self.flow = ResetFlow.for_group(session.cluster.name, group, form)
-        #: A walkthrough's spec: previewed as soon as the screen opens.
-        self.given_spec = spec
-        #: Told of every apply that finished (a walkthrough keeps it for its report).
-        self.on_applied = on_applied
-        #: The apply session's confirmation, asked in the dialog.
-        self.confirm = DialogConfirm(self.post_message)
-
-    @property
-    def group(self) -> str:
-        return self.flow.group
 
     # ---- layout ------------------------------------------------------------------------------
 
@@ -214,10 +177,6 @@ class PreviewScreen(ConsoleScreen):
             return True if row is not None and row.changed else None
         return True
 
-    @property
-    def _can_apply(self) -> bool:
-        return self.flow.can_apply and not self.cluster_session.cluster.read_only
-
     def action_preview(self) -> None:
         if not self.flow.can_begin:
             return
@@ -239,131 +198,6 @@ class PreviewScreen(ConsoleScreen):
 
     def action_warnings_only(self) -> None:
         self.query_one(PlanDiff).toggle_warnings()
-
-    # ---- the messages at the boundary ------------------------------------------------------------
-
-    def action_boundary(self) -> None:
-        """Read the boundary of the queue under the cursor (again, when it was read)."""
-        diff = self.query_one(PlanDiff)
-        row = diff.current_row
-        if row is not None and self.flow.result is not None:
-            self._read_boundaries(diff.boundary_requests([row]))
-
-    def _read_boundaries(self, wanted: dict[str, BoundaryRequest]) -> None:
-        result = self.flow.result
-        if not wanted or result is None:
-            return
-        self.query_one(PlanDiff).boundaries_reading(list(wanted))
-        self.read_boundaries(result.header.plan_id, tuple(wanted), tuple(wanted.values()))
-
-    @work(group=BOUNDARY_GROUP, exit_on_error=False)
-    async def read_boundaries(
-        self, plan_id: str, keys: tuple[str, ...], wanted: tuple[BoundaryRequest, ...]
-    ) -> None:
-        read = await self.cluster_session.source.boundary_messages(wanted)
-        self.post_message(BoundariesRead(plan_id, keys, tuple(read)))
-
-    def on_row_table_row_selected(self, message: RowTable.RowSelected) -> None:
-        """enter on a diff row: its boundary in full, once read."""
-        diff = self.query_one(PlanDiff)
-        row = diff.current_row
-        known = diff.boundaries.get(message.key)
-        if row is None or not isinstance(known, Boundary):
-            return
-        message.stop()
-        where = f"{row.topic}/{row.broker}/{row.queue_id}"
-        self.app.push_screen(
-            BoundaryDialog(where, detail_text(self.app, known), self._message_commands(row))
-        )
-
-    def _message_commands(self, row: PlanRow) -> list[str]:
-        """mqadmin lines that print the messages at a row's boundary."""
-        if row.target is None or not row.changed:
-            return []
-        skips = row.current is not None and row.target > row.current
-        cluster = self.cluster_session.cluster
-        lines = [
-            mqadmin.message(cluster.namesrv, row.topic, row.broker, row.queue_id, offset)
-            for offset in ((row.target - 1, row.target) if skips else (row.target,))
-        ]
-        return mqadmin.with_tls(lines, cluster.tls)
-
-    def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
-        self.refresh_bindings()  # `b` is there for a changed row only
-
-    def on_boundaries_read(self, message: BoundariesRead) -> None:
-        result = self.flow.result
-        if result is not None and result.header.plan_id == message.plan_id:
-            self.query_one(PlanDiff).show_boundaries(message.keys, message.boundaries)
-
-    # ---- applying ----------------------------------------------------------------------------
-
-    def action_apply(self) -> None:
-        result = self.flow.result
-        if not self._can_apply or result is None:
-            return
-        self.flow.begin_apply()
-        self._show_stage()
-        self.apply_plan(result.uri)
-
-    @work(thread=True, exclusive=True, group=APPLY_GROUP, exit_on_error=False)
-    def apply_plan(self, plan_uri: str) -> None:
-        """The plan shown, applied as one apply session (console/services/apply/session.py):
-        this screen renders its events and answers its confirmation with the dialog."""
-        asyncio.run(self._apply_plan(plan_uri))
-
-    async def _apply_plan(self, plan_uri: str) -> None:
-        writes = self.console.services.writes
-        stop = self.flow.stop_switch.event()
-        await writes.run(
-            self.cluster_session.cluster,
-            writes.apply_plan(plan_uri),
-            self.confirm,
-            PostedEvents(self.post_message),
-            stop,
-        )
-
-    def on_apply_checked(self, message: ApplyChecked) -> None:
-        self.flow.checked(message.check)
-
-    def on_confirmation_asked(self, message: ConfirmationAsked) -> None:
-        summary = write_summary(message.check, self.cluster_session.cluster)
-        self.app.push_screen(
-            ConfirmApplyDialog(summary), lambda confirmation: answer(message.reply, confirmation)
-        )
-
-    def on_apply_confirmed(self, message: ApplyConfirmed) -> None:
-        if self.flow.confirmed(message.accept_drift):
-            # The keys go to the plan while it writes, not to the form: `x` stops it,
-            # whatever had the focus before the dialog.
-            self.query_one(PlanDiff).focus_table()
-            self._show_stage()
-
-    def on_apply_declined(self, message: ApplyDeclined) -> None:
-        if self.flow.declined():
-            self._show_stage()
-            self.notify("apply cancelled: nothing was written", markup=False)
-
-    def on_apply_progressed(self, message: ApplyProgressed) -> None:
-        if self.flow.writing(message.progress):
-            self._show_stage()
-
-    def on_apply_refused(self, message: ApplyRefused) -> None:
-        if not self.flow.refused(message.reasons):
-            return
-        self._show_stage()
-        reasons = "\n".join(message.reasons)
-        self.app.push_screen(ErrorDialog("Apply refused", f"{reasons}\nnothing was written"))
-
-    def on_apply_finished(self, message: ApplyFinished) -> None:
-        if not self.flow.applied(message.journal, message.journal_path):
-            return
-        self._show_stage()
-        self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
-        if self.on_applied is not None:
-            known = self.query_one(PlanDiff).boundaries.values()
-            read = tuple(b for b in known if isinstance(b, Boundary))
-            self.on_applied(self.flow, message.journal, message.journal_path, read)
 
     def _read_form(self) -> None:
         """The widgets' values into the flow's form: a value set in code, whose Changed message
@@ -389,7 +223,7 @@ class PreviewScreen(ConsoleScreen):
     async def _compute(self, spec: ResetSpec, switch: CancelSwitch) -> None:
         planners = self.console.services.planners
         async with planners.open(self.cluster_session, self.console.config) as planner:
-            await drive_plan(planner, spec, _Posted(self), switch)
+            await drive_plan(planner, spec, PostedPlanEvents(self.post_message), switch)
 
     def worker_failed(self, group: str, error: BaseException) -> None:
         if group == PLAN_GROUP and self.flow.failed(str(error) or type(error).__name__):
@@ -438,58 +272,6 @@ class PreviewScreen(ConsoleScreen):
 
     # ---- showing the flow ------------------------------------------------------------------------
 
-    def _show_stage(self) -> None:
-        """The progress row, the Preview button, the status line and the keys."""
-        flow = self.flow
-        bar = self.query_one("#progress", ProgressBar)
-        bar.display = flow.busy or flow.applying
-        progress = flow.progress
-        written = flow.apply_progress
-        if flow.applying:
-            total = written.total if written is not None else None
-            bar.update(total=total, progress=written.settled if written is not None else 0)
-        elif progress is not None and progress.total:
-            bar.update(total=progress.total, progress=progress.done)
-        elif progress is None:
-            bar.update(total=None, progress=0)
-        self.query_one("#step", Label).update(Text(self._step_text()))
-        self.query_one("#run", Button).disabled = not flow.can_begin
-        self.status.update_state(busy=flow.busy or flow.applying)
-        if flow.stage in (Stage.REJECTED, Stage.FAILED, Stage.NOT_APPLIED):
-            self.status.update_state(error=flow.error)
-        elif flow.busy:
-            self.status.update_state(error=None)
-        self.refresh_bindings()
-
-    def _step_text(self) -> str:
-        flow = self.flow
-        if flow.stage is Stage.CONFIRMING:
-            return "waiting for the confirm: nothing written yet"
-        if flow.applying:
-            w = flow.apply_progress
-            if w is None:
-                return "reading the cluster again before writing…"
-            stage = "stopping: no new writes, reading back" if flow.stopping else w.stage
-            waiting = f" · {w.waiting}" if w.waiting else ""
-            return f"{stage}: {w.settled}/{w.total} answered · {w.verified} verified{waiting}"
-        if flow.cancelling:
-            return "cancelling…"
-        if flow.busy:
-            p = flow.progress
-            if p is None:
-                return "taking a snapshot…"
-            tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
-            return f"{p.step or p.state.value}{tasks}"
-        if flow.stage is Stage.PREVIEWED and flow.result is not None:
-            return f"plan {flow.result.header.plan_id}"
-        if flow.stage is Stage.APPLIED and flow.journal is not None:
-            return f"applied: {flow.journal.apply_id} ({flow.journal.status})"
-        if flow.stage is Stage.NOT_APPLIED:
-            return "not applied"
-        if flow.stage in (Stage.CANCELLED, Stage.FAILED):
-            return str(flow.stage)
-        return ""
-
     def _show_plan(self) -> None:
         """The summary and the diff: the plan, or why there is none."""
         diff = self.query_one(PlanDiff)
@@ -501,18 +283,10 @@ class PreviewScreen(ConsoleScreen):
         diff = self.query_one(PlanDiff)
         if flow.result is not None:
             diff.show_summary(flow.result.header, flow.group, flow.impact)
-        elif flow.stage is Stage.EDITING:
-            diff.note(
-                Text(f"{flow.group}: choose a strategy and press Preview (nothing is written)")
-            )
-        elif flow.stage is Stage.PLANNING and flow.spec is not None:
-            diff.note(Text(f"{flow.group}: planning {describe(flow.spec.strategy)}…"))
-        elif flow.stage is Stage.REJECTED:
-            diff.note(toned(self.app, f"cannot plan: {flow.error}", "text-error"))
-        elif flow.stage is Stage.FAILED:
-            diff.note(toned(self.app, f"plan failed: {flow.error}", "text-error"))
-        elif flow.stage is Stage.CANCELLED:
-            diff.note(Text(f"{flow.group}: cancelled; no plan was written"))
+            return
+        note = summary_note(self.app, flow)
+        if note is not None:
+            diff.note(note)
 
     def mqadmin_lines(self) -> list[str]:
         result = self.flow.result
@@ -526,30 +300,7 @@ class PreviewScreen(ConsoleScreen):
             ),
         ]
         row = self.query_one(PlanDiff).current_row
-        reads = self._message_commands(row) if row is not None else []
+        reads = message_commands(session.cluster, row) if row is not None else []
         if reads:
             lines.append("# the message at the selected queue's boundary (reads only)")
         return lines + reads
-
-
-class _Posted:
-    """The plan driver's events as messages to the screen: the driver runs on a worker thread,
-    and the flow changes on the UI thread only, in the message handlers."""
-
-    def __init__(self, screen: PreviewScreen) -> None:
-        self._post = screen.post_message
-
-    def progressed(self, progress: JobProgress) -> None:
-        self._post(PlanProgressed(progress))
-
-    def computed(self, result: PlanResult, rows: tuple[PlanRow, ...]) -> None:
-        self._post(PlanComputed(result, rows))
-
-    def impact_estimated(self, plan_id: str, impact: tuple[Impact, ...]) -> None:
-        self._post(ImpactEstimated(plan_id, impact))
-
-    def rejected(self, reason: str) -> None:
-        self._post(PlanRejected(reason))
-
-    def cancelled(self) -> None:
-        self._post(PlanCancelled())

@@ -1,0 +1,169 @@
+"""What the group reads of one batch (a refresh, a snapshot, a listing) ask once and share."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.models import (
+    HaStatus,
+    MessageQueue,
+    QueueStats,
+    SubscriptionGroup,
+    TopicRoute,
+)
+from console.services.infra.fanout import LimitPerKey
+from console.services.read.broker_metrics import Inflight, scrape
+from console.services.read.group_clients import proxy_hosts
+from console.services.read.routes import BrokerRoute, read_addrs
+
+T = TypeVar("T")
+
+#: Requests of one batch in flight to one broker at a time. A request's timeout runs from when
+#: it is sent: 6,000 sent at once to two brokers would wait in the brokers' queues until they
+#: time out, and the answer would be missing for no fault of the broker.
+BROKER_IN_FLIGHT = 32
+
+
+class ReadBatch:
+    """What the group reads of one batch (a refresh, a snapshot, a listing) share.
+
+    The brokers are asked of the name server once for the batch, not once per group. Five
+    hundred groups on one topic need that topic's min offsets once, not five hundred times,
+    and a group's DLQ topic is asked for only when the name server lists it. Requests to one
+    broker are at most `in_flight` at a time. Good for the length of one batch only: min
+    offsets move, topics and brokers come and go.
+    """
+
+    def __init__(
+        self,
+        admin: AdminClient,
+        topics: frozenset[str] | None,
+        routes: dict[str, BrokerRoute] | None = None,
+        *,
+        min_offsets: bool = True,
+        in_flight: int = BROKER_IN_FLIGHT,
+        every_broker: bool = False,
+    ) -> None:
+        self._admin = admin
+        #: Ask every broker who is connected (a client listed twice shows only where it is);
+        #: a listing of many groups asks one.
+        self.every_broker = every_broker
+        #: Every topic of the cluster; None when the name server did not say.
+        self.topics = topics
+        #: The brokers every read of the batch goes to; None: each read asks the name server.
+        self.routes = routes
+        #: Whether reads ask for min offsets (a listing of lags does without them).
+        self.min_offsets = min_offsets
+        self._in_flight = LimitPerKey(in_flight)
+        self._stats: dict[tuple[str, str], asyncio.Future[dict[MessageQueue, QueueStats]]] = {}
+        self._groups: dict[str, asyncio.Future[dict[str, SubscriptionGroup]]] = {}
+        self._tables: dict[str, asyncio.Future[dict[tuple[str, str], dict[int, int]]]] = {}
+        self._modes: dict[str, asyncio.Future[dict[tuple[str, str], str]]] = {}
+        self._proxies: dict[str, asyncio.Future[tuple[str, ...]]] = {}
+        self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
+        self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
+        self._ha: dict[str, asyncio.Future[HaStatus]] = {}
+
+    async def topic_route(self, topic: str) -> TopicRoute:
+        """A topic's route from the name server, asked once for the batch (a slave's answers
+        are checked against it for every group read there)."""
+        future = self._routes.get(topic)
+        if future is None:
+            future = asyncio.ensure_future(self._admin.topic_route(topic))
+            future.add_done_callback(_retrieve)
+            self._routes[topic] = future
+        return await asyncio.shield(future)
+
+    async def ha_status(self, addr: str) -> HaStatus:
+        """A slave's replication status, asked once for the batch."""
+        future = self._ha.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: self._admin.ha_status(addr)))
+            future.add_done_callback(_retrieve)
+            self._ha[addr] = future
+        return await asyncio.shield(future)
+
+    async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
+        """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
+        future = self._metrics.get(url)
+        if future is None:
+            future = asyncio.ensure_future(scrape(url, timeout))
+            future.add_done_callback(_retrieve)
+            self._metrics[url] = future
+        return await asyncio.shield(future)
+
+    async def proxies_seen(self, addr: str) -> tuple[str, ...]:
+        """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
+        asked once."""
+        future = self._proxies.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(self.ask(addr, lambda: proxy_hosts(self._admin, addr)))
+            future.add_done_callback(_retrieve)
+            self._proxies[addr] = future
+        return await asyncio.shield(future)
+
+    async def request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+        """The broker's message request modes ((topic, group) -> PULL/POP), asked once."""
+        future = self._modes.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.message_request_modes(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._modes[addr] = future
+        return await asyncio.shield(future)
+
+    @property
+    def brokers(self) -> dict[str, str] | None:
+        """Where the batch reads each broker (its master, else a slave); None: not known."""
+        return None if self.routes is None else read_addrs(self.routes)
+
+    async def offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
+        """The broker's committed offsets of every group (GET_ALL_CONSUMER_OFFSET), once."""
+        future = self._tables.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.consumer_offset_table(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._tables[addr] = future
+        return await asyncio.shield(future)
+
+    def may_exist(self, topic: str) -> bool:
+        return self.topics is None or topic in self.topics
+
+    async def ask(self, addr: str, request: Callable[[], Awaitable[T]]) -> T:
+        """Send `request()` to `addr` once fewer than `in_flight` of the batch's are there."""
+        return await self._in_flight.run(addr, request)
+
+    async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
+        future = self._stats.get((addr, topic))
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.topic_stats(addr, topic))
+            )
+            future.add_done_callback(_retrieve)
+            self._stats[(addr, topic)] = future
+        # One reader giving up (a superseded refresh) must not cancel the answer for the others.
+        return await asyncio.shield(future)
+
+    async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
+        """The broker's subscription table, asked once for the batch (the whole fleet's
+        groups: each group of a scan that has no queues would otherwise ask for it again)."""
+        future = self._groups.get(addr)
+        if future is None:
+            future = asyncio.ensure_future(
+                self.ask(addr, lambda: self._admin.subscription_groups(addr))
+            )
+            future.add_done_callback(_retrieve)
+            self._groups[addr] = future
+        return await asyncio.shield(future)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a shared answer's error as seen: it is every waiter's to handle, or nobody's."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,406 @@
+"""One group's offsets read from the cluster: every queue it has offsets on with their min and
+max, who consumes it and how (push, pull, POP, through a proxy), what a POP group popped and did
+not ack, its dead letters, and a `Gap` for every piece that could not be read
+(console.domain.gaps). `ClusterReader.group_offsets` (reader.py) is the way in."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Protocol, TypeVar
+
+from console.domain.gaps import Gap, Part, Why, gap
+from console.domain.offsets import GroupOffsets, PopInFlight, QueueOffsets
+from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import (
+    ConnectError,
+    ConnectionLost,
+    NotFoundError,
+    RequestTimeout,
+    RocketMQError,
+)
+from console.rocketmq.models import ConsumeStats, MessageQueue, QueueConsumeStats
+from console.services.infra.fanout import ask_each
+from console.services.read.batch import ReadBatch
+from console.services.read.broker_metrics import SOURCE as METRICS_SOURCE
+from console.services.read.broker_metrics import Inflight, MetricsUnavailable, in_flight_by_broker
+from console.services.read.group_clients import POP_MODE, pop_in_flight, read_clients, unasked
+from console.services.read.routes import BrokerRoute, QueuesRead, read_addrs
+from console.services.read.slave_checks import check_slave_reads
+
+T = TypeVar("T")
+
+#: MQVersion ordinal of 5.0.0, the first broker whose QUERY_CONSUMER_OFFSET honours
+#: setZeroIfNotFound=false (answers 22 QUERY_NOT_FOUND for a queue never committed).
+V5_0_0 = 413
+
+
+class GroupReads(Protocol):
+    """What a group's read asks of its reader (a ClusterReader)."""
+
+    @property
+    def admin(self) -> AdminClient: ...
+
+    @property
+    def proxies(self) -> tuple[str, ...]: ...
+
+    @property
+    def metrics(self) -> tuple[str, ...]: ...
+
+    async def routes(self) -> dict[str, BrokerRoute]: ...
+
+    async def dlq_queues(
+        self, group: str, *, brokers: dict[str, str] | None = None, batch: ReadBatch | None = None
+    ) -> QueuesRead: ...
+
+
+async def read_group(
+    reader: GroupReads,
+    group: str,
+    *,
+    topics: Sequence[str] | None = None,
+    batch: ReadBatch | None = None,
+) -> GroupOffsets:
+    """Every queue the group has offsets on (its retry topic included), with min/max, and
+    a gap for every piece that could not be read (console.domain.gaps).
+
+    Queues where the broker's consume stats say 0 are asked again with
+    setZeroIfNotFound=false, so "never committed" is told apart from "committed 0"; a
+    queue whose second question fails is unknown, not the broker's 0. "Not found" is said
+    only when every broker answered and none knows the group.
+    """
+    batch = batch or ReadBatch(reader.admin, None, every_broker=True)
+    taken_at = int(time.time() * 1000)
+    routes = batch.routes if batch.routes is not None else await reader.routes()
+    brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
+
+    def ask(addr: str) -> Awaitable[ConsumeStats]:
+        return batch.ask(addr, lambda: reader.admin.consume_stats(addr, group))
+
+    stats = await ask_each(brokers, ask)
+    silent = await _to_slaves(routes, brokers, stats, ask)
+    gaps: list[Gap] = []
+    for name, r in stats.items():
+        if isinstance(r, BaseException):
+            if not isinstance(r, RocketMQError):
+                raise r
+            # A refused signature is named as such (gap's why), never as a broker down.
+            gaps.append(gap(Part.BROKER, name, r))
+    unreachable = tuple(g.name for g in gaps)
+    live = {n: r for n, r in stats.items() if isinstance(r, ConsumeStats)}
+    if brokers and not live:
+        return GroupOffsets(
+            group=group,
+            taken_at_ms=taken_at,
+            queues=(),
+            unreachable_brokers=unreachable,
+            gaps=tuple(gaps),
+            answered=False,
+            proxies=reader.proxies,
+        )
+    wanted = set(topics) if topics else None
+    rows = [
+        (brokers[n], q)
+        for n, s in live.items()
+        for q in s.queues.values()
+        if wanted is None or q.queue.topic in wanted
+    ]
+    reachable = {n: a for n, a in brokers.items() if n not in unreachable}
+    from_slave = tuple(
+        n for n in routes if n not in unreachable and (routes[n].from_slave or n in silent)
+    )
+    # A slave's answer is checked before it is believed (console.services.read.slave_checks).
+    slave = await check_slave_reads(
+        reader.admin,
+        group,
+        {n: brokers[n] for n in from_slave},
+        rows,
+        wanted or {q.queue.topic for _, q in rows},
+        batch.subscription_groups,
+        batch.topic_route,
+        batch.ha_status,
+    )
+    gaps.extend(slave.gaps)
+    if not rows and not unreachable and not slave.group_unknown:
+        gaps.extend(await _require_group(reader, group, brokers, batch))
+
+    committed = await _committed(reader, group, rows, batch, gaps)
+    mins = (
+        await _min_offsets(reader, batch, {(addr, q.queue) for addr, q in rows}, gaps)
+        if batch.min_offsets
+        else {}
+    )
+    topics_read = {q.queue.topic for _, q in rows}
+    pop_mode = await _pops(reader, group, topics_read, reachable, batch)
+    clients = await read_clients(
+        reader.admin,
+        group,
+        reachable,
+        reader.proxies,
+        every_broker=batch.every_broker,
+        pop_topics=pop_mode,
+        gate=batch.ask,
+    )
+    gaps.extend(clients.gaps)
+    if not reader.proxies and not clients.clients and reachable:
+        gaps.extend(await _unasked_proxies(reader, group, reachable, batch))
+    in_flight: tuple[PopInFlight, ...] = ()
+    if pop_mode is None and clients.consumption.remoting and not clients.consumption.pop:
+        # The brokers could not say whether it pops: its clients can.
+        said, _ = await pop_in_flight(
+            reader.admin, group, clients.clients, list(reachable.values()), batch.ask
+        )
+        if said:
+            clients = clients.popping()
+    if clients.consumption.pop:
+        in_flight, lacking = await pop_in_flight(
+            reader.admin, group, clients.clients, list(reachable.values()), batch.ask
+        )
+        if reader.metrics and not clients.consumption.remoting:
+            # Only for a group the brokers know no remoting client of: they take it as
+            # POP then, and count what it popped (console.services.read.broker_metrics).
+            brokers_of = sorted({q.queue.broker_name for _, q in rows})
+            counted, lacking = await _metrics_in_flight(
+                reader, group, topics_read, brokers_of, batch
+            )
+            in_flight += counted
+        gaps.extend(lacking)
+    dlq = await _dlq_messages(reader, batch, group, reachable, gaps)
+    queues = tuple(
+        QueueOffsets(
+            topic=q.queue.topic,
+            broker=q.queue.broker_name,
+            queue_id=q.queue.queue_id,
+            min_offset=mins.get(q.queue),
+            max_offset=q.broker_offset,
+            committed=None
+            if q.queue in slave.unreplicated
+            else committed[q.queue]
+            if q.queue in committed
+            else q.consumer_offset,
+            # A POP group's pull offset says nothing (its committed offset is where it
+            # popped): what is in flight is counted per broker, not per queue.
+            pull_offset=None if clients.consumption.pop else q.pull_offset,
+            last_timestamp=q.last_timestamp,
+        )
+        for _, q in rows
+    )
+    return GroupOffsets(
+        group=group,
+        taken_at_ms=taken_at,
+        queues=tuple(sorted(queues, key=lambda q: q.key)),
+        clients=clients.clients,
+        message_model=clients.message_model,
+        consume_type=clients.consume_type,
+        consume_tps=sum(s.consume_tps for s in live.values()),
+        dlq_messages=dlq,
+        unreachable_brokers=unreachable,
+        gaps=tuple(gaps),
+        from_slave=from_slave,
+        consumption=clients.consumption,
+        pop_in_flight=in_flight,
+        ghosts=clients.ghosts,
+        slave_lag=slave.lag,
+        proxies=reader.proxies,
+    )
+
+
+async def _metrics_in_flight(
+    reader: GroupReads, group: str, topics: set[str], brokers: Sequence[str], batch: ReadBatch
+) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
+    """A gRPC group's popped-but-unacked messages on each of `brokers` from the brokers'
+    metrics; a broker whose metrics no endpoint gave is a gap (its part is unknown)."""
+    answers = await asyncio.gather(
+        *(batch.broker_metrics(u, reader.admin.timeout) for u in reader.metrics),
+        return_exceptions=True,
+    )
+    samples: list[Inflight] = []
+    failed: list[str] = []
+    for answer in answers:
+        if isinstance(answer, list):
+            samples += answer
+        elif isinstance(answer, MetricsUnavailable):
+            failed.append(str(answer))
+        else:
+            raise answer
+    by_broker = in_flight_by_broker(samples, group, topics)
+    found = tuple(
+        PopInFlight(t, b, n, METRICS_SOURCE)
+        for b in brokers
+        for t, n in sorted(by_broker.get(b, {}).items())
+        if n
+    )
+    unknown = [b for b in brokers if b not in by_broker]
+    gaps = tuple(
+        Gap(
+            Part.IN_FLIGHT,
+            f"{group} on {b}",
+            Why.NOT_REPORTED,
+            f"no metrics of {b} answered ({'; '.join(failed) or 'not among the endpoints'}): "
+            f"what its gRPC clients popped there and did not ack is unknown",
+        )
+        for b in unknown
+    )
+    return found, gaps
+
+
+async def _unasked_proxies(
+    reader: GroupReads, group: str, reachable: dict[str, str], batch: ReadBatch
+) -> list[Gap]:
+    """A gap when the brokers list proxies and none was given: a group no broker lists a
+    client for may have gRPC clients there, and its lag then lacks what they popped."""
+    addr = next(iter(reachable.values()))
+    try:
+        hosts = await batch.proxies_seen(addr)
+    except RocketMQError:
+        return []  # the broker did not say: the group's clients read say what they can
+    if not hosts:
+        return []
+    return [Gap(Part.CLIENTS, f"{group} via proxies", Why.NOT_REPORTED, unasked(hosts))]
+
+
+async def _pops(
+    reader: GroupReads, group: str, topics: set[str], reachable: dict[str, str], batch: ReadBatch
+) -> bool | None:
+    """Whether a broker hands the group one of `topics` in POP mode (set by `mqadmin
+    setConsumeMode`): its remoting clients pop there, whatever their heartbeat says. None
+    when a broker could not say: the clients are asked, and answer for themselves (one
+    that pops says what it holds)."""
+    answers = await asyncio.gather(
+        *(batch.request_modes(a) for a in reachable.values()), return_exceptions=True
+    )
+    unknown = False
+    for answer in answers:
+        if isinstance(answer, dict):
+            if any(answer.get((t, group)) == POP_MODE for t in topics):
+                return True
+        elif isinstance(answer, RocketMQError):
+            unknown = True
+        else:
+            raise answer
+    return None if unknown else False
+
+
+async def _require_group(
+    reader: GroupReads, group: str, brokers: dict[str, str], batch: ReadBatch
+) -> list[Gap]:
+    """Nothing when a broker knows the group; a gap for each broker that could not say
+    when none of the others knows it; NotFoundError when every broker said it does not."""
+    groups = await ask_each(brokers, batch.subscription_groups)
+    gaps: list[Gap] = []
+    for name, r in groups.items():
+        if isinstance(r, dict):
+            if group in r:
+                return []
+        elif isinstance(r, RocketMQError):
+            gaps.append(gap(Part.BROKER, name, r))
+        else:
+            raise r
+    if gaps:
+        return gaps
+    raise NotFoundError(f"consumer group {group!r} not found on any broker of the cluster")
+
+
+async def _committed(
+    reader: GroupReads,
+    group: str,
+    rows: list[tuple[str, QueueConsumeStats]],
+    batch: ReadBatch,
+    gaps: list[Gap],
+) -> dict[MessageQueue, int | None]:
+    zero = [(addr, q) for addr, q in rows if q.consumer_offset == 0]
+    # Before 5.0 QUERY_CONSUMER_OFFSET ignores setZeroIfNotFound and answers 0 for a queue
+    # never committed (while its message 0 is still in memory): only the broker's offset
+    # table tells the two apart there.
+    legacy = sorted({a for a, _ in zero if reader.admin.server_versions.get(a, V5_0_0) < V5_0_0})
+    tables = dict(
+        zip(
+            legacy,
+            await asyncio.gather(*(batch.offset_table(a) for a in legacy), return_exceptions=True),
+            strict=True,
+        )
+    )
+    out: dict[MessageQueue, int | None] = {}
+    ask: list[tuple[str, QueueConsumeStats]] = []
+    for addr, q in zero:
+        table = tables.get(addr)
+        if isinstance(table, dict):
+            out[q.queue] = table.get((q.queue.topic, group), {}).get(q.queue.queue_id)
+        else:
+            ask.append((addr, q))
+
+    def query(addr: str, mq: MessageQueue) -> Awaitable[int | None]:
+        return batch.ask(
+            addr,
+            lambda: reader.admin.query_consumer_offset(addr, group, mq.topic, mq.queue_id),
+        )
+
+    answers = await asyncio.gather(
+        *(query(addr, q.queue) for addr, q in ask), return_exceptions=True
+    )
+    for (_, q), a in zip(ask, answers, strict=True):
+        mq = q.queue
+        if isinstance(a, BaseException):
+            if not isinstance(a, RocketMQError):
+                raise a
+            # The broker's 0 may mean "never committed": unknown, and said why.
+            name = f"{mq.topic}/{mq.broker_name}/{mq.queue_id}"
+            gaps.append(gap(Part.QUEUE, name, a, broker=mq.broker_name))
+            out[mq] = None
+            continue
+        out[mq] = a
+    return out
+
+
+async def _min_offsets(
+    reader: GroupReads,
+    batch: ReadBatch,
+    queues: Iterable[tuple[str, MessageQueue]],
+    gaps: list[Gap],
+) -> dict[MessageQueue, int]:
+    pairs = sorted({(addr, mq.topic, mq.broker_name) for addr, mq in queues})
+    answers = await asyncio.gather(
+        *(batch.topic_stats(addr, topic) for addr, topic, _ in pairs),
+        return_exceptions=True,
+    )
+    out: dict[MessageQueue, int] = {}
+    for (_, topic, broker), a in zip(pairs, answers, strict=True):
+        if isinstance(a, dict):
+            out.update({mq: s.min_offset for mq, s in a.items()})
+        elif isinstance(a, RocketMQError):
+            gaps.append(gap(Part.MIN_OFFSETS, f"{topic}/{broker}", a, broker=broker))
+        else:
+            raise a
+    return out
+
+
+async def _dlq_messages(
+    reader: GroupReads, batch: ReadBatch, group: str, reachable: dict[str, str], gaps: list[Gap]
+) -> int:
+    read = await reader.dlq_queues(group, brokers=reachable, batch=batch)
+    gaps.extend(read.gaps)
+    return sum(s.max_offset - s.min_offset for s in read.queues)
+
+
+async def _to_slaves(
+    routes: Mapping[str, BrokerRoute],
+    addrs: dict[str, str],
+    answers: dict[str, T | BaseException],
+    fn: Callable[[str], Awaitable[T]],
+) -> tuple[str, ...]:
+    """Ask the slave of each master that did not answer `fn` at all (no connection, no answer
+    in time: a hung master stays listed for up to 2 minutes); where it answers, its address and
+    answer replace the master's in `addrs` and `answers`. Returns those brokers' names."""
+    silent = {
+        n: next(iter(routes[n].slaves.values()))
+        for n, r in answers.items()
+        if isinstance(r, ConnectError | ConnectionLost | RequestTimeout)
+        and routes[n].master_addr == addrs[n]
+        and routes[n].slaves
+    }
+    retried = await ask_each(silent, fn)
+    for name, answer in retried.items():
+        if not isinstance(answer, BaseException):
+            addrs[name], answers[name] = silent[name], answer
+    return tuple(n for n, a in retried.items() if not isinstance(a, BaseException))
