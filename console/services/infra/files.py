@@ -2,6 +2,8 @@
 pyarrow's file systems understand (file://, hdfs://, s3://, gs://; s3a:// is read as s3://).
 
 Spark reads and writes the Parquet itself; these are for the JSON next to it and for cleaning up.
+pyarrow is imported by the operations that use it, not with this module: a command that reads no
+file (`lag`) and the console's first frame never load it.
 What cannot be read (an unknown scheme, a directory where a file should be, bytes that are not
 UTF-8 or not Parquet) is a BadFile naming the location, never an OSError or a decoder's error.
 """
@@ -9,14 +11,14 @@ UTF-8 or not Parquet) is a BadFile naming the location, never an OSError or a de
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
-
 from console.errors import BadFile, decode
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
 
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -34,6 +36,8 @@ def join(uri: str, *parts: str) -> str:
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    import pyarrow.fs as pafs  # pyarrow: see the module's text
+
     scheme = urlparse(uri).scheme
     if scheme in _SCHEME_ALIASES:
         uri = _SCHEME_ALIASES[scheme] + uri[len(scheme) :]
@@ -45,6 +49,8 @@ def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 
 
 def exists(uri: str) -> bool:
+    import pyarrow.fs as pafs  # pyarrow: see the module's text
+
     fs, path = filesystem(uri)
     return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
 
@@ -63,6 +69,9 @@ def read_text(uri: str) -> str:
 
 def read_parquet(uri: str, **options: Any) -> pa.Table:
     """A Parquet file or directory as a table (`options` go to pyarrow's read_table)."""
+    import pyarrow as pa  # pyarrow: see the module's text
+    import pyarrow.parquet as pq
+
     fs, path = filesystem(uri)
     try:
         return pq.read_table(path, filesystem=fs, **options)
@@ -74,6 +83,9 @@ def read_parquet(uri: str, **options: Any) -> pa.Table:
 
 def read_parquet_schema(uri: str) -> pa.Schema:
     """A Parquet file's schema (its columns and key-value metadata), from the footer."""
+    import pyarrow as pa  # pyarrow: see the module's text
+    import pyarrow.parquet as pq
+
     fs, path = filesystem(uri)
     try:
         return pq.read_schema(path, filesystem=fs)
@@ -105,6 +117,8 @@ def write_text(uri: str, text: str) -> None:
 
 def delete(uri: str) -> None:
     """Remove a file or a directory tree; absent is fine."""
+    import pyarrow.fs as pafs  # pyarrow: see the module's text
+
     fs, path = filesystem(uri)
     info = fs.get_file_info(path)
     if info.type == pafs.FileType.Directory:
@@ -115,6 +129,8 @@ def delete(uri: str) -> None:
 
 def listdir(uri: str) -> list[str]:
     """Base names directly under a directory; empty if it does not exist."""
+    import pyarrow.fs as pafs  # pyarrow: see the module's text
+
     fs, path = filesystem(uri)
     if fs.get_file_info(path).type != pafs.FileType.Directory:
         return []
@@ -125,14 +141,16 @@ def listdir(uri: str) -> list[str]:
 def parquet_rows(uri: str) -> int:
     """Rows of a Parquet file or directory, from the footers alone."""
     fs, path = filesystem(uri)
-    # Imported here: pyarrow.dataset imports pandas when it is installed (the Spark Connect
-    # client needs it), which would slow every command's start by a second.
+    # pyarrow.dataset imports pandas when it is installed (the Spark Connect client needs it):
+    # a second more for any command that imports this before it needs it.
     import pyarrow.dataset as pads
 
     return int(pads.dataset(path, filesystem=fs, format="parquet").count_rows())
 
 
 def write_parquet(uri: str, table: pa.Table) -> None:
+    import pyarrow.parquet as pq  # pyarrow: see the module's text
+
     fs, path = filesystem(uri)
     fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     pq.write_table(table, path, filesystem=fs)
