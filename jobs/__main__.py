@@ -24,10 +24,17 @@ import json  # noqa: E402
 import zipfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
+from console.domain.job_requests import ImpactRequest, PlanRequest  # noqa: E402
+from console.domain.spec import SpecError  # noqa: E402
+from console.services.infra import files  # noqa: E402
+
 ZIPPED = (
     "console/__init__.py",
     "console/config.py",
+    "console/errors.py",
+    "console/lined_yaml.py",
     "console/locations.py",
+    "console/processes.py",
     "console/redact.py",
     "console/domain",
     "console/rocketmq",
@@ -52,9 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(command: str, request_location: str, master: str | None) -> int:
-    from console.domain.job_requests import ImpactRequest, PlanRequest
-    from console.domain.spec import SpecError
-    from console.services.infra import files
+    # deferred: pyspark, which `python -m jobs package` does not need
     from jobs.run import PlanExistsError, run_impact, run_plan
     from jobs.session import build_session
 

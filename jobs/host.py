@@ -28,6 +28,7 @@ from typing import Any, Protocol, cast
 from pyspark.sql import SparkSession
 
 from console.domain.job_requests import ImpactRequest, PlanRequest
+from console.domain.plan import SnapshotInfo
 from console.domain.spec import SpecError
 from console.redact import redact_text
 from console.services.infra.connect_server import public_url
@@ -39,8 +40,10 @@ from console.services.infra.rpc import (
     portable_error,
     serve_threads,
 )
-from console.services.infra.spark_runner import HostInfo, HostOptions, JobInputError
+from console.services.infra.spark_jobs import JobInputError
+from console.services.infra.spark_runner import HostInfo, HostOptions
 from jobs.run import PlanExistsError, run_impact, run_plan
+from jobs.schema import SNAPSHOT_SCHEMA
 from jobs.session import build_session, is_connect
 
 POLL_S = 0.2
@@ -278,8 +281,6 @@ def warm_up(spark: SparkSession) -> None:
     """Plan a four-queue snapshot once, so the console's first real plan runs on a JIT-warm
     JVM with its Parquet and shuffle code paths loaded (a cold first plan is several times
     slower)."""
-    from console.domain.plan import SnapshotInfo
-    from jobs.schema import SNAPSHOT_SCHEMA
 
     rows = [
         ("warm", "b", None, "t", q, "g", 0, 10, q, None, None, None, 0, None, 0.0, 0)

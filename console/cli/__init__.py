@@ -19,10 +19,11 @@ from typing import NoReturn
 
 from console import __version__
 from console.cli.crash import debugging, report_bug
-from console.cli.target import add_target_arguments
+from console.cli.target import add_target_arguments, console_target
 from console.errors import UserError
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
+from console.ui.main import open_console
 
 COMMAND_MODULES = (
     "console.cli.browse",
@@ -69,9 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_console(args: argparse.Namespace) -> int:
-    from console.cli.target import console_target
-    from console.ui.main import open_console
-
     return open_console(*console_target(args))
 
 

@@ -23,30 +23,35 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from console.cli.lag_history import duration_ms
-from console.cli.plan import add_engine_arguments
+from console.cli.lag_history import duration_ms, show_lag_history
+from console.cli.plan import add_engine_arguments, finish_plan, run_plan
 from console.cli.render import dump_json, table, timestamp
 from console.cli.target import Target, resolve_target, target_parent
 from console.domain.journal import ApplyStatus, Journal, QueueState
+from console.domain.mqadmin import plan_resets, queue_resets, with_tls
 from console.domain.plan import PLAN_MAX_AGE_MIN
 from console.errors import Refused
 from console.redact import redact_text
-from console.services.apply.session import QuietEvents, SessionResult
-from console.services.infra.journal_store import AuditLog, JournalStore, Unreadable
+from console.services.apply.check import ApplyCheck
+from console.services.apply.intents import ApplyPlan, ResumeApply, UndoApply
+from console.services.apply.journal_actions import UndoCheck
+from console.services.apply.resume_check import ResumeCheck
+from console.services.apply.session import Confirmation, QuietEvents, SessionResult, run_session
+from console.services.infra.journal_store import (
+    AuditLog,
+    JournalStore,
+    Unreadable,
+    unfinished_lines,
+)
+from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 from console.services.infra.workspace import Workspace
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig, Config
-    from console.services.apply.check import ApplyCheck
     from console.services.apply.journal_actions import UndoIntent
-    from console.services.apply.session import (
-        ApplyEvents,
-        ApplyProgress,
-        Confirmation,
-        Intent,
-        WriteCheck,
-    )
-    from console.services.infra.spark_runner import JobProgress
+    from console.services.apply.progress import ApplyProgress
+    from console.services.apply.session import ApplyEvents, Intent, WriteCheck
+    from console.services.infra.spark_jobs import JobProgress
     from console.services.read.reader import ClusterReader
 
 
@@ -133,24 +138,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from console.services.apply.session import ApplyPlan
-
     target = resolve_target(args)
     _offer_unfinished(target)
     return write_in_terminal(args, target, ApplyPlan(args.plan, max_age_s=args.max_age * 60))
 
 
 def _undo(args: argparse.Namespace) -> int:
-    from console.services.apply.session import UndoApply
-
     target = resolve_target(args)
     planner = _TerminalUndoPlanner(args, target)
     return write_in_terminal(args, target, UndoApply(args.apply_id, planner))
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from console.services.apply.session import ResumeApply
-
     target = resolve_target(args)
     return write_in_terminal(args, target, ResumeApply(args.apply_id))
 
@@ -175,8 +174,6 @@ def write_in_terminal_result(
     *,
     also: ApplyEvents | None = None,
 ) -> SessionResult:
-    from console.services.apply.session import run_session
-
     terminal = _Terminal(args, target)
     events: ApplyEvents = terminal if also is None else _Both(terminal, also)
 
@@ -236,7 +233,6 @@ class _Terminal(QuietEvents):
         """The group names typed: given with --confirm, or asked on the terminal (after the
         check is printed). Drift not accepted with --accept-drift needs no typing: the session
         refuses it with the queues that moved."""
-        from console.services.apply.session import Confirmation
 
         accept = bool(self.args.accept_drift)
         if check.has_drift and not accept:
@@ -333,8 +329,7 @@ class _TerminalUndoPlanner:
         return await asyncio.to_thread(self._plan, cluster, config, undo)
 
     def _plan(self, cluster: ClusterConfig, config: Config, undo: UndoIntent) -> str:
-        from console.cli.plan import finish_plan, run_plan
-        from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+        # deferred: pyarrow (snapshots are Parquet files)
         from console.services.read.snapshots import NothingRead
 
         args, target = self.args, self.target
@@ -358,10 +353,6 @@ class _TerminalUndoPlanner:
 def check_lines(check: WriteCheck, target: Target) -> list[str]:
     """What an apply, an undo or a resume would do, one fact a line, with the mqadmin lines
     that would do the same: what the terminal shows before asking."""
-    from console.domain.mqadmin import queue_resets, with_tls
-    from console.services.apply.check import ApplyCheck
-    from console.services.apply.journal_actions import UndoCheck
-    from console.services.apply.resume_check import ResumeCheck
 
     if isinstance(check, UndoCheck):
         return _plan_check_lines(check.check, target)
@@ -380,8 +371,6 @@ def check_lines(check: WriteCheck, target: Target) -> list[str]:
 
 
 def _plan_check_lines(check: ApplyCheck, target: Target) -> list[str]:
-    from console.domain.mqadmin import plan_resets, with_tls
-
     h = check.plan.header
     changed = check.changed
     lines = [f"plan {h.plan_id} on cluster {target.cluster.name} ({len(changed)} queues change)"]
@@ -442,7 +431,6 @@ def _narration(args: argparse.Namespace) -> contextlib.AbstractContextManager[ob
 
 def _offer_unfinished(target: Target) -> None:
     """Name the applies on the target's cluster a console left part-way, and what to do."""
-    from console.services.infra.journal_store import unfinished_lines
 
     root = Workspace(target.config.workspace_path).local_root
     if root is not None:
@@ -504,8 +492,6 @@ def _status(store: JournalStore, j: Journal) -> str:
 
 def _history(args: argparse.Namespace) -> int:
     if args.lag:
-        from console.cli.lag_history import show_lag_history
-
         return show_lag_history(args)
     if args.since is not None:
         print("rmq-console: error: --since goes with --lag", file=sys.stderr)

@@ -23,6 +23,7 @@ from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
+from console.services.read.client_offsets import with_client_stores
 from console.services.read.reader import ClusterReader
 from console.services.read.routes import BrokerHealth, read_addrs
 from console.ui.format import consumption as fmt_consumption
@@ -314,8 +315,6 @@ def _missing_cell(gaps: list[dict[str, str]], shown: int = 2) -> str:
 
 def _lag(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
-        from console.services.read.client_offsets import with_client_stores
-
         o = await reader.group_offsets(args.group, topics=args.topic)
         o = await with_client_stores(reader, o, target.config.client_offset_dirs)
         code = exit_code(o.gaps, anything_read=o.answered)

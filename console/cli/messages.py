@@ -19,6 +19,8 @@ from console.cli.target import Target, resolve_target, target_parent
 from console.domain import mqadmin
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView, local_time
+from console.services.read.boundary import read_boundaries
+from console.services.read.reader import ClusterReader
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,9 +82,6 @@ def _message(args: argparse.Namespace) -> int:
 
 
 def read_boundaries_of(target: Target, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
-    from console.services.read.boundary import read_boundaries
-    from console.services.read.reader import ClusterReader
-
     async def go() -> list[Boundary]:
         async with target.admin() as admin:
             return await read_boundaries(

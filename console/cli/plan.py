@@ -28,19 +28,27 @@ from console.cli.target import Target, resolve_target, target_parent
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
 from console.domain.messages import Boundary, boundary_requests
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets
+from console.domain.plan import warning_text
+from console.domain.spec import SpecError, ToTimestamp, describe
 from console.redact import redact_text
+from console.services.apply.preview_flow import ResetFlow, Stage, drive_plan
+from console.services.infra import files
+from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+from console.services.infra.spark_jobs import JobError
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.plan_csv import csv_cluster
+from console.services.plan.spec_files import load_spec
+from console.services.read.reader import ClusterReader
 
 if TYPE_CHECKING:
     # Planning pulls in pyarrow and the Spark runner: imported by the handlers that need them,
     # so that `rmq-console lag` and `groups`, which build this parser too, start fast.
     from console.domain.plan import Impact, PlanHeader, PlanRow
     from console.domain.spec import ResetSpec
-    from console.services.apply.preview_flow import ResetFlow
     from console.services.infra.spark_engine import Engine
-    from console.services.infra.spark_runner import JobProgress, SparkRunner
-    from console.services.infra.workspace import Workspace
+    from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
-    from console.services.read.reader import ClusterReader
 
 T = TypeVar("T")
 
@@ -114,7 +122,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    from console.services.infra.workspace import Workspace
+    # deferred: pyarrow (snapshots are Parquet files)
     from console.services.read.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
 
     target = resolve_target(args)
@@ -179,12 +187,7 @@ async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[st
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from console.domain.spec import SpecError
-    from console.services.infra import files
-    from console.services.infra.spark_engine import EngineUnavailable, choose_engine
-    from console.services.infra.workspace import Workspace
-    from console.services.plan.plan_csv import csv_cluster
-    from console.services.plan.spec_files import load_spec
+    # deferred: pyarrow (snapshots are Parquet files)
     from console.services.read.snapshots import NothingRead, SnapshotNotFound
 
     target = resolve_target(args)
@@ -264,8 +267,7 @@ def finish_plan(
 ) -> tuple[int, PlanResult | None]:
     """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
     plan when there is one. `extra` goes into the JSON document."""
-    from console.domain.plan import warning_text
-    from console.services.apply.preview_flow import Stage
+    # deferred: pyarrow and the planner
     from console.services.plan.planner import warning_counts
     from console.services.read.snapshots import SnapshotStore
 
@@ -314,8 +316,7 @@ def run_plan(
     """Plan `wanted` (a spec, or a plan CSV to import) on a fresh snapshot or `snapshot_id`,
     with the job's progress on stderr; the flow holds the result, the second value why the job
     failed. Raises SnapshotNotFound and NothingRead."""
-    from console.services.apply.preview_flow import ResetFlow, drive_plan
-    from console.services.infra.spark_runner import JobError
+    # deferred: pyarrow and the planner
     from console.services.plan.planner import Planner
 
     async def go(reader: ClusterReader) -> tuple[ResetFlow, str | None]:
@@ -400,9 +401,6 @@ class _Terminal:
 def _print_plan(
     header: PlanHeader, uri: str, impact: Sequence[Impact], warned: Mapping[str, int]
 ) -> None:
-    from console.domain.plan import warning_text
-    from console.domain.spec import describe
-
     print(
         f"plan {header.plan_id}: {describe(header.spec.strategy)} on snapshot "
         f"{header.snapshot.snapshot_id} ({header.rows} queues)"
@@ -445,7 +443,6 @@ FUTURE_SLACK_MS = 60_000
 def future_by_ms(spec: ResetSpec, now_ms: int) -> int | None:
     """How far a to-timestamp lies beyond `now_ms` (None when not more than FUTURE_SLACK_MS):
     no message is stored there yet, so the plan would skip every queue to its max."""
-    from console.domain.spec import ToTimestamp
 
     if not isinstance(spec.strategy, ToTimestamp):
         return None
@@ -474,8 +471,6 @@ def job_progress(p: JobProgress) -> None:
 
 
 def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
-    from console.services.infra.spark_runner import SparkRunner
-
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
     env = {**os.environ, **engine.env}
@@ -495,8 +490,6 @@ def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]
 
 
 async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
-    from console.services.read.reader import ClusterReader
-
     async with target.admin() as admin:
         return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
-from console.cli.target import target_parent
+from console.cli.target import console_target, target_parent
+from console.sandbox.cli import add_arguments, print_ready, run
+from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.ports import free_ports
+from console.ui.main import open_console
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from console.sandbox.cli import add_arguments
-
     p = sub.add_parser(
         "sandbox",
         help="a local RocketMQ 5.3.3 cluster (namesrv + 2 brokers) with seeded lag",
@@ -28,21 +31,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _sandbox(args: argparse.Namespace) -> int:
-    from console.sandbox.cli import run
-
     return run(args)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from console.cli.target import console_target
+    # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.background import BackgroundSandbox
-    from console.sandbox.cli import print_ready
-    from console.sandbox.cluster import BROKER_NAMES
-    from console.sandbox.ports import free_ports
     from console.sandbox.runner import SandboxOptions
-    from console.ui.main import open_console
 
     options = SandboxOptions(
         ports=free_ports(BROKER_NAMES, proxy=True) if args.free_ports else None, proxy=True

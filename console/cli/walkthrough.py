@@ -20,19 +20,31 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from console.cli.plan import add_engine_arguments
+from console.cli.apply import write_in_terminal_result
+from console.cli.messages import print_boundaries, read_boundaries_of
+from console.cli.plan import add_engine_arguments, finish_plan, future_by_ms, run_plan
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target, target_parent
+from console.domain.journal import QueueState
+from console.domain.messages import boundary_requests
+from console.domain.spec import SpecError
 from console.domain.walkthrough import Evidence, Step
 from console.errors import Refused
 from console.redact import redact_text
-
-if TYPE_CHECKING:
-    from console.services.read.reader import ClusterReader
-    from console.services.walkthrough.evidence.context import EvidenceContext
-    from console.services.walkthrough.runner import WalkthroughRun
+from console.rocketmq.errors import NotFoundError
+from console.services.apply.intents import ApplyPlan
+from console.services.infra.journal_store import operator
+from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import load_plan
+from console.services.read.reader import ClusterReader
+from console.services.walkthrough.evidence.answers import check_answer
+from console.services.walkthrough.evidence.context import EvidenceContext
+from console.services.walkthrough.evidence.registry import gather
+from console.services.walkthrough.report import write_report
+from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
 
 BAD_INPUT = 2
 #: Changed queues whose boundary messages are read for the report (the plan lists them all).
@@ -75,8 +87,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _walkthrough(args: argparse.Namespace) -> int:
-    from console.services.walkthrough.runner import load_walkthroughs
-
     catalogue = load_walkthroughs()
     for problem in catalogue.problems:
         print(f"rmq-console: walkthrough not loaded: {problem}", file=sys.stderr)
@@ -93,7 +103,6 @@ def _walkthrough(args: argparse.Namespace) -> int:
     if isinstance(answers, int):
         return answers
     target = resolve_target(args)
-    from console.services.walkthrough.runner import WalkthroughRun
 
     run = WalkthroughRun(walkthrough, target.cluster.name, args.group, _now_ms())
     out = sys.stderr if args.json else sys.stdout
@@ -105,8 +114,6 @@ def _walkthrough(args: argparse.Namespace) -> int:
 
 
 def _drive(args: argparse.Namespace, target: Target, run: WalkthroughRun, answers: Any) -> int:
-    from console.domain.spec import SpecError
-
     print(f"{run.walkthrough.title} for {run.group} on {run.cluster}")
     if run.walkthrough.summary:
         print(run.walkthrough.summary)
@@ -139,8 +146,6 @@ async def _ask(
     args: argparse.Namespace, target: Target, run: WalkthroughRun, given: dict[str, str]
 ) -> int | None:
     """The evidence and every answer; an exit code when the walkthrough cannot go on."""
-    from console.rocketmq.errors import NotFoundError
-    from console.services.walkthrough.evidence.answers import check_answer
 
     async with target.admin() as admin:
         ctx = _context(args, target, run, _reader(admin, target))
@@ -162,7 +167,6 @@ async def _ask(
                         f"step {step.id}: {step.ask} (no terminal to ask on: give "
                         f"--answer {step.id}=VALUE)"
                     )
-            from console.services.walkthrough.runner import AnswerError
 
             try:
                 answer = await check_answer(ctx, step.id, text)
@@ -193,8 +197,6 @@ def _prompt(step: Step) -> str | None:
 
 
 async def _gather(ctx: EvidenceContext, names: Sequence[str]) -> list[Evidence]:
-    from console.services.walkthrough.evidence.registry import gather
-
     return await gather(ctx, names)
 
 
@@ -209,8 +211,6 @@ def _show(run: WalkthroughRun, evidence: Sequence[Evidence]) -> None:
 def _context(
     args: argparse.Namespace, target: Target, run: WalkthroughRun, reader: ClusterReader
 ) -> EvidenceContext:
-    from console.services.walkthrough.evidence.context import EvidenceContext
-
     config = target.config
     if args.watch is not None:
         config = replace(config, walkthrough_watch=args.watch)
@@ -218,8 +218,6 @@ def _context(
 
 
 def _reader(admin: Any, target: Target) -> ClusterReader:
-    from console.services.read.reader import ClusterReader
-
     return ClusterReader(admin, target.cluster.rocketmq_cluster)
 
 
@@ -228,10 +226,7 @@ def _reader(admin: Any, target: Target) -> ClusterReader:
 
 def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: Any) -> int | None:
     """Plan the spec as `plan` does; the exit code when there is no plan to apply."""
-    from console.cli.plan import finish_plan, future_by_ms, run_plan
-    from console.services.infra.spark_engine import EngineUnavailable, choose_engine
-    from console.services.infra.workspace import Workspace
-    from console.services.plan.load import load_plan
+    # deferred: pyarrow and the planner
     from console.services.plan.planner import warning_counts
     from console.services.read.snapshots import NothingRead
 
@@ -266,8 +261,6 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
         return 2
     run.plan_rows = tuple(plan.rows)
     run.loaded_plan = plan
-    from console.cli.messages import print_boundaries, read_boundaries_of
-    from console.domain.messages import boundary_requests
 
     # What the group reads first after the reset (and, for a skip, what it gives up last).
     run.boundaries = tuple(read_boundaries_of(target, boundary_requests(plan.rows)[:BOUNDARIES]))
@@ -279,9 +272,6 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
 
 
 def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int:
-    from console.cli.apply import write_in_terminal_result
-    from console.services.apply.session import ApplyPlan
-
     plan, flow = run.loaded_plan, run.flow
     assert plan is not None, "applied only after a plan"
     assert flow is not None
@@ -314,10 +304,6 @@ async def _after(args: argparse.Namespace, target: Target, run: WalkthroughRun) 
 
 
 def _finish(target: Target, run: WalkthroughRun, code: int) -> int:
-    from console.services.infra.journal_store import operator
-    from console.services.infra.workspace import Workspace
-    from console.services.walkthrough.report import write_report
-
     where = write_report(
         run, Workspace(target.config.workspace_path), who=operator(), now_ms=_now_ms()
     )
@@ -342,8 +328,6 @@ def _answers(given: Sequence[str], steps: Sequence[str]) -> dict[str, str] | int
 
 
 def _summary(run: WalkthroughRun, code: int) -> dict[str, Any]:
-    from console.domain.journal import QueueState
-
     j = run.journal
     return {
         "walkthrough": run.walkthrough.name,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from console.rocketmq.errors import RocketMQError
+from console.services.infra.fanout import Cadence
 from console.services.infra.rpc import (
     AsyncHandler,
     Link,
@@ -29,6 +30,7 @@ from console.services.infra.rpc import (
     portable_error,
     serve_async,
 )
+from console.services.read.reader_source import ReaderSource
 from console.services.read.source import OPERATIONS, ClusterOperations, Operation
 
 #: Seconds between two progress reports of one call (a refresh of 500 groups would otherwise
@@ -57,7 +59,6 @@ def _portable_values(value: Any) -> Any:
 
 def handlers(backend: ClusterOperations) -> dict[str, AsyncHandler]:
     """One handler per operation, calling the backend's method of the same name."""
-    from console.services.infra.fanout import Cadence
 
     def serve(op: Operation) -> AsyncHandler:
         method = getattr(backend, op.name)
@@ -90,8 +91,6 @@ def _lower_priority_once() -> Callable[[], None]:
 
 
 async def serve(link: Link) -> None:
-    from console.services.read.reader_source import ReaderSource
-
     hello = link.receive_hello()
     if hello is None:
         return

@@ -313,6 +313,7 @@ def _inflate(data: bytes) -> bytes:
 
 def _unlz4(data: bytes) -> bytes:
     try:
+        # deferred: lz4, for an lz4 body only (and it may not be installed)
         import lz4.frame
     except ImportError:  # an install without it shows the body as not shown
         raise _Corrupt("lz4 is not installed") from None
@@ -330,6 +331,7 @@ def _unlz4(data: bytes) -> bytes:
 
 def _unzstd(data: bytes) -> bytes:
     try:
+        # deferred: zstandard, for a zstd body only (and it may not be installed)
         import zstandard
     except ImportError:  # an install without it shows the body as not shown
         raise _Corrupt("zstandard is not installed") from None

@@ -10,7 +10,15 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.sandbox import rundir
+from console.sandbox import scenario as sc
+from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, acl_sandbox
+from console.sandbox.cache import ROCKETMQ_VERSION
+from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
 from console.sandbox.errors import SandboxError
+from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
+from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
+from console.sandbox.ports import free_ports
 
 if TYPE_CHECKING:
     from console.sandbox.acl import AclOptions, AclSandbox
@@ -21,9 +29,6 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from console.sandbox.cache import ROCKETMQ_VERSION
-    from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
-
     sub = parser.add_subparsers(dest="sandbox_command", required=True)
     fetch = sub.add_parser(
         "fetch",
@@ -78,8 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from console.sandbox.cluster import BROKER_NAMES
-    from console.sandbox.ports import free_ports
+    # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.runner import SandboxOptions
 
     try:
@@ -87,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             case "fetch":
                 return cmd_fetch(args.cache, force=args.force, version=args.version)
             case "up" if args.acl:
+                # deferred: cryptography (the sandbox's TLS certificates)
                 from console.sandbox.acl import AclOptions
 
                 return cmd_up_acl(
@@ -125,8 +130,6 @@ def run(args: argparse.Namespace) -> int:
 def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | None = None) -> int:
     """The brokers' jars of `version`, the proxy's and the gRPC client's (each a directory of
     its own; the sandbox runs the proxy with the default release's brokers)."""
-    from console.sandbox.cache import ROCKETMQ_VERSION
-    from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
 
     results = [asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))]
     if (version or ROCKETMQ_VERSION) == ROCKETMQ_VERSION:
@@ -141,6 +144,7 @@ def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | 
 
 
 def cmd_up(options: SandboxOptions) -> int:
+    # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.runner import serve
 
     try:
@@ -152,7 +156,7 @@ def cmd_up(options: SandboxOptions) -> int:
 
 
 def cmd_up_acl(options: AclOptions) -> int:
-    from console.sandbox.acl import acl_sandbox
+    # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.runner import serve_context
 
     try:
@@ -164,16 +168,12 @@ def cmd_up_acl(options: AclOptions) -> int:
 
 
 def cmd_down(run_dir: Path | None = None) -> int:
-    from console.sandbox import rundir
-
     pids = rundir.down(run_dir)
     print(f"stopped {len(pids)} process(es)" if pids else "no sandbox running")
     return 0
 
 
 def cmd_status(run_dir: Path | None = None) -> int:
-    from console.sandbox import rundir
-
     st = rundir.status(run_dir)
     print(f"run dir: {st.run_dir}")
     print(f"owner:   {st.owner if st.owner is not None else 'not running'}")
@@ -186,8 +186,6 @@ def cmd_status(run_dir: Path | None = None) -> int:
 
 
 def print_ready(sb: Sandbox) -> None:
-    from console.sandbox import scenario as sc
-
     t = sb.timings
     print(f"RocketMQ {sb.version} sandbox up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}")
     for name, addr in sorted(sb.broker_addrs.items()):
@@ -216,8 +214,6 @@ def print_ready(sb: Sandbox) -> None:
         for g in sc.GROUPS:
             print(f"    {g.name:<18} {g.topic:<9} {g.demonstrates}")
         if sb.pop is not None:
-            from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
-
             held = sb.pop.messages
             print(f"    {GROUP_POP:<18} {TOPIC_CLICKS:<9} POP (remoting): popped {held}, acked 0")
             print(
@@ -251,7 +247,6 @@ def print_tls_block(sb: Sandbox) -> None:
 def print_acl_ready(acl: AclSandbox) -> None:
     """Where the cluster is and how a config reaches it, by reference: the password is never
     printed, only the file that holds it."""
-    from console.sandbox.acl import ACL_GROUP, ACL_TOPIC
 
     print(f"RocketMQ ACL cluster up: namesrv {acl.namesrv_addr}, cluster {acl.cluster_name}")
     for name, addr in sorted(acl.broker_addrs.items()):

@@ -21,6 +21,8 @@ from textual.screen import Screen
 from console.config import ClusterConfig, Config
 from console.domain.triage import DEFAULT_WINDOW, Refreshes
 from console.redact import redact_text
+from console.services.infra.journal_store import unfinished_lines
+from console.services.infra.workspace import Workspace
 from console.services.read.lag_history import LagHistory, local_root
 from console.services.read.session import ClusterSession
 from console.services.read.source import SourceFactory
@@ -112,6 +114,7 @@ class ConsoleApp(App[int]):
         if self.start_cluster is not None:
             self.open_cluster(self.start_cluster)
         else:
+            # deferred: a screen loads when first opened, not with the console's first frame
             from console.ui.screens.clusters import ClustersScreen
 
             self.push_screen(ClustersScreen(self.config.clusters, self.config.source))
@@ -132,8 +135,6 @@ class ConsoleApp(App[int]):
     def _offer_unfinished(self) -> None:
         """Applies a console left part-way (killed mid-apply): named at start, with where to
         resume or undo them (History, or the commands)."""
-        from console.services.infra.journal_store import unfinished_lines
-        from console.services.infra.workspace import Workspace
 
         root = Workspace(self.config.workspace_path).local_root
         lines = unfinished_lines(root) if root is not None else []
@@ -157,6 +158,7 @@ class ConsoleApp(App[int]):
     # ---- navigation ------------------------------------------------------------------------------
 
     def open_cluster(self, cluster: ClusterConfig) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.overview import OverviewScreen
 
         self.push_screen(OverviewScreen(self.session_for(cluster)))
@@ -197,6 +199,7 @@ class ConsoleApp(App[int]):
     # ---- help ----------------------------------------------------------------------------------
 
     def action_history(self) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.history import HistoryScreen
 
         if not isinstance(self.screen, HistoryScreen):
@@ -220,6 +223,7 @@ class ConsoleApp(App[int]):
     def report_error(self, title: str, error: BaseException) -> None:
         """Show a failure in a dialog, once: the same failure on every refresh of a cluster
         that is down is shown again only after something succeeded in between."""
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.dialogs import ErrorDialog
 
         text = redact_text(str(error)) or type(error).__name__
@@ -235,6 +239,8 @@ class ConsoleApp(App[int]):
 
 def binding_ids() -> set[str]:
     """Every binding id the console declares, for checking the config's keymap."""
+    # deferred: the screens load here only for a keymap to check; else when first opened, not
+    # with the console's first frame
     from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
     from console.ui.screens.clusters import ClustersScreen
     from console.ui.screens.dialogs import CommandsDialog, ErrorDialog, SaveDialog

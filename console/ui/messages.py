@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.domain.journal import Journal
     from console.services.apply.history import WorkspaceHistory
-    from console.services.apply.session import ApplyProgress, Confirmation, WriteCheck
-    from console.services.infra.spark_runner import JobProgress
+    from console.services.apply.progress import ApplyProgress
+    from console.services.apply.session import Confirmation, WriteCheck
+    from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
     from console.services.read.lag_report import LagReport
     from console.services.walkthrough.runner import Answer

@@ -30,8 +30,9 @@ from console.ui.messages import (
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.apply.session import ApplyProgress, Confirmation, WriteCheck
-    from console.services.infra.spark_runner import JobProgress
+    from console.services.apply.progress import ApplyProgress
+    from console.services.apply.session import Confirmation, WriteCheck
+    from console.services.infra.spark_jobs import JobProgress
 
 Post = Callable[[Message], object]
 

@@ -29,7 +29,8 @@ from console.domain.journal import ApplyStatus, QueueState
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
-from console.services.apply.session import ApplyPlan, ApplySession, Confirmation, WriteCheck
+from console.services.apply.intents import ApplyPlan
+from console.services.apply.session import ApplySession, Confirmation, WriteCheck
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader

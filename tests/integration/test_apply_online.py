@@ -34,7 +34,8 @@ from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
 from console.services.apply.check import check_apply
-from console.services.apply.session import ApplyPlan, ApplySession, Confirmation, WriteCheck
+from console.services.apply.intents import ApplyPlan
+from console.services.apply.session import ApplySession, Confirmation, WriteCheck
 from console.services.apply.write_access import WriteAccess
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import AuditLog

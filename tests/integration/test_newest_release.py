@@ -21,7 +21,8 @@ import pytest
 from console.domain.journal import QueueState
 from console.domain.plan import ResetPathKind
 from console.sandbox.runner import Sandbox
-from console.services.apply.session import ApplyPlan, ApplySession
+from console.services.apply.intents import ApplyPlan
+from console.services.apply.session import ApplySession
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader

@@ -8,14 +8,14 @@ import threading
 from pyspark.sql import SparkSession
 
 from console.domain.spec import SpecError
-from console.services.infra.spark_runner import (
+from console.services.infra.spark_jobs import (
     JobFailed,
-    JobHandle,
     JobInputError,
     JobProgress,
     JobState,
     ProgressCallback,
 )
+from console.services.infra.spark_runner import JobHandle
 from jobs.host import JOBS
 from jobs.run import PlanExistsError
 

@@ -27,13 +27,8 @@ from console.domain.spec import FileOffset
 from console.services.infra import connect_server
 from console.services.infra.connect_server import ServerDied, ServerHome, free_port
 from console.services.infra.spark_engine import choose_engine
-from console.services.infra.spark_runner import (
-    JobCancelled,
-    JobFailed,
-    JobProgress,
-    JobState,
-    SparkRunner,
-)
+from console.services.infra.spark_jobs import JobCancelled, JobFailed, JobProgress, JobState
+from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from jobs.host import JOBS

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from console.config import CredentialsRef
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
 from console.redact import MASK, hide, redact_text
-from console.services.infra.spark_runner import JobFailed
+from console.services.infra.spark_jobs import JobFailed
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from jobs.host import describe

@@ -22,7 +22,7 @@ from console.domain.spec import (
     ToOffset,
     ToSnapshot,
 )
-from console.services.infra.spark_runner import JobInputError, JobProgress
+from console.services.infra.spark_jobs import JobInputError, JobProgress
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from console.services.plan.tables import scope_cells

@@ -15,13 +15,8 @@ import pytest
 
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import SnapshotInfo
-from console.services.infra.spark_runner import (
-    JobCancelled,
-    JobInputError,
-    JobProgress,
-    JobState,
-    SparkRunner,
-)
+from console.services.infra.spark_jobs import JobCancelled, JobInputError, JobProgress, JobState
+from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from tests.spark.fakes import group

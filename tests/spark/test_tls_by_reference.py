@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from console.config import TlsRef
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
-from console.services.infra.spark_runner import JobFailed
+from console.services.infra.spark_jobs import JobFailed
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from jobs.timestamps import BrokerSearch

@@ -19,8 +19,9 @@ from textual.widgets import Button, Checkbox, DataTable
 from console.config import Config
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.journal_actions import UndoCheck
+from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck
-from console.services.apply.session import ApplyProgress, WriteCheck
+from console.services.apply.session import WriteCheck
 from console.services.infra.journal_store import JournalStore
 from console.ui.screens.apply import (
     ApplyResultDialog,

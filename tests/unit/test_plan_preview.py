@@ -28,13 +28,8 @@ from console.domain.plan import (
 )
 from console.domain.spec import ByDuration, ResetSpec, StrategyKind, ToTimestamp
 from console.services.apply.preview_flow import Stage
-from console.services.infra.spark_runner import (
-    JobCancelled,
-    JobHandle,
-    JobInputError,
-    JobProgress,
-    JobState,
-)
+from console.services.infra.spark_jobs import JobCancelled, JobInputError, JobProgress, JobState
+from console.services.infra.spark_runner import JobHandle
 from console.services.infra.workspace import SnapshotRef
 from console.services.plan.planner import PlanResult
 from console.services.read.session import ClusterSession

@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from console.services.infra.spark_runner import (
-    JobFailed,
-    JobHandle,
-    JobInputError,
-    JobProgress,
-    JobState,
-    SparkRunner,
-)
+from console.services.infra.spark_jobs import JobFailed, JobInputError, JobProgress, JobState
+from console.services.infra.spark_runner import JobHandle, SparkRunner
 
 
 def test_a_handle_settles_once_and_reports_progress() -> None:

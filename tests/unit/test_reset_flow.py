@@ -29,15 +29,15 @@ from console.services.apply.preview_flow import (
     StageError,
     drive_plan,
 )
-from console.services.apply.session import ApplyProgress
-from console.services.infra.spark_runner import (
+from console.services.apply.progress import ApplyProgress
+from console.services.infra.spark_jobs import (
     JobCancelled,
     JobFailed,
-    JobHandle,
     JobInputError,
     JobProgress,
     JobState,
 )
+from console.services.infra.spark_runner import JobHandle
 from console.services.infra.workspace import SnapshotRef
 from console.services.plan.planner import PlanResult
 

@@ -13,7 +13,8 @@ import pytest
 from console.config import ClusterConfig, Config
 from console.errors import Refused
 from console.services.apply.client_file_writer import rewrite_store_file
-from console.services.apply.session import ApplyPlan, run_session
+from console.services.apply.intents import ApplyPlan
+from console.services.apply.session import run_session
 from console.services.apply.writer import Applier
 from tests.support.writes import confirm_every_name, write_access
 

@@ -36,6 +36,7 @@ from console.services.infra.fanout import gather_answers
 from console.services.plan.load import LoadedPlan
 from console.services.read.broker_facts import broker_facts
 from console.services.read.client_offsets import read_store_file
+from console.services.read.group_clients import POP_MODE, read_clients
 from console.services.read.reader import ClusterReader
 
 K = TypeVar("K", bound=Hashable)
@@ -337,7 +338,6 @@ async def consumers_of(
     queues: a client heartbeats only the brokers of the topics it uses, so one broker's "not
     online" says nothing of the others) and of every proxy (the brokers list no gRPC client).
     Any one naming a client means online."""
-    from console.services.read.group_clients import POP_MODE, read_clients
 
     admin = reader.admin
     wanted = set(topics)

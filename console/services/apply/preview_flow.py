@@ -31,13 +31,16 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from console.domain.plan import Impact, PlanRow
-from console.domain.spec import ResetSpec, SpecError, StrategyKind
+from console.domain.spec import ResetSpec, SpecError, StrategyKind, strategy_to_value
+from console.services.infra.spark_jobs import JobCancelled, JobInputError
 from console.services.plan.spec_files import read_spec
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
-    from console.services.apply.session import ApplyProgress, WriteCheck
-    from console.services.infra.spark_runner import JobHandle, JobProgress
+    from console.services.apply.progress import ApplyProgress
+    from console.services.apply.session import WriteCheck
+    from console.services.infra.spark_jobs import JobProgress
+    from console.services.infra.spark_runner import JobHandle
     from console.services.infra.workspace import SnapshotRef
     from console.services.plan.planner import PlanResult
     from console.services.plan.preview_planners import PreviewPlanner
@@ -108,7 +111,6 @@ class ResetForm:
     @classmethod
     def of(cls, spec: ResetSpec) -> ResetForm:
         """The form that asks for `spec` (a walkthrough's), as the operator would type it."""
-        from console.domain.spec import strategy_to_value
 
         value: Any = strategy_to_value(spec.strategy)
         text = ""
@@ -486,7 +488,6 @@ async def drive_plan(
     """Plan `spec` and report each step to `events`: bad input becomes `rejected`, a cancelled
     job `cancelled`; any other failure is raised (the caller reports it as `failed`). The
     impact estimate, a second job, follows the plan; the plan is reported before it starts."""
-    from console.services.infra.spark_runner import JobCancelled, JobInputError
 
     try:
         result = await planner.plan(

@@ -17,48 +17,35 @@ guarantee lives here, in `ApplySession.run`, so every door has it:
    writes go out by the reset path, and every queue is read back (console/services/apply/writer.py).
 
 Undo and resume are the same session with another intent: an undo writes the plan that puts the
-apply's before-image back (kind "undo"); a resume finishes an apply in its own journal.
+apply's before-image back (kind "undo"); a resume finishes an apply in its own journal. The
+intents are console/services/apply/intents.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from console.config import ClusterConfig, Config
-from console.domain.journal import ApplyStatus, Journal, QueueState
+from console.domain.journal import ApplyStatus, Journal, JournalError, QueueState
 from console.errors import Refused
+from console.services.apply.progress import ApplyProgress
+from console.services.infra.access import write_refusal
+from console.services.infra.journal_store import JournalStore
 
 if TYPE_CHECKING:
     from console.services.apply.check import GroupWrites, QueueWrite
-    from console.services.apply.journal_actions import UndoIntent
     from console.services.apply.write_access import WriteAccess
     from console.services.apply.writer import Applier
-    from console.services.infra.spark_runner import JobProgress
-    from console.services.plan.load import LoadedPlan
-    from console.services.read.reader import ClusterReader
+    from console.services.infra.spark_jobs import JobProgress
 
 #: Exit codes of a session, the same from every door.
 VERIFIED_EXIT = 0
 NOT_VERIFIED_EXIT = 1
 REFUSED_EXIT = 2
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyProgress:
-    """How far the writes have come: what a door shows while they go out."""
-
-    total: int
-    settled: int  # queues with an answer (written, failed, verified ...)
-    verified: int
-    stage: str  # "writing", "verifying", "done"
-    #: What the writes wait for right now, and for how long at most (None: nothing): no wait
-    #: of the write path is silent.
-    waiting: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,168 +185,6 @@ class Intent(Protocol):
     ) -> Journal: ...
 
 
-class ApplyPlan:
-    """Apply a plan of the workspace (by id or directory), or one loaded already."""
-
-    kind = "apply"
-
-    def __init__(
-        self,
-        plan: str | LoadedPlan,
-        *,
-        max_age_s: float | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.ref = plan
-        self.max_age_s = max_age_s
-        self.clock = clock
-        self.plan: LoadedPlan | None = None if isinstance(plan, str) else plan
-
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
-        if isinstance(self.ref, str):
-            self.plan = await asyncio.to_thread(_load, access, self.ref, self.clock, self.max_age_s)
-        return None
-
-    async def read(self, access: WriteAccess) -> WriteCheck:
-        from console.services.apply.check import check_apply
-
-        assert self.plan is not None, "prepared first"
-        return await check_apply(access.reader, self.plan, access.cluster.proxies)
-
-    async def write(
-        self,
-        applier: Applier,
-        check: WriteCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], object],
-        stop: asyncio.Event,
-    ) -> Journal:
-        from console.services.apply.check import ApplyCheck
-
-        assert isinstance(check, ApplyCheck)
-        return await applier.apply(
-            check, accept_drift=accept_drift, kind=self.kind, on_progress=on_progress, stop=stop
-        )
-
-
-#: Plans an undo's spec on a cluster (read through the reader given) and returns the plan's URI
-#: (the CLI prints the plan; the console plans on its warm Spark session); Refused when no whole
-#: plan came of it.
-UndoPlanner = Callable[
-    [
-        ClusterConfig,
-        Config,
-        "ClusterReader",
-        "UndoIntent",
-        Callable[["JobProgress"], object],
-    ],
-    Awaitable[str],
-]
-
-
-class UndoApply:
-    """Put back what an apply wrote: its before-image planned like any reset, then applied as
-    an apply of its own that names the apply it reverses."""
-
-    kind = "undo"
-
-    def __init__(
-        self, apply_id: str, planner: UndoPlanner, *, clock: Callable[[], float] = time.time
-    ) -> None:
-        self.apply_id = apply_id
-        self.planner = planner
-        self.clock = clock
-        self.undone: Journal | None = None
-        self.notes: tuple[str, ...] = ()
-        self.plan: LoadedPlan | None = None
-
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
-        from console.services.apply.journal_actions import load_applied, undo_of
-        from console.services.infra.journal_store import JournalStore
-
-        root, cluster = access.root, access.cluster.name
-        journal = await asyncio.to_thread(load_applied, root, self.apply_id, cluster)
-        intent = undo_of(journal, str(JournalStore(root).path(journal.apply_id)))
-        uri = await self.planner(
-            access.cluster, access.config, access.reader, intent, events.planning
-        )
-        self.plan = await asyncio.to_thread(_load, access, uri, self.clock, None)
-        self.undone, self.notes = journal, intent.notes
-        return None
-
-    async def read(self, access: WriteAccess) -> WriteCheck:
-        from console.services.apply.check import check_apply
-        from console.services.apply.journal_actions import UndoCheck
-
-        assert self.plan is not None, "prepared first"
-        assert self.undone is not None
-        check = await check_apply(access.reader, self.plan, access.cluster.proxies)
-        return UndoCheck(self.undone, self.notes, check)
-
-    async def write(
-        self,
-        applier: Applier,
-        check: WriteCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], object],
-        stop: asyncio.Event,
-    ) -> Journal:
-        from console.services.apply.journal_actions import UndoCheck
-
-        assert isinstance(check, UndoCheck)
-        return await applier.apply(
-            check.check,
-            accept_drift=accept_drift,
-            kind=self.kind,
-            undo_of=check.undone.apply_id,
-            on_progress=on_progress,
-            stop=stop,
-        )
-
-
-class ResumeApply:
-    """Finish an apply that stopped part-way, in its own journal."""
-
-    kind = "resume"
-
-    def __init__(self, apply_id: str) -> None:
-        self.apply_id = apply_id
-        self.journal: Journal | None = None
-
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
-        from console.services.apply.journal_actions import load_applied
-
-        journal = await asyncio.to_thread(
-            load_applied, access.root, self.apply_id, access.cluster.name
-        )
-        self.journal = journal
-        return None if journal.unfinished else journal
-
-    async def read(self, access: WriteAccess) -> WriteCheck:
-        from console.services.apply.resume_check import check_resume
-
-        assert self.journal is not None, "prepared first"
-        return await check_resume(access.reader, self.journal, access.cluster.proxies)
-
-    async def write(
-        self,
-        applier: Applier,
-        check: WriteCheck,
-        *,
-        accept_drift: bool,
-        on_progress: Callable[[ApplyProgress], object],
-        stop: asyncio.Event,
-    ) -> Journal:
-        from console.services.apply.resume_check import ResumeCheck
-
-        assert isinstance(check, ResumeCheck)
-        return await applier.resume(
-            check, accept_drift=accept_drift, on_progress=on_progress, stop=stop
-        )
-
-
 class ApplySession:
     """One intent written through one `WriteAccess` (see the module's text for the stages)."""
 
@@ -390,9 +215,6 @@ class ApplySession:
     async def _run(
         self, confirm: Confirm, events: ApplyEvents, stop: asyncio.Event
     ) -> SessionResult:
-        from console.domain.journal import JournalError
-        from console.services.infra.journal_store import JournalStore
-
         events.checking()
         done = await self.intent.prepare(self.access, events)
         if done is not None:  # nothing left to write: the journal is the answer
@@ -443,6 +265,8 @@ class ApplySession:
     def _make_applier(self) -> Applier:
         if self._applier is not None:
             return self._applier(self.access)
+        # deferred: the writers (client push, offset writer, client files) load when a session
+        # writes, not with the console's first frame (which imports this module)
         from console.services.apply.writer import Applier
 
         return Applier(self.access)
@@ -480,21 +304,6 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def _load(
-    access: WriteAccess, ref: str, clock: Callable[[], float], max_age_s: float | None
-) -> LoadedPlan:
-    from console.services.infra.workspace import Workspace
-    from console.services.plan.load import DEFAULT_MAX_AGE_S, load_plan
-
-    return load_plan(
-        Workspace(access.config.workspace_path),
-        ref,
-        cluster=access.cluster.name,
-        now_ms=int(clock() * 1000),
-        max_age_s=DEFAULT_MAX_AGE_S if max_age_s is None else max_age_s,
-    )
-
-
 #: How a session gets its write access (`open_write_access`,
 #: console/services/apply/write_access.py).
 OpenAccess = Callable[[ClusterConfig, Config], AbstractAsyncContextManager["WriteAccess"]]
@@ -513,8 +322,9 @@ async def run_session(
     """`intent` written to `cluster` as one session, through its write access: a cluster that
     may not be written, or a workspace that is not local, refuses it before anything is
     opened."""
+    # deferred: the write access opens the cluster for writing; the console's first frame,
+    # which imports this module, never does
     from console.services.apply.write_access import open_write_access
-    from console.services.infra.access import write_refusal
 
     told: ApplyEvents = events if events is not None else QuietEvents()
     try:

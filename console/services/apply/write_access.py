@@ -18,6 +18,7 @@ from pathlib import Path
 from console.config import ClusterConfig, Config
 from console.errors import Refused
 from console.services.infra.access import open_admin, write_refusal
+from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
 
 
@@ -34,7 +35,6 @@ class WriteAccess:
 def local_root(config: Config) -> Path:
     """The workspace folder for journals and the audit log; Refused when the workspace is not
     on this machine (an apply keeps no evidence rather than write without it)."""
-    from console.services.infra.workspace import Workspace
 
     workspace = Workspace(config.workspace_path)
     root = workspace.local_root

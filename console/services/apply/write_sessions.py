@@ -14,20 +14,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from console.config import ClusterConfig, Config
-from console.services.apply.session import (
-    ApplyEvents,
-    ApplyPlan,
-    Confirm,
-    Intent,
-    ResumeApply,
-    SessionResult,
-    UndoApply,
-    run_session,
-)
+from console.services.apply.session import ApplyEvents, Confirm, Intent, SessionResult, run_session
+from console.services.plan.preview_planners import console_planner
 
 if TYPE_CHECKING:
     from console.services.apply.journal_actions import UndoIntent
-    from console.services.infra.spark_runner import JobProgress
+    from console.services.infra.spark_jobs import JobProgress
     from console.services.read.reader import ClusterReader
 
 
@@ -53,12 +45,24 @@ class ClusterWrites:
         self.config = config
 
     def apply_plan(self, plan_uri: str) -> Intent:
+        # deferred: an intent's checks and the planner load when the console first writes, not
+        # with its first frame (which imports this module)
+        from console.services.apply.intents import ApplyPlan
+
         return ApplyPlan(plan_uri)
 
     def undo(self, apply_id: str) -> Intent:
+        # deferred: an intent's checks and the planner load when the console first writes, not
+        # with its first frame (which imports this module)
+        from console.services.apply.intents import UndoApply
+
         return UndoApply(apply_id, plan_on_console)
 
     def resume(self, apply_id: str) -> Intent:
+        # deferred: an intent's checks and the planner load when the console first writes, not
+        # with its first frame (which imports this module)
+        from console.services.apply.intents import ResumeApply
+
         return ResumeApply(apply_id)
 
     async def run(
@@ -80,8 +84,6 @@ async def plan_on_console(
     progress: Callable[[JobProgress], object],
 ) -> str:
     """The undo's plan, on the console's shared warm Spark session; its URI."""
-    from console.services.plan.preview_planners import console_planner
-
     planner = console_planner(cluster, config, reader)
     result = await planner.plan(undo.spec, on_progress=progress)
     return result.uri

@@ -54,9 +54,10 @@ from console.services.apply.offset_writer import (
     WriteOutcome,
     WriteResult,
 )
+from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck
-from console.services.apply.session import ApplyProgress
 from console.services.apply.write_access import WriteAccess
+from console.services.infra.access import write_refusal
 from console.services.infra.fanout import gather_answers
 from console.services.infra.journal_store import (
     AuditEntry,
@@ -91,8 +92,6 @@ class Applier:
         push_timing: PushTiming = DEFAULT_TIMING,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        from console.services.infra.access import write_refusal
-
         refusal = write_refusal(access.cluster)
         if refusal is not None:  # an access made by hand must obey the one rule too
             raise Refused([refusal])

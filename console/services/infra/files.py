@@ -36,7 +36,8 @@ def join(uri: str, *parts: str) -> str:
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    import pyarrow.fs as pafs  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow.fs as pafs
 
     scheme = urlparse(uri).scheme
     if scheme in _SCHEME_ALIASES:
@@ -49,7 +50,8 @@ def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 
 
 def exists(uri: str) -> bool:
-    import pyarrow.fs as pafs  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow.fs as pafs
 
     fs, path = filesystem(uri)
     return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
@@ -69,7 +71,8 @@ def read_text(uri: str) -> str:
 
 def read_parquet(uri: str, **options: Any) -> pa.Table:
     """A Parquet file or directory as a table (`options` go to pyarrow's read_table)."""
-    import pyarrow as pa  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     fs, path = filesystem(uri)
@@ -83,7 +86,8 @@ def read_parquet(uri: str, **options: Any) -> pa.Table:
 
 def read_parquet_schema(uri: str) -> pa.Schema:
     """A Parquet file's schema (its columns and key-value metadata), from the footer."""
-    import pyarrow as pa  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     fs, path = filesystem(uri)
@@ -117,7 +121,8 @@ def write_text(uri: str, text: str) -> None:
 
 def delete(uri: str) -> None:
     """Remove a file or a directory tree; absent is fine."""
-    import pyarrow.fs as pafs  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow.fs as pafs
 
     fs, path = filesystem(uri)
     info = fs.get_file_info(path)
@@ -129,7 +134,8 @@ def delete(uri: str) -> None:
 
 def listdir(uri: str) -> list[str]:
     """Base names directly under a directory; empty if it does not exist."""
-    import pyarrow.fs as pafs  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow.fs as pafs
 
     fs, path = filesystem(uri)
     if fs.get_file_info(path).type != pafs.FileType.Directory:
@@ -141,15 +147,16 @@ def listdir(uri: str) -> list[str]:
 def parquet_rows(uri: str) -> int:
     """Rows of a Parquet file or directory, from the footers alone."""
     fs, path = filesystem(uri)
-    # pyarrow.dataset imports pandas when it is installed (the Spark Connect client needs it):
-    # a second more for any command that imports this before it needs it.
+    # deferred: pandas, which pyarrow.dataset imports when it is installed (the Spark Connect
+    # client needs it): a second more for any command that imports this before it needs it
     import pyarrow.dataset as pads
 
     return int(pads.dataset(path, filesystem=fs, format="parquet").count_rows())
 
 
 def write_parquet(uri: str, table: pa.Table) -> None:
-    import pyarrow.parquet as pq  # pyarrow: see the module's text
+    # deferred: pyarrow (see the module's text)
+    import pyarrow.parquet as pq
 
     fs, path = filesystem(uri)
     fs.create_dir(path.rsplit("/", 1)[0], recursive=True)

@@ -20,12 +20,10 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol, cast
 
-from console.errors import UserError
 from console.services.infra.rpc import (
     Call,
     CallCancelled,
@@ -34,55 +32,14 @@ from console.services.infra.rpc import (
     Pending,
     RemoteError,
 )
-
-
-class JobState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-@dataclass(frozen=True, slots=True)
-class JobProgress:
-    """Where a job is: the job's own step, the Spark stage running, and task counts."""
-
-    job_id: str
-    state: JobState
-    step: str = ""
-    stage: str | None = None
-    done: int = 0
-    total: int = 0
-    active: int = 0
-    failed: int = 0
-
-    @property
-    def fraction(self) -> float | None:
-        """Tasks done over tasks known; None before Spark has planned any."""
-        return self.done / self.total if self.total else None
-
-
-ProgressCallback = Callable[[JobProgress], object]
-
-
-class JobError(Exception):
-    """A job did not produce its result."""
-
-
-class JobInputError(JobError, UserError):
-    """The request was wrong (a spec naming an unknown group, a bad line in a file, …);
-    the message names the field or line. Nothing was written."""
-
-
-class JobCancelled(JobError):
-    pass
-
-
-class JobFailed(JobError):
-    def __init__(self, message: str, log: Path | None = None) -> None:
-        super().__init__(f"{message} (Spark log: {log})" if log else message)
-        self.log = log
+from console.services.infra.spark_jobs import (
+    JobCancelled,
+    JobFailed,
+    JobInputError,
+    JobProgress,
+    JobState,
+    ProgressCallback,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,12 +42,8 @@ from console.domain.spec import (
 )
 from console.services.infra import files
 from console.services.infra.access import cluster_of
-from console.services.infra.spark_runner import (
-    JobHandle,
-    JobInputError,
-    JobRunner,
-    ProgressCallback,
-)
+from console.services.infra.spark_jobs import JobInputError, ProgressCallback
+from console.services.infra.spark_runner import JobHandle, JobRunner
 from console.services.infra.workspace import ROWS, SnapshotRef, Workspace
 from console.services.plan import plan_csv
 from console.services.plan.reset_paths import paths_for, refuse_client_local

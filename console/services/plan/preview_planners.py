@@ -18,15 +18,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from console.config import ClusterConfig, Config
 from console.domain.plan import Impact
 from console.domain.spec import ResetSpec
+from console.services.infra.access import open_admin
+from console.services.infra.workspace import Workspace
+from console.services.read.reader import ClusterReader
 from console.services.read.session import ClusterSession
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from console.services.infra.spark_runner import JobHandle, JobProgress
+    from console.services.infra.spark_jobs import JobProgress
+    from console.services.infra.spark_runner import JobHandle
     from console.services.infra.workspace import SnapshotRef
     from console.services.plan.planner import Planner, PlanResult
-    from console.services.read.reader import ClusterReader
 
 
 class PreviewPlanner(Protocol):
@@ -62,15 +65,14 @@ class ClusterPlanners:
     from the config, and the console's shared warm Spark session."""
 
     def warm(self, config: Config) -> None:
+        # deferred: the Spark host and its client start when a preview opens, not with the
+        # console (which imports this module at start-up)
         from console.services.infra.spark_runner import shared_runner
 
         shared_runner(config.spark_master, _log_path(config))
 
     @asynccontextmanager
     async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
-        from console.services.infra.access import open_admin
-        from console.services.read.reader import ClusterReader
-
         cluster = session.cluster
         async with open_admin(cluster, config) as admin:
             yield console_planner(cluster, config, ClusterReader(admin, cluster.rocketmq_cluster))
@@ -79,8 +81,8 @@ class ClusterPlanners:
 def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReader) -> Planner:
     """A planner that reads through `reader` and plans on the console's shared warm Spark
     session, into the workspace of `config`."""
+    # deferred: pyarrow and the planner, and the Spark host's client
     from console.services.infra.spark_runner import shared_runner
-    from console.services.infra.workspace import Workspace
     from console.services.plan.planner import Planner
 
     runner = shared_runner(config.spark_master, _log_path(config))
@@ -94,6 +96,4 @@ def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReade
 
 
 def _log_path(config: Config) -> Path:
-    from console.services.infra.workspace import Workspace
-
     return Workspace(config.workspace_path).log_path()

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from console.config import Config
 from console.domain.walkthrough import Evidence
+from console.services.infra.access import open_admin
+from console.services.read.reader import ClusterReader
 from console.services.read.session import ClusterSession
 from console.services.walkthrough.runner import Answer, WalkthroughRun
-
-if TYPE_CHECKING:
-    from console.services.read.reader import ClusterReader
-    from console.services.walkthrough.evidence.context import EvidenceContext
 
 
 class WalkthroughReads(Protocol):
@@ -42,30 +40,10 @@ class ClusterWalkthroughs:
     async def open(
         self, session: ClusterSession, config: Config
     ) -> AsyncIterator[WalkthroughReads]:
-        from console.services.infra.access import open_admin
-        from console.services.read.reader import ClusterReader
+        # deferred: the evidence providers load when a walkthrough opens, not with the
+        # console's first frame (this module is imported at start-up)
+        from console.services.walkthrough.evidence.registry import ClusterEvidence
 
         cluster = session.cluster
         async with open_admin(cluster, config) as admin:
-            yield _Reads(ClusterReader(admin, cluster.rocketmq_cluster), config)
-
-
-class _Reads:
-    def __init__(self, reader: ClusterReader, config: Config) -> None:
-        self.reader = reader
-        self.config = config
-
-    def _context(self, run: WalkthroughRun) -> EvidenceContext:
-        from console.services.walkthrough.evidence.context import EvidenceContext
-
-        return EvidenceContext.of(self.reader, run, self.config)
-
-    async def evidence(self, run: WalkthroughRun, names: Sequence[str]) -> list[Evidence]:
-        from console.services.walkthrough.evidence.registry import gather
-
-        return await gather(self._context(run), names)
-
-    async def answer(self, run: WalkthroughRun, step_id: str, text: str) -> Answer | None:
-        from console.services.walkthrough.evidence.answers import check_answer
-
-        return await check_answer(self._context(run), step_id, text)
+            yield ClusterEvidence(ClusterReader(admin, cluster.rocketmq_cluster), config)

@@ -120,6 +120,8 @@ def _since(at_ms: int | None) -> str:
 
 def write_summary(check: WriteCheck, cluster: ClusterConfig) -> WriteSummary:
     """The confirm dialog's summary of an apply's, an undo's or a resume's check."""
+    # deferred: the write path's checks load when a write is confirmed, not with the
+    # console's first frame
     from console.services.apply.check import ApplyCheck
     from console.services.apply.journal_actions import UndoCheck
     from console.services.apply.resume_check import ResumeCheck

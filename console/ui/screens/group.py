@@ -31,6 +31,7 @@ from console.rocketmq.models import QueueStats
 from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
 from console.services.read.lag_report import WINDOWS_MS, LagReport, lag_report
 from console.services.read.session import ClusterSession
+from console.services.walkthrough.runner import load_walkthroughs
 from console.ui import format as fmt
 from console.ui.messages import (
     AssignmentsRefreshed,
@@ -403,18 +404,19 @@ class GroupScreen(DataScreen):
     # ---- reset ---------------------------------------------------------------------------------
 
     def action_reset(self) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.preview import PreviewScreen
 
         self.app.push_screen(PreviewScreen(self.cluster_session, self.group))
 
     def action_walkthrough(self, name: str | None = None) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.walkthrough import WalkthroughScreen
 
         self.app.push_screen(WalkthroughScreen(self.cluster_session, self.group, name))
 
     def walkthrough_titles(self) -> list[tuple[str, str]]:
         """(name, title) of every walkthrough, for the command palette."""
-        from console.services.walkthrough.runner import load_walkthroughs
 
         return [(w.name, w.title) for w in load_walkthroughs().walkthroughs]
 

@@ -15,6 +15,7 @@ from console.domain.offsets import GroupOffsets, QueueKey
 from console.domain.triage import GroupSummary, Status, rank
 from console.redact import redact_text
 from console.services.infra.fanout import Cadence
+from console.services.infra.workspace import Workspace
 from console.services.read.session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import (
@@ -201,7 +202,7 @@ class GroupsScreen(DataScreen):
     def _snapshot(self, read: dict[str, GroupOffsets | Exception]) -> None:
         """Keep what this refresh read as a snapshot (no extra broker calls): the history that
         point-in-time restores and catch-up estimates are computed from."""
-        from console.services.infra.workspace import Workspace
+        # deferred: pyarrow (snapshots are Parquet files)
         from console.services.read.snapshots import Retention, SnapshotStore
 
         config = self.console.config
@@ -253,6 +254,7 @@ class GroupsScreen(DataScreen):
         self.query_one(DataView).set_rows(self._rows(list(self.summaries), self.errors))
 
     def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.group import GroupScreen
 
         self.app.push_screen(GroupScreen(self.cluster_session, event.key))

@@ -23,7 +23,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
+from console.services.apply.history import read_history
 from console.services.apply.preview_flow import StopSwitch
+from console.services.infra.workspace import Workspace
 from console.ui.messages import (
     ApplyConfirmed,
     ApplyDeclined,
@@ -130,9 +132,6 @@ class HistoryScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def load(self) -> None:
-        from console.services.apply.history import read_history
-        from console.services.infra.workspace import Workspace
-
         history = read_history(Workspace(self.console.config.workspace_path))
         self.post_message(HistoryRead(history))
 
@@ -200,7 +199,7 @@ class HistoryScreen(ConsoleScreen):
 
     @work(thread=True, exclusive=True, group="history-snapshot", exit_on_error=False)
     def read_snapshot_groups(self, snapshot_id: str, cluster: ClusterConfig) -> None:
-        from console.services.infra.workspace import Workspace
+        # deferred: pyarrow (snapshots are Parquet files)
         from console.services.read.snapshots import SnapshotStore
 
         store = SnapshotStore(Workspace(self.console.config.workspace_path))
@@ -208,6 +207,7 @@ class HistoryScreen(ConsoleScreen):
         self.post_message(SnapshotGroupsRead(cluster, snapshot_id, tuple(groups)))
 
     def on_snapshot_groups_read(self, message: SnapshotGroupsRead) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.walkthrough import WalkthroughScreen
 
         groups = message.groups

@@ -164,11 +164,13 @@ class OverviewScreen(DataScreen):
         self.query_one("#totals", Static).update(text)
 
     def action_topics(self) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.topics import TopicsScreen
 
         self.app.push_screen(TopicsScreen(self.cluster_session))
 
     def action_groups(self) -> None:
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.groups import GroupsScreen
 
         self.app.push_screen(GroupsScreen(self.cluster_session))

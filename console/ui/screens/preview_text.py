@@ -26,7 +26,7 @@ from console.ui.messages import (
 from console.ui.tones import toned
 
 if TYPE_CHECKING:
-    from console.services.infra.spark_runner import JobProgress
+    from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
 
 

@@ -28,9 +28,16 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from console.domain import mqadmin
+from console.domain.journal import QueueState
+from console.domain.spec import SpecError
 from console.domain.walkthrough import Evidence, Walkthrough
+from console.rocketmq.errors import RocketMQError
+from console.services.infra.journal_store import operator
+from console.services.infra.workspace import Workspace
 from console.services.read.session import ClusterSession
-from console.services.walkthrough.runner import WalkthroughRun, load_walkthroughs
+from console.services.walkthrough.report import write_report
+from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
 from console.ui.messages import (
     WalkthroughAnswered,
     WalkthroughAnswerRefused,
@@ -159,9 +166,6 @@ class WalkthroughScreen(ConsoleScreen):
 
     @work(thread=True, group=READ_GROUP, exit_on_error=False)
     def check(self, step_id: str, text: str) -> None:
-        from console.rocketmq.errors import RocketMQError
-        from console.services.walkthrough.runner import AnswerError
-
         run = self.run
         assert run is not None
 
@@ -248,7 +252,7 @@ class WalkthroughScreen(ConsoleScreen):
     # ---- the preview and after ---------------------------------------------------------------
 
     def preview(self) -> None:
-        from console.domain.spec import SpecError
+        # deferred: a screen loads when first opened, not with the console's first frame
         from console.ui.screens.preview import PreviewScreen
 
         run = self.run
@@ -280,10 +284,8 @@ class WalkthroughScreen(ConsoleScreen):
 
     @work(thread=True, group="walkthrough-report", exit_on_error=False)
     def write_report(self) -> None:
-        from console.services.infra.journal_store import operator
-        from console.services.infra.workspace import Workspace
+        # deferred: pyarrow and the planner
         from console.services.plan.planner import warning_counts
-        from console.services.walkthrough.report import write_report
 
         run = self.run
         assert run is not None
@@ -348,8 +350,6 @@ class WalkthroughScreen(ConsoleScreen):
 
     @staticmethod
     def _result_line(run: WalkthroughRun) -> str:
-        from console.domain.journal import QueueState
-
         j = run.journal
         assert j is not None
         verified = j.count(QueueState.VERIFIED)
@@ -370,8 +370,6 @@ class WalkthroughScreen(ConsoleScreen):
         return Text("\n").join(parts)
 
     def mqadmin_lines(self) -> list[str]:
-        from console.domain import mqadmin
-
         return mqadmin.group(self.cluster_session.cluster.namesrv, self.group)
 
 

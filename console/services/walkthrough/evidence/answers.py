@@ -61,7 +61,7 @@ async def _check_group(ctx: EvidenceContext, name: str) -> Answer:
 def _check_snapshot(ctx: EvidenceContext, text: str, now_ms: int) -> Answer:
     """A snapshot id, or a time: the newest snapshot of the group taken at or before it. The
     value is the strategy (`to-snapshot`)."""
-    # pyarrow: snapshots are Parquet files
+    # deferred: pyarrow (snapshots are Parquet files)
     from console.services.read.snapshots import SnapshotNotFound, SnapshotStore
 
     store = SnapshotStore(ctx.workspace)

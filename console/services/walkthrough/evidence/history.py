@@ -19,7 +19,7 @@ async def provide(ctx: EvidenceContext) -> Evidence:
 
 
 def _history_now(ctx: EvidenceContext) -> Evidence:
-    # pyarrow: snapshots are Parquet files
+    # deferred: pyarrow (snapshots are Parquet files)
     from console.services.read.snapshots import SnapshotStore
 
     store = SnapshotStore(ctx.workspace)
