@@ -9,20 +9,25 @@ the tests run in three streams, each a pytest session of its own:
   RocksDB offsets: test_tls.py, and test_newest_release.py, which runs main-sandbox tests on
   it): no main sandbox is started;
 - `sandbox-1`, `sandbox-2`: the tests against the main sandbox (and the ACL cluster's, all in
-  the second), split by their measured cost, each stream with a sandbox of its own (the tests
-  make groups of their own, so nothing depends on which tests ran before in the same sandbox).
+  the second), split by their measured seconds (tests/durations.json), each stream with a
+  sandbox of its own (the tests make groups of their own, so nothing depends on which tests
+  ran before in the same sandbox).
 
 Each stream's output is printed whole when it ends, then one line per stream; the exit code is
-the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every stream.
+the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every stream;
+`python -m tests.streams --record` also writes what each integration file took
+(tests/durations.json, which the next split balances by).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,37 +39,31 @@ _MAIN = re.compile(r"\bsandbox\s*:\s*(Sandbox|Any)\b")
 #: The ACL cluster: its files share one stream, so it starts once.
 _ACL = re.compile(r"\bacl_cluster\b")
 
-#: Seconds a file takes against a warm sandbox (measured; a file not listed counts DEFAULT_S).
-COST_S = {
-    "test_acl_plan.py": 80,
-    "test_acl_standalone.py": 45,
-    "test_access_denied.py": 40,
-    "test_acl.py": 30,
-    "test_walkthroughs_ui.py": 150,
-    "test_apply.py": 110,
-    "test_apply_client_push.py": 105,
-    "test_partial_reads.py": 100,
-    "test_broadcast_offsets.py": 90,
-    "test_apply_killed.py": 80,
-    "test_ui_apply.py": 60,
-    "test_apply_online.py": 60,
-    "test_walkthroughs_tmux.py": 55,
-    "test_poison_skip.py": 50,
-    "test_client_local_and_future.py": 45,
-    "test_ui_broker_down.py": 45,
-    "test_lag_history.py": 40,
-    "test_boundary_messages.py": 40,
-    "test_cli_exit_codes.py": 40,
-    "test_ui_preview.py": 35,
-    "test_plan_cli.py": 30,
-    "test_sandbox.py": 30,
-    "test_plan_connect.py": 25,
-    "test_plan_timestamp.py": 25,
-    "test_walkthrough_cli.py": 20,
-    "test_ui_tmux.py": 20,
-    "test_apply_confirm.py": 15,
-}
-DEFAULT_S = 15
+#: Seconds each integration file took in its stream, as last measured (`--record`): what the
+#: two sandbox streams are balanced by. A file not measured yet counts DEFAULT_S.
+DURATIONS = ROOT / "tests" / "durations.json"
+DEFAULT_S = 15.0
+
+
+def durations() -> dict[str, float]:
+    """The measured seconds of each integration file, by file name."""
+    try:
+        data = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {str(name): float(seconds) for name, seconds in data.items()}
+
+
+def measured(reports: Sequence[Path]) -> dict[str, float]:
+    """Seconds per integration file from pytest's JUnit reports: its tests' times, summed."""
+    took: dict[str, float] = {}
+    for report in reports:
+        for case in ET.parse(report).getroot().iter("testcase"):
+            module = case.get("classname", "").split(".")
+            name = next((f"{part}.py" for part in module if part.startswith("test_")), None)
+            if module[:2] == ["tests", "integration"] and name is not None:
+                took[name] = took.get(name, 0.0) + float(case.get("time") or 0)
+    return took
 
 
 def streams() -> dict[str, list[str]]:
@@ -72,10 +71,15 @@ def streams() -> dict[str, list[str]]:
 
     Integration files that never take the main sandbox (the 4.9.7 broker, the master/slave
     pair) go with the unit, UI and Spark tests; those taking the ACL cluster go together to the
-    second sandbox stream; the rest are shared out by cost, most costly first."""
+    second sandbox stream; the rest are shared out by their measured seconds, longest first."""
+    took = durations()
+
+    def cost(name: str) -> float:
+        return took.get(name, DEFAULT_S)
+
     apart: list[str] = []
     halves: list[list[str]] = [[], []]
-    load = [0, 0]
+    load = [0.0, 0.0]
     rest: list[str] = []
     for path in sorted(INTEGRATION.glob("test_*.py")):
         text = path.read_text()
@@ -83,13 +87,13 @@ def streams() -> dict[str, list[str]]:
             apart.append(path.name)
         elif _ACL.search(text):
             halves[1].append(path.name)
-            load[1] += COST_S.get(path.name, DEFAULT_S)
+            load[1] += cost(path.name)
         else:
             rest.append(path.name)
-    for f in sorted(rest, key=lambda f: -COST_S.get(f, DEFAULT_S)):
+    for f in sorted(rest, key=lambda f: (-cost(f), f)):
         i = 0 if load[0] <= load[1] else 1
         halves[i].append(f)
-        load[i] += COST_S.get(f, DEFAULT_S)
+        load[i] += cost(f)
     where = "tests/integration/"
     return {
         "apart": ["tests/unit", "tests/ui", "tests/spark", *(where + f for f in apart)],
@@ -99,15 +103,18 @@ def streams() -> dict[str, list[str]]:
 
 
 def main(argv: Sequence[str]) -> int:
-    extra = list(argv[1:] if argv and argv[0] == "--" else argv)
+    record = "--record" in argv[:1]
+    args = list(argv[1:] if record else argv)
+    extra = args[1:] if args and args[0] == "--" else args
     started = time.monotonic()
     running: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     logs = Path(tempfile.mkdtemp(prefix="rmq-console-tests-"))
     for name, paths in streams().items():
         log = logs / f"{name}.log"
+        report = ["--junitxml", str(logs / f"{name}.xml")]
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "pytest", *paths, *extra],
+                [sys.executable, "-m", "pytest", *paths, *report, *extra],
                 cwd=ROOT,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -132,7 +139,13 @@ def main(argv: Sequence[str]) -> int:
         state = "passed" if code == 0 else f"FAILED (exit {code})"
         print(f"stream {name}: {state}, done after {took:.0f}s")
     print(f"all streams: {time.monotonic() - started:.0f}s")
-    return next((code for _, code, _ in results if code != 0), 0)
+    failed = next((code for _, code, _ in results if code != 0), 0)
+    if record and not failed:
+        took = {**durations(), **measured(sorted(logs.glob("*.xml")))}
+        rounded = {name: round(seconds) for name, seconds in sorted(took.items())}
+        DURATIONS.write_text(json.dumps(rounded, indent=2) + "\n", encoding="utf-8")
+        print(f"measured seconds per integration file written to {DURATIONS}")
+    return failed
 
 
 if __name__ == "__main__":

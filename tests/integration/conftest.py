@@ -11,6 +11,7 @@ needs them, and every cluster is stopped at the end of the session, all at once.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,14 +34,11 @@ from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sand
 from console.sandbox.runner import Sandbox, SandboxOptions
 from console.services.infra.spark_runner import SparkRunner, close_shared_runner, shared_runner
 from tests.connect import ConnectServer
+from tests.support.releases import NEWEST_RELEASE
+from tests.support.terminal import Tmux
 
 #: The master the UI tests' consoles plan on: their warm session is `plan_runner`'s.
 CONSOLE_SPARK_MASTER = "local[2]"
-#: The newest RocketMQ release whose jars Maven Central serves: 5.5.1's broker jar is there, but
-#: not its namesrv, client, tools, srvutil, filter or auth jars (checked 2026-11-25, `mvn
-#: dependency:copy-dependencies -Drocketmq.version=5.5.1` on console/sandbox/resources/pom.xml:
-#: "Could not find artifact org.apache.rocketmq:rocketmq-namesrv:jar:5.5.1 in central").
-NEWEST_RELEASE = "5.5.0"
 
 _HERE = Path(__file__).parent
 _measured: dict[str, str] = {}
@@ -253,3 +251,11 @@ def warm_cli(connect: ConnectServer, monkeypatch: pytest.MonkeyPatch) -> Connect
     `rmq-console spark up`, instead of starting Spark each time."""
     monkeypatch.setenv(CACHE_ENV, str(connect.cache))
     return connect
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    """A tmux session of its own (80x24 when started), killed after the test."""
+    session = Tmux(f"rmqc-ui-{uuid.uuid4().hex[:8]}")
+    yield session
+    session.kill()

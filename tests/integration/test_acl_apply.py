@@ -11,7 +11,7 @@ from pathlib import Path
 from console.locations import CACHE_ENV
 from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, AclSandbox
 from tests.connect import ConnectServer
-from tests.integration.test_acl_plan import configure, files_holding, run_cli, spec_file
+from tests.support.acl import configure, files_holding, run_cli, spec_file
 
 
 async def committed(acl: AclSandbox) -> dict[int, int | None]:

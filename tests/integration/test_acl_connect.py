@@ -13,7 +13,7 @@ from pathlib import Path
 
 from console.sandbox.acl import AclSandbox
 from tests.connect import ConnectServer
-from tests.integration.test_acl_plan import (
+from tests.support.acl import (
     between_batches,
     broker_answers,
     file_refs,

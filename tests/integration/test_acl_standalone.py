@@ -14,7 +14,8 @@ from pathlib import Path
 from console.sandbox.acl import AclSandbox
 from console.services.infra.connect_server import ServerHome
 from tests.connect import console_env
-from tests.integration.test_acl_plan import (
+from tests.spark.standalone import standalone_cluster
+from tests.support.acl import (
     between_batches,
     broker_answers,
     file_refs,
@@ -24,7 +25,6 @@ from tests.integration.test_acl_plan import (
     spec_file,
     write_config,
 )
-from tests.spark.standalone import standalone_cluster
 
 #: What points a console process at its cache folder, config, and the test helpers.
 _CONSOLE_KEYS = ("RMQ_CONSOLE_CACHE", "RMQ_CONSOLE_CONFIG", "PYTHONPATH")

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,7 +22,6 @@ import yaml
 from console.cli import main
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.plan import ResetPathKind
-from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.errors import Refused
 from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
@@ -33,22 +31,18 @@ from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
 from console.sandbox.seed import wait_for_routes
 from console.services.apply.check import check_apply
-from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from console.services.apply.resume_check import check_resume
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import AuditLog, JournalStore
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
-from console.services.plan.load import LoadedPlan, load_plan
-from console.services.plan.planner import Planner
+from console.services.plan.load import load_plan
 from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
+from tests.support.groups import Queue, committed, new_group, shift_plan
 from tests.support.writes import write_access
-
-Queue = tuple[str, int]  # broker name, queue id
-BEHIND = 5  # the group's commits stay this far behind each queue's max offset
 
 
 @pytest.fixture(scope="module")
@@ -62,25 +56,6 @@ async def admin(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
         yield client
 
 
-async def new_group(sandbox: Sandbox, admin: AdminClient) -> tuple[str, dict[Queue, int]]:
-    """A group of its own on the orders topic, committed BEHIND messages short of the end of
-    every queue; returns it with those commits."""
-    group = f"it-apply-{uuid.uuid4().hex[:8]}"
-    commits: dict[Queue, int] = {}
-    writes = []
-    for broker, addr in sorted(sandbox.broker_addrs.items()):
-        await admin.create_group(addr, group)
-        for mq, stats in (await admin.topic_stats(addr, TOPIC_ORDERS)).items():
-            assert stats.max_offset > BEHIND + 3, "the scenario seeds every orders queue"
-            commits[(broker, mq.queue_id)] = stats.max_offset - BEHIND
-            writes.append(
-                OffsetWrite(addr, group, TOPIC_ORDERS, mq.queue_id, stats.max_offset - BEHIND)
-            )
-    report = await OffsetWriter(admin).write(writes)
-    assert report.ok, report.summary()
-    return group, commits
-
-
 async def offline_path(sandbox: Sandbox, admin: AdminClient) -> ResetPathKind:
     """How the brokers move a group nobody consumes: themselves (server-side reset), unless
     their offset store would forget it (5.4+ with the v2 store: a direct write)."""
@@ -88,26 +63,6 @@ async def offline_path(sandbox: Sandbox, admin: AdminClient) -> ResetPathKind:
     if any(f.forgets_resets for f in facts.values()):
         return ResetPathKind.OFFLINE_UPDATE
     return ResetPathKind.SERVER_SIDE
-
-
-async def committed(sandbox: Sandbox, admin: AdminClient, group: str) -> dict[Queue, int | None]:
-    out: dict[Queue, int | None] = {}
-    for broker, addr in sorted(sandbox.broker_addrs.items()):
-        for mq in await admin.topic_stats(addr, TOPIC_ORDERS):
-            out[(broker, mq.queue_id)] = await admin.query_consumer_offset(
-                addr, group, TOPIC_ORDERS, mq.queue_id
-            )
-    return out
-
-
-async def shift_plan(
-    sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, ws: Workspace, group: str
-) -> LoadedPlan:
-    reader = ClusterReader(admin, sandbox.cluster_name)
-    planner = Planner(ws, runner, reader=reader, cluster="sandbox")
-    spec = ResetSpec(Scope("sandbox", (group,), topics=(TOPIC_ORDERS,)), ShiftBy(-3))
-    result = await planner.plan(spec)
-    return load_plan(ws, result.uri, cluster="sandbox", now_ms=int(time.time() * 1000))
 
 
 async def test_a_plan_is_applied_verified_journaled_and_audited(

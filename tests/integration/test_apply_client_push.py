@@ -54,8 +54,7 @@ from console.services.plan.planner import Planner
 from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
-from tests.integration.test_apply import committed, new_group
-from tests.integration.test_apply_online import BACK_MS
+from tests.support.groups import BACK_MS, committed, new_group
 from tests.support.writes import write_access
 
 UPDATE_BROKER_CONFIG = 25

@@ -35,8 +35,8 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
 from tests.integration.faults import FreezeOnWrite, FreezingAdmin, broker_answers
-from tests.integration.test_apply import committed, new_group, shift_plan
-from tests.integration.test_apply_killed import EXE, _own_terminal, console_env, read_until
+from tests.support.groups import committed, new_group, shift_plan
+from tests.support.terminal import EXE, console_env, own_terminal, read_until
 from tests.support.writes import write_access
 
 Queue = tuple[str, int]  # broker name, queue id
@@ -102,7 +102,7 @@ def test_a_queue_moved_while_the_prompt_waits_is_refused_and_nothing_is_written(
         stderr=follower,
         env=console_env(sandbox, tmp_path, ws),
         close_fds=True,
-        preexec_fn=_own_terminal,
+        preexec_fn=own_terminal,
     )
     os.close(follower)
     try:

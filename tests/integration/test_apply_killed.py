@@ -7,21 +7,16 @@ interrupted, and `resume` finishes it: every queue at its target, none written t
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
-import termios
 import time
 import uuid
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.admin import AdminClient
@@ -33,6 +28,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
 from tests.integration.faults import broker_answers
+from tests.support.terminal import EXE, console_env, own_terminal, read_until
 
 QUEUES = 64  # per broker
 MESSAGES = 6  # per queue; the group stands at 5, the plan moves it to 2
@@ -88,18 +84,6 @@ async def landed(sandbox: Sandbox, topic: str, group: str) -> dict[tuple[str, in
         }
 
 
-def read_until(fd: int, wanted: str, timeout: float) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    while wanted not in seen:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {wanted!r} on the terminal; it showed:\n{seen}"
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            seen += os.read(fd, 4096).decode(errors="replace")
-    return seen
-
-
 def wait_for_broker_a(ws: Path) -> dict[str, Any]:
     """The journal once broker-a's queues are verified in it and in the audit log."""
     deadline = time.monotonic() + 60
@@ -114,19 +98,7 @@ def wait_for_broker_a(ws: Path) -> dict[str, Any]:
         time.sleep(0.05)
 
 
-EXE = str(Path(sys.executable).with_name("rmq-console"))
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def console_env(sandbox: Sandbox, tmp_path: Path, ws: Path) -> dict[str, str]:
-    config = tmp_path / "config.yaml"
-    cluster = {"name": "sandbox", "namesrv": [sandbox.namesrv_addr]}
-    config.write_text(yaml.safe_dump({"clusters": [cluster], "workspace": str(ws)}))
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RMQ_CONSOLE_CONFIG": str(config),
-        "TERM": "xterm",
-    }
 
 
 def at_the_prompt(
@@ -147,18 +119,11 @@ def at_the_prompt(
         env={**env, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
         close_fds=True,
-        preexec_fn=_own_terminal,
+        preexec_fn=own_terminal,
     )
     os.close(follower)
     read_until(leader, f"type the group name to apply ({group}):", 120)
     return console, leader
-
-
-def _own_terminal() -> None:
-    """In the child: a session of its own whose controlling terminal is the pty, so ctrl-c
-    typed there is a SIGINT to it, as at an operator's terminal."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def journal_of(ws: Path) -> dict[str, Any] | None:

@@ -45,9 +45,8 @@ from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import queue_events, redelivered_from
+from tests.support.groups import BACK_MS
 from tests.support.writes import write_access
-
-BACK_MS = 5_000  # the reset time: this long before the oldest message the group stands at
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
 from console.ui.themes import PROJECT_THEMES
 from console.ui.widgets.lagchart import LagChart
-from tests.integration.test_apply import new_group, shift_plan
+from tests.support.groups import new_group, shift_plan
 from tests.support.writes import write_access
 from tests.ui.helpers import screen_lines, settle, status
 

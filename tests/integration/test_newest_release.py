@@ -26,13 +26,9 @@ from console.services.apply.session import ApplySession
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
-from tests.integration.conftest import NEWEST_RELEASE
 from tests.integration.test_apply import (  # noqa: F401 (collected here, on this cluster)
     admin,
-    committed,
-    new_group,
     runner,
-    shift_plan,
     test_a_plan_is_applied_verified_journaled_and_audited,
     test_the_apply_command_confirms_writes_and_lists,
 )
@@ -62,6 +58,8 @@ from tests.integration.test_walkthrough_cli import (  # noqa: F401
     configured,
     test_a_walkthrough_from_the_command_line_applies_verifies_and_reports,
 )
+from tests.support.groups import committed, new_group, shift_plan
+from tests.support.releases import NEWEST_RELEASE
 from tests.support.writes import confirm_every_name, write_access
 
 

@@ -21,7 +21,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
-from tests.integration.test_plan_timestamp import oracle, seek_time
+from tests.support.timestamps import oracle, seek_time
 
 
 async def test_to_timestamp_through_connect_matches_the_tools(

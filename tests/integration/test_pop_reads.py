@@ -30,7 +30,7 @@ from console.rocketmq.running_info import consumer_running_info
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
 from console.services.read.broker_metrics import scrape
-from tests.integration.test_ui_tmux import Tmux
+from tests.support.terminal import Tmux
 
 
 def rmq_console(*args: str, config: Path) -> subprocess.CompletedProcess[str]:

@@ -36,10 +36,10 @@ from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.themes import PROJECT_THEMES
 from tests.connect import ConnectServer
-from tests.integration.conftest import NEWEST_RELEASE
-from tests.integration.test_ui_tmux import Tmux
+from tests.support.releases import NEWEST_RELEASE
+from tests.support.terminal import Tmux
+from tests.ui.helpers import banner as banner_text
 from tests.ui.helpers import settle, shown, status
-from tests.ui.test_tls_states import banner as banner_text
 
 #: Groups whose offsets and topics stay still after the seed: both tools must agree exactly.
 STATIC_GROUPS = (scenario.GROUP_CAUGHT_UP, scenario.GROUP_DLQ)

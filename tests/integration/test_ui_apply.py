@@ -29,7 +29,7 @@ from console.ui.screens.group import GroupScreen
 from console.ui.screens.history import HistoryScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
-from tests.integration.test_apply import committed, new_group
+from tests.support.groups import committed, new_group
 from tests.ui.helpers import asked, screen_lines, settle, status, text_of
 from tests.ui.helpers import shown as rows_shown
 

@@ -35,7 +35,7 @@ from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
 from console.ui.widgets.plandiff import PlanDiff, row_key
-from tests.integration.test_plan_timestamp import seek_time
+from tests.support.timestamps import seek_time
 from tests.ui.helpers import screen_lines, settle, status, text_of, values
 
 GROUP = scenario.GROUP_OFFLINE  # committed by hand, nothing consumes: its offsets stay put

@@ -12,85 +12,18 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
-import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from console.sandbox import scenario
 from console.sandbox.acl import AclSandbox
+from tests.support.terminal import Tmux
 
 GROUP = scenario.GROUP_PARTIAL
-DEADLINE = 60.0
 
 Key = tuple[str, str, int]
-
-
-class Tmux:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def start(self, command: str, size: tuple[int, int] = (80, 24)) -> None:
-        cols, rows = size
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-s",
-                self.name,
-                "-x",
-                str(cols),
-                "-y",
-                str(rows),
-                command,
-            ],
-            check=True,
-        )
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def text(self, *keys: str) -> None:
-        """Type literally (no key-name lookup)."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", *keys], check=True)
-
-    def screen(self) -> str:
-        out = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return out.stdout
-
-    def wait_for(
-        self, ready: Callable[[str], bool], what: str, *, seconds: float = DEADLINE
-    ) -> str:
-        """Poll the pane until `ready(screen)`, up to `seconds`."""
-        deadline = time.monotonic() + seconds
-        while True:
-            screen = self.screen()
-            if ready(screen):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what} never showed; the screen was:\n{screen}")
-            time.sleep(0.1)  # a poll interval, not a wait for something in particular
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux(f"rmqc-ui-{uuid.uuid4().hex[:8]}")
-    yield session
-    session.kill()
 
 
 def queue_rows(screen: str) -> dict[Key, tuple[str, str]]:

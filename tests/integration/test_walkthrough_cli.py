@@ -18,7 +18,7 @@ from console.cli import main
 from console.locations import CACHE_ENV
 from console.sandbox.runner import Sandbox
 from tests.connect import ConnectServer
-from tests.integration.test_apply import Queue, committed, new_group
+from tests.support.groups import Queue, committed, new_group
 
 
 @pytest.fixture

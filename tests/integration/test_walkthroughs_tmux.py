@@ -14,11 +14,8 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.runner import Sandbox
 from console.services.walkthrough.runner import load_walkthroughs
-from tests.integration.test_apply import committed, new_group
-from tests.integration.test_ui_tmux import Tmux, tmux  # noqa: F401 - the fixture
-from tests.integration.test_walkthroughs_ui import group_with_retry_backlog
-
-__all__ = ["tmux"]
+from tests.support.groups import committed, group_with_retry_backlog, new_group
+from tests.support.terminal import Tmux
 
 
 def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -> None:

@@ -37,7 +37,7 @@ from console.ui.screens.preview import PreviewScreen
 from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.consumer_log import queue_events
-from tests.integration.test_apply import committed, new_group
+from tests.support.groups import committed, group_with_retry_backlog, new_group
 from tests.ui.helpers import asked, screen_lines, settle, status
 
 STEP_TIMEOUT_S = 600.0
@@ -275,21 +275,6 @@ async def test_put_back_from_a_snapshot_in_history(
         report = await preview_apply_report(pilot, app, screen, group)
     assert await committed(sandbox, admin, group) == before
     report_says(report, ref.snapshot_id)
-
-
-async def group_with_retry_backlog(sandbox: Sandbox, admin: AdminClient) -> tuple[str, int]:
-    """A group of its own whose %RETRY% topic holds messages it has not consumed."""
-    group, _ = await new_group(sandbox, admin)
-    topic = retry_topic(group)
-    writes = []
-    for addr in sandbox.broker_addrs.values():
-        await admin.create_topic(addr, topic, read_queues=1, write_queues=1)
-    for addr in sandbox.broker_addrs.values():
-        for i in range(4):
-            await admin.send_message(addr, topic, 0, f"retry {i}".encode(), keys=f"r{i}")
-        writes.append(OffsetWrite(addr, group, topic, 0, 1))
-    assert (await OffsetWriter(admin).write(writes)).ok
-    return group, 3 * len(sandbox.broker_addrs)
 
 
 async def test_a_retry_backlog_skipped(

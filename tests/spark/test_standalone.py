@@ -12,53 +12,13 @@ from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from console.domain.job_requests import PlanRequest
-from console.domain.plan import PlanHeader, SnapshotInfo
+from console.domain.plan import PlanHeader
 from jobs.run import read_plan_rows, run_plan
-from tests.spark import frames
 from tests.spark.standalone import SPARK_HOME, standalone_cluster
+from tests.support.standalone import synthetic, to_group_request
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def synthetic(spark: SparkSession, path: Path) -> str:
-    """Two groups on three topics, two brokers, 40 queues each, offsets spread by formula."""
-    rows = []
-    for g in ("g", "h"):
-        for t in ("a", "b", "c"):
-            for b in ("broker-a", "broker-b"):
-                for q in range(40):
-                    lo, hi = q * 3, 500 + q * 7
-                    committed = None if (q + len(t)) % 9 == 0 else lo + (q * 37 + ord(g)) % 600
-                    rows.append(
-                        {
-                            "group": g,
-                            "topic": t,
-                            "broker": b,
-                            "queue_id": q,
-                            "min_offset": lo,
-                            "max_offset": hi,
-                            "committed": committed,
-                            "clients": 1 if g == "h" else 0,
-                        }
-                    )
-    frames.snapshot(spark, rows).coalesce(1).write.parquet(str(path))
-    return f"file://{path}"
-
-
-def to_group_request(plan_id: str, snapshot: str, out: Path) -> PlanRequest:
-    """A to-group plan of the synthetic snapshot, written to `out`."""
-    return PlanRequest(
-        plan_id=plan_id,
-        spec={
-            "scope": {"cluster": "c1", "groups": ["g"], "include_retry": True},
-            "strategy": {"to-group": "h"},
-        },
-        snapshot_uri=snapshot,
-        snapshot=SnapshotInfo("c1", "s", frames.TAKEN_AT),
-        out_uri=f"file://{out}",
-        created_at_ms=frames.TAKEN_AT,
-    )
 
 
 def test_standalone_cluster_gives_the_identical_plan(spark: SparkSession, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from console.services.infra.connect_server import ServerHome
 from console.services.infra.spark_runner import SparkRunner
 from jobs.run import read_plan_rows, run_plan
 from tests.spark.standalone import standalone_cluster
-from tests.spark.test_standalone import synthetic, to_group_request
+from tests.support.standalone import synthetic, to_group_request
 
 pytestmark = pytest.mark.spark
 

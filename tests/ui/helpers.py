@@ -15,6 +15,7 @@ from textual.widgets import Static
 from textual.worker import WorkerFailed
 
 from console.ui.app import ConsoleApp
+from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.crumbs import Crumbs
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine
@@ -118,3 +119,17 @@ def screen_lines(app: Any) -> list[str]:
             if column + i < width:
                 row[column + i] = char
     return ["".join(row).rstrip() for row in grid]
+
+
+async def open_billing(pilot: object) -> None:
+    """The groups list, then the billing group's screen."""
+    await settle(pilot)  # type: ignore[arg-type]
+    await pilot.press("g")  # type: ignore[attr-defined]
+    await settle(pilot)  # type: ignore[arg-type]
+    await pilot.press("down", "enter")  # type: ignore[attr-defined]
+    await settle(pilot)  # type: ignore[arg-type]
+
+
+def banner(app: ConsoleApp) -> str:
+    """What the cluster banner at the top of the screen says."""
+    return app.screen.query_one("#banner", ClusterBanner).render().plain

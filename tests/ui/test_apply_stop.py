@@ -19,10 +19,10 @@ from console.ui.screens import preview
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen
 from tests.support.checks import plain_check
+from tests.support.flows import SPEC
+from tests.support.flows import result as previewed
 from tests.support.writes import ScriptedWrites
 
-from ..unit.test_reset_flow import SPEC
-from ..unit.test_reset_flow import result as previewed
 from .fakes import STAGING, fake_app, fake_services
 from .helpers import settle, text_of, until
 

@@ -10,15 +10,7 @@ from console.domain.client_offsets import ClientStore
 from console.ui.screens.group import GroupScreen
 
 from .fakes import fake_app, q
-from .helpers import settle, shown, text_of
-
-
-async def open_billing(pilot: object) -> None:
-    await settle(pilot)  # type: ignore[arg-type]
-    await pilot.press("g")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
-    await pilot.press("down", "enter")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
+from .helpers import open_billing, settle, shown, text_of
 
 
 async def test_queue_table() -> None:

@@ -14,12 +14,7 @@ from console.domain.plan import PLAN_COLUMNS, PlanRow
 from console.ui.screens.dialogs import BoundaryDialog, CommandsDialog, ErrorDialog
 from console.ui.screens.preview import PreviewScreen
 from console.ui.widgets.plandiff import PlanDiff
-from tests.unit.test_plan_preview import (
-    FakePlanner,
-    FakePlanners,
-    _no_developer_config,  # noqa: F401 (an autouse fixture)
-    open_preview,
-)
+from tests.support.previews import FakePlanner, FakePlanners, open_preview
 
 from .fakes import NOW_MS, FakeCluster, fake_app, fake_services
 from .helpers import screen_lines, settle

@@ -9,8 +9,7 @@ from dataclasses import replace
 from console.domain.offsets import Client, Consumption, Ghost, Kind, PopInFlight
 
 from .fakes import CLIENT_A, FakeCluster, fake_app
-from .helpers import shown, text_of
-from .test_group import open_billing
+from .helpers import open_billing, shown, text_of
 
 PROXY = "10.0.0.5:8080"
 

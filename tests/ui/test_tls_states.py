@@ -9,14 +9,8 @@ from dataclasses import replace
 from console.config import ClusterConfig, Config, TlsRef
 from console.domain.gaps import Why
 from console.rocketmq.errors import TlsCause, TlsRefused
-from console.ui.app import ConsoleApp
-from console.ui.widgets.banner import ClusterBanner
 from tests.ui.fakes import PROD, FakeCluster, fake_app
-from tests.ui.helpers import screen_lines, settle, shown, status, text_of
-
-
-def banner(app: ConsoleApp) -> str:
-    return app.screen.query_one("#banner", ClusterBanner).render().plain
+from tests.ui.helpers import banner, screen_lines, settle, shown, status, text_of
 
 
 def refuse_tls(fake: FakeCluster, broker: str) -> TlsRefused:

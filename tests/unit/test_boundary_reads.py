@@ -19,9 +19,9 @@ from console.rocketmq.models import PullStatus
 from console.services.read.boundary import read_boundaries
 from console.services.read.reader import ClusterReader
 from console.services.read.routes import BrokerRoute
+from tests.support.servers import serve
 
 from .records import Record
-from .test_connection import serve
 
 TOPIC = "orders"
 

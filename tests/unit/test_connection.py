@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -22,42 +20,11 @@ from console.rocketmq.errors import (
     TlsRefused,
 )
 from console.rocketmq.frame import Command
-
-Handler = Callable[[Command, asyncio.StreamWriter], Awaitable[None]]
-
-
-async def _read_command(reader: asyncio.StreamReader) -> Command:
-    length = frame.frame_length(await reader.readexactly(4))
-    return frame.decode(await reader.readexactly(length))
+from tests.support.servers import read_command, serve
 
 
 def _reply(request: Command, **kw: object) -> bytes:
     return frame.encode(Command(code=0, opaque=request.opaque, flag=FLAG_RESPONSE, **kw))  # type: ignore[arg-type]
-
-
-@contextlib.asynccontextmanager
-async def serve(handler: Handler) -> AsyncIterator[str]:
-    connections: list[asyncio.StreamWriter] = []
-
-    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.append(writer)
-        try:
-            while True:
-                await handler(await _read_command(reader), writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(on_client, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        for w in connections:
-            w.close()
-        server.close()
-        await server.wait_closed()
 
 
 async def test_out_of_order_responses_reach_their_callers() -> None:
@@ -85,7 +52,7 @@ async def test_many_requests_share_one_connection() -> None:
         accepted += 1
         try:
             while True:
-                await handler(await _read_command(reader), writer)
+                await handler(await read_command(reader), writer)
         except asyncio.IncompleteReadError:
             writer.close()
 

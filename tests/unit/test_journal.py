@@ -24,26 +24,7 @@ from console.services.infra.journal_store import (
     operator,
     unfinished_lines,
 )
-
-T0 = 1_795_400_000_000
-
-
-def journal(apply_id: str = "20261123T000000000Z-apply-billing-abc123") -> Journal:
-    queues = tuple(
-        JournalQueue("billing", "orders", "broker-a", "127.0.0.1:10911", q, 100 + q, 90 + q)
-        for q in range(4)
-    ) + (JournalQueue("billing", "orders", "broker-b", "127.0.0.1:10921", 0, None, 5),)
-    return Journal(
-        apply_id=apply_id,
-        kind="apply",
-        plan_id="20261123T000000000Z-billing-shift-by-000001",
-        plan_hash="sha256:" + "0" * 64,
-        cluster="sandbox",
-        paths={"billing": "offline update"},
-        who=operator(),
-        started_at_ms=T0,
-        queues=queues,
-    )
+from tests.support.journals import T0, journal
 
 
 def test_round_trip_and_progress(tmp_path: Path) -> None:
@@ -130,7 +111,7 @@ def test_a_killed_writer_leaves_the_previous_version(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "os.replace = lambda *a: os.kill(os.getpid(), 9)\n"
         "from console.services.infra.journal_store import JournalStore\n"
-        "from tests.unit.test_journal import journal\n"
+        "from tests.support.journals import journal\n"
         f"JournalStore(Path({str(tmp_path)!r})).write(journal())\n"
     )
     killed = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2])

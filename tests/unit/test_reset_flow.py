@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
-from console.domain.plan import PLAN_COLUMNS, Impact, PlanHeader, PlanRow, SnapshotInfo
+from console.domain.plan import PLAN_COLUMNS, Impact, PlanRow
 from console.domain.spec import (
     ByDuration,
     Earliest,
@@ -19,7 +19,6 @@ from console.domain.spec import (
     Scope,
     SpecError,
     StrategyKind,
-    ToOffset,
 )
 from console.services.apply.preview_flow import (
     NEXT,
@@ -38,27 +37,11 @@ from console.services.infra.spark_jobs import (
     JobState,
 )
 from console.services.infra.spark_runner import JobHandle
-from console.services.infra.workspace import SnapshotRef
 from console.services.plan.planner import PlanResult
+from tests.support.flows import SPEC, T, result
 
 if TYPE_CHECKING:
     from console.services.apply.check import ApplyCheck
-
-T = 1_795_338_300_000
-SPEC = ResetSpec(Scope("prod", ("billing",)), ToOffset(5))
-
-
-def result(plan_id: str = "p1", spec: ResetSpec = SPEC) -> PlanResult:
-    header = PlanHeader(
-        plan_id=plan_id,
-        spec=spec,
-        snapshot=SnapshotInfo("prod", "s1", T),
-        created_at_ms=T,
-        content_hash="sha256:00",
-        rows=1,
-        totals=(),
-    )
-    return PlanResult(header, f"file:///ws/plans/{plan_id}", SnapshotRef("prod", "s1", T, "x"))
 
 
 ROW = PlanRow("prod", "billing", "orders", "broker-a", 0, 0, 10, 8, 5, 5, -3, None, ())
