@@ -1,4 +1,7 @@
-"""Reading a cluster, never writing it: brokers and routes, topics, a group's offsets and who
-consumes it (`reader`, `group_clients`, `slave_checks`, `broker_metrics`, `client_offsets`),
-the messages at a reset's boundary, snapshots, the lag history and its report, stuck queues,
-and the console's view of an open cluster (`source`, `backend`, `session`)."""
+"""Reading a cluster, never writing it: where its brokers are (`routes`), the reader of brokers,
+topics and groups (`reader`) and of one group's offsets (`group_read`, sharing a `batch` when
+many are read), who consumes a group and how (`group_clients`, `broker_metrics`,
+`slave_checks`, `client_offsets`, `broker_facts`), the messages at a reset's boundary, snapshots,
+the lag history and its report, stuck queues; and the console's view of an open cluster: what
+a screen asks (`source`), its answers in the network process (`reader_source`), the open
+cluster (`session`)."""
