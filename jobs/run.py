@@ -16,16 +16,10 @@ from pyspark.sql import functions as F
 
 from console.domain.checks import check_scope, check_source_groups
 from console.domain.job_requests import ImpactRequest, PlanRequest
-from console.domain.plan import (
-    PLAN_KEY,
-    Impact,
-    PlanHeader,
-    PlanRow,
-    ResetPath,
-    Totals,
-    root_digest,
-)
-from console.domain.plan import topic_totals as python_topic_totals
+from console.domain.plan import PLAN_KEY, Impact, PlanHeader, PlanRow, Totals
+from console.domain.plan_hash import root_digest
+from console.domain.plan_hash import topic_totals as python_topic_totals
+from console.domain.reset_paths import ResetPath
 from console.domain.spec import (
     TIME_STRATEGIES,
     FromFile,

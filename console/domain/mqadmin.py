@@ -12,7 +12,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from console.domain.plan import PlanHeader, PlanRow, ResetPathKind
+from console.domain.plan import PlanHeader, PlanRow
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import Latest
 from console.rocketmq.topics import dlq_topic
 

@@ -25,7 +25,8 @@ from enum import StrEnum
 
 from console.domain.gaps import Gap, Part, distinct
 from console.domain.offsets import GroupOffsets, QueueKey, QueueOffsets
-from console.domain.triage import Sample, Status, as_samples, queue_status
+from console.domain.readings import Sample, as_samples
+from console.domain.triage import Status, queue_status
 from console.rocketmq.models import MessageQueue
 from console.rocketmq.running_info import ConsumerRunningInfo
 from console.rocketmq.topics import is_retry_topic

@@ -24,28 +24,20 @@ would read as a recovery: its share of the lag leaves the total, which falls.
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
 
 from console.domain.lag import LagPoint
 from console.domain.lag import missing as missing  # what a read lacks, by name
+from console.domain.lag_trend import LagTrend, lag_series, lag_trend, time_behind_ms
 from console.domain.offsets import (
     CLIENT_LOCAL_NOTE,
     GroupOffsets,
     QueueKey,
-    QueueOffsets,
-    known_delay,
 )
-from console.rocketmq.topics import is_retry_topic
+from console.domain.readings import Reading, Sample
 
-R = TypeVar("R", bound="Reading")
-
-#: Refreshes kept per group; Burrow's default window is 10 offsets.
-DEFAULT_WINDOW = 10
 #: Refreshes needed before the trend rules (STALL, WARN) may fire.
 MIN_SAMPLES = 3
 
@@ -121,115 +113,6 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
-class LagTrend:
-    delta: int  # total lag, last sample minus first
-    seconds: float  # time between them
-
-    @property
-    def per_minute(self) -> float:
-        return self.delta * 60.0 / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What the rules read of one refresh of one group, worked out once (a window is read on
-    every refresh). Made from a live read (`Sample`) or from a point of the lag history
-    (`Reading.of_point`), so the same rules judge both."""
-
-    taken_at_ms: int
-    #: Lag summed over the topic queues with a committed offset (0 when there is none).
-    total_lag: int
-    #: committed offset and lag of each topic queue that has a committed offset
-    points: Mapping[QueueKey, tuple[int, int]]
-    #: What the read covered: the queues whose lag is in the total, and what it lacked. Two
-    #: totals compare only when this is the same.
-    coverage: tuple[frozenset[QueueKey], frozenset[str]]
-    #: Whether any client was online.
-    online: bool
-    #: Topic queues in the read, committed or not.
-    topic_queues: int
-    #: A BROADCASTING group (its offsets live on its clients).
-    client_local: bool
-
-    @property
-    def partial(self) -> bool:
-        return bool(self.coverage[1])
-
-    @property
-    def missing(self) -> tuple[str, ...]:
-        return tuple(sorted(self.coverage[1]))
-
-    @classmethod
-    def of_point(cls, point: LagPoint) -> Reading:
-        # One pass, the retry check once per topic: a day's window is thousands of points.
-        points: dict[QueueKey, tuple[int, int]] = {}
-        retry: dict[str, bool] = {}
-        topic_queues = 0
-        for q in point.queues:
-            is_retry = retry.get(q.topic)
-            if is_retry is None:
-                is_retry = retry[q.topic] = is_retry_topic(q.topic)
-            if is_retry:
-                continue
-            topic_queues += 1
-            if q.committed is not None:
-                points[(q.topic, q.broker, q.queue_id)] = (
-                    q.committed,
-                    max(q.max_offset - q.committed, 0),
-                )
-        return cls(
-            taken_at_ms=point.at_ms,
-            total_lag=sum(lag for _, lag in points.values()),
-            points=points,
-            coverage=(frozenset(points), frozenset(point.missing)),
-            online=bool(point.online),
-            topic_queues=topic_queues,
-            client_local=point.client_local,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Sample(Reading):
-    """One refresh of one group as the console read it (kept in memory, in `Refreshes`)."""
-
-    offsets: GroupOffsets
-
-    @classmethod
-    def of(cls, offsets: GroupOffsets) -> Sample:
-        topic = offsets.topic_queues
-        points = {
-            q.key: (q.committed, q.lag)
-            for q in topic
-            if q.committed is not None and q.lag is not None
-        }
-        return cls(
-            taken_at_ms=offsets.taken_at_ms,
-            total_lag=offsets.total_lag,
-            points=points,
-            coverage=(frozenset(points), frozenset(missing(offsets))),
-            online=offsets.online,
-            topic_queues=len(topic),
-            client_local=offsets.client_local,
-            offsets=offsets,
-        )
-
-
-def as_samples(offsets: Iterable[GroupOffsets]) -> list[Sample]:
-    return [Sample.of(o) for o in offsets]
-
-
-def is_partial(offsets: GroupOffsets) -> bool:
-    """Whether parts of the read are missing: its totals are lower bounds, its status not OK."""
-    return offsets.partial or bool(offsets.unreachable_brokers)
-
-
-def below_min(q: QueueOffsets) -> bool:
-    """The committed offset points at messages already deleted (the commit log was cleaned up
-    past it): the consumer will be moved to the min offset, and no store time is known for it."""
-    return q.below_min
-
-
-@dataclass(frozen=True, slots=True)
 class GroupSummary:
     """One line of the group list: the latest offsets and what the window says about them."""
 
@@ -255,44 +138,6 @@ class GroupSummary:
 
 
 # ---- refreshes ------------------------------------------------------------------------------
-
-
-class Refreshes:
-    """The last `window` refreshes of each group, oldest first (what the rules judge).
-
-    Refreshes of different views may add from different threads; a lock keeps each change whole.
-    """
-
-    def __init__(self, window: int = DEFAULT_WINDOW) -> None:
-        if window < 1:
-            raise ValueError("the window holds at least one refresh")
-        self.window_size = window
-        self._samples: dict[str, deque[Sample]] = {}
-        self._lock = threading.Lock()
-
-    def add(self, offsets: GroupOffsets) -> tuple[Sample, ...]:
-        sample = Sample.of(offsets)
-        with self._lock:
-            samples = self._samples.setdefault(offsets.group, deque(maxlen=self.window_size))
-            if samples and samples[-1].taken_at_ms >= offsets.taken_at_ms:
-                samples.pop()  # the same instant read twice: keep the newer reading only
-            samples.append(sample)
-            return tuple(samples)
-
-    def window(self, group: str) -> tuple[Sample, ...]:
-        with self._lock:
-            return tuple(self._samples.get(group, ()))
-
-    def groups(self) -> list[str]:
-        with self._lock:
-            return sorted(self._samples)
-
-    def retain(self, groups: Iterable[str]) -> None:
-        """Forget groups that no longer exist."""
-        keep = set(groups)
-        with self._lock:
-            for name in [g for g in self._samples if g not in keep]:
-                del self._samples[name]
 
 
 # ---- status ------------------------------------------------------------------------------------
@@ -441,71 +286,6 @@ def span_text(ms: int) -> str:
 
 
 # ---- trend and time behind -----------------------------------------------------------------------
-
-
-def comparable(window: Sequence[R]) -> Sequence[R]:
-    """The refreshes at the end of the window that read what the latest read: the same queues
-    with lag known, and the same parts missing. A total compares with those only."""
-    if not window:
-        return window
-    coverage = window[-1].coverage
-    start = len(window) - 1
-    while start > 0 and window[start - 1].coverage == coverage:
-        start -= 1
-    return window[start:]
-
-
-def lag_series(window: Sequence[Reading]) -> tuple[int, ...]:
-    """Total lag at each comparable refresh (the sparkline)."""
-    return tuple(s.total_lag for s in comparable(window))
-
-
-def lag_trend(window: Sequence[Reading]) -> LagTrend | None:
-    """How total lag moved over the comparable refreshes; None with fewer than two, and over a
-    partial read (a lower bound has no rate)."""
-    run = comparable(window)
-    if len(run) < 2 or run[-1].partial:
-        return None
-    first, last = run[0], run[-1]
-    return LagTrend(
-        delta=last.total_lag - first.total_lag,
-        seconds=(last.taken_at_ms - first.taken_at_ms) / 1000.0,
-    )
-
-
-def lagging_topics(sample: Reading) -> dict[str, tuple[str, ...]]:
-    """Topics with lag, by broker: what to ask QUERY_CONSUME_TIME_SPAN about."""
-    out: dict[str, set[str]] = {}
-    for (topic, broker, _), (_, lag) in sample.points.items():
-        if lag:
-            out.setdefault(broker, set()).add(topic)
-    return {b: tuple(sorted(t)) for b, t in sorted(out.items())}
-
-
-def queue_delay(q: QueueOffsets, delays: Mapping[QueueKey, int], at_ms: int) -> int | None:
-    """Time behind on one queue: 0 when caught up; None when unknown (nothing committed, the
-    committed offset below min, no answer, or an answer that is no time)."""
-    if q.committed is None or below_min(q):
-        return None
-    if q.lag == 0:
-        return 0
-    delay = delays.get(q.key)
-    return None if delay is None else known_delay(delay, at_ms)
-
-
-def time_behind_ms(offsets: GroupOffsets, delays: Mapping[QueueKey, int]) -> int | None:
-    """The oldest unconsumed message's age over the group's topics; 0 when nothing lags.
-
-    Unknown (None) when no lagging queue's age is known, and when nothing lags in a partial
-    read: the queues not read may."""
-    at = offsets.taken_at_ms
-    lagging = [q for q in offsets.topic_queues if q.lag]
-    if not lagging:
-        if is_partial(offsets):
-            return None
-        return 0 if any(q.committed is not None for q in offsets.topic_queues) else None
-    known = [d for q in lagging if (d := queue_delay(q, delays, at)) is not None]
-    return max(known) if known else None
 
 
 def summarize(

@@ -19,7 +19,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from console.config import ClusterConfig, Config
-from console.domain.triage import DEFAULT_WINDOW, Refreshes
+from console.domain.readings import DEFAULT_WINDOW, Refreshes
 from console.redact import redact_text
 from console.services.infra.journal_store import unfinished_lines
 from console.services.infra.workspace import Workspace

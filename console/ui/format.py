@@ -6,8 +6,8 @@ answer "since when" without a time zone, and a fixed clock makes them stable in 
 
 from __future__ import annotations
 
+from console.domain.lag_trend import LagTrend
 from console.domain.offsets import Consumption
-from console.domain.triage import LagTrend
 
 UNKNOWN = "unknown"
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root

@@ -156,7 +156,7 @@ async def _seed_group(namesrv: str) -> None:
 
 
 async def _preview(root: Path) -> float:
-    from console.domain.triage import Refreshes
+    from console.domain.readings import Refreshes
     from console.remote.proxy import remote_sources
     from console.services.read.session import ClusterSession
     from console.ui.app import make_app

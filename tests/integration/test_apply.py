@@ -21,7 +21,7 @@ import yaml
 
 from console.cli import main
 from console.domain.journal import ApplyStatus, Journal, QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.errors import Refused
 from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient

@@ -35,7 +35,7 @@ import yaml
 from console.cli import main
 from console.config import Config
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import ResetPathKind, choose_reset_path
+from console.domain.reset_paths import ResetPathKind, choose_reset_path
 from console.domain.spec import Earliest, Latest, ResetSpec, Scope, ShiftBy, ToTimestamp
 from console.rocketmq.admin import AdminClient
 from console.sandbox.consumers import wait_online

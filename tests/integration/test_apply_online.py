@@ -25,7 +25,7 @@ import yaml
 
 from console.cli import main
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy, ToTimestamp
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.models import MessageQueue

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import Earliest
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from console.domain.journal import QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.sandbox.runner import Sandbox
 from console.services.apply.intents import ApplyPlan
 from console.services.apply.session import ApplySession

@@ -16,7 +16,7 @@ import pytest
 
 from console.domain.journal import ApplyStatus, QueueState
 from console.domain.offsets import QueueKey
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.domain.stuck import Finding
 from console.rocketmq.admin import AdminClient

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
+from console.domain.lag_trend import lagging_topics
 from console.domain.offsets import GroupOffsets
-from console.domain.triage import Sample, lagging_topics
+from console.domain.readings import Sample
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import dlq_topic, is_retry_topic
 from console.sandbox import scenario

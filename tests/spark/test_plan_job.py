@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from console.domain.job_requests import PlanRequest
-from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo, Totals, content_hash
+from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo, Totals
+from console.domain.plan_hash import content_hash
 from console.domain.spec import FileOffset, SpecError
 from jobs.run import PlanExistsError, read_plan_rows, run_plan
 from tests.spark import frames

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from console.domain.plan import PlanRow, content_hash, root_digest
-from console.domain.plan import topic_totals as python_topic_totals
+from console.domain.plan import PlanRow
+from console.domain.plan_hash import content_hash, root_digest
+from console.domain.plan_hash import topic_totals as python_topic_totals
 from console.domain.spec import Earliest, Latest, ResetSpec, Scope, ShiftBy, Strategy, ToOffset
 from jobs.plan import plan_rows, topic_totals
 from tests.spark import frames

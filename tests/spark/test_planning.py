@@ -11,7 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from console.domain.plan import PlanRow, ResetPathKind, content_hash
+from console.domain.plan import PlanRow
+from console.domain.plan_hash import content_hash
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import (
     Latest,
     ResetSpec,

@@ -4,7 +4,8 @@ there."""
 from __future__ import annotations
 
 from console.domain.drift import Drift
-from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo, Totals
+from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo, Totals
+from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import Earliest, ResetSpec, Scope
 from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite
 from console.services.plan.load import LoadedPlan

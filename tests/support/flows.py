@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from console.domain.plan import PlanHeader, SnapshotInfo
-from console.domain.spec import (
-    ResetSpec,
-    Scope,
-    ToOffset,
-)
+from console.domain.spec import ResetSpec, Scope, ToOffset
 from console.services.infra.workspace import SnapshotRef
 from console.services.plan.planner import PlanResult
 

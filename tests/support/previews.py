@@ -11,16 +11,8 @@ from typing import Any
 import pyarrow as pa
 
 from console.config import Config
-from console.domain.plan import (
-    PLAN_COLUMNS,
-    Impact,
-    PlanHeader,
-    PlanRow,
-    ResetPath,
-    ResetPathKind,
-    SnapshotInfo,
-    Totals,
-)
+from console.domain.plan import PLAN_COLUMNS, Impact, PlanHeader, PlanRow, SnapshotInfo, Totals
+from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import ResetSpec
 from console.services.infra.spark_jobs import JobCancelled, JobProgress, JobState
 from console.services.infra.spark_runner import JobHandle

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from console.config import ClusterConfig
-from console.domain.triage import Refreshes
+from console.domain.readings import Refreshes
 from console.services.read.routes import BrokerHealth
 from console.services.read.session import ClusterSession
 

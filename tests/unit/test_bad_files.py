@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from console.cli import main
 from console.domain.journal import Journal, JournalError
-from console.domain.plan import PlanHeader, SnapshotInfo, Totals, content_hash
+from console.domain.plan import PlanHeader, SnapshotInfo, Totals
+from console.domain.plan_hash import content_hash
 from console.domain.spec import Earliest, ResetSpec, Scope
 from console.errors import BadFile
 from console.services.infra.files import read_parquet

@@ -14,7 +14,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
+from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo
+from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ToTimestamp
 from console.rocketmq.codes import ResponseCode
 from console.rocketmq.errors import BrokerError, RequestTimeout

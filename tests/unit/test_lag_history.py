@@ -17,7 +17,7 @@ from console.config import ClusterConfig
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint, QueuePoint
 from console.domain.offsets import BROADCASTING, Client, GroupOffsets, QueueOffsets
-from console.domain.triage import Refreshes
+from console.domain.readings import Refreshes
 from console.services.read.lag_history import (
     DAY_MS,
     HOUR_MS,

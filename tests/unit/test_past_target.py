@@ -10,7 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from console.domain.journal import ApplyStatus, QueueState
-from console.domain.plan import PlanHeader, PlanRow, ResetPath, ResetPathKind, SnapshotInfo
+from console.domain.plan import PlanHeader, PlanRow, SnapshotInfo
+from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import ResetSpec, Scope, ToOffset
 from console.rocketmq.models import ClientConnection, ConsumerConnection, MessageQueue
 from console.services.apply.check import ApplyCheck, GroupWrites, QueueWrite

@@ -7,15 +7,7 @@ from typing import Any
 import pytest
 
 from console.domain.checks import ScopeCell, check_scope, check_source_groups, topic_in_scope
-from console.domain.spec import (
-    Latest,
-    ResetSpec,
-    Scope,
-    ShiftBy,
-    SpecError,
-    Strategy,
-    ToGroup,
-)
+from console.domain.spec import Latest, ResetSpec, Scope, ShiftBy, SpecError, Strategy, ToGroup
 
 CELLS = [
     ScopeCell("g", "orders", "broker-a", (), room_up=60, room_down=40),

@@ -7,18 +7,20 @@ import hashlib
 import pytest
 
 from console.domain.plan import (
-    BrokerFacts,
     PlanHeader,
     PlanRow,
-    ResetPath,
-    ResetPathKind,
     SnapshotInfo,
     Totals,
-    choose_reset_path,
-    content_hash,
     new_plan_id,
     parse_stamp,
     stamp,
+)
+from console.domain.plan_hash import content_hash
+from console.domain.reset_paths import (
+    BrokerFacts,
+    ResetPath,
+    ResetPathKind,
+    choose_reset_path,
     version_name,
 )
 from console.domain.spec import Latest, ResetSpec, Scope

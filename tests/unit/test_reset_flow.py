@@ -12,14 +12,7 @@ import pytest
 
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import PLAN_COLUMNS, Impact, PlanRow
-from console.domain.spec import (
-    ByDuration,
-    Earliest,
-    ResetSpec,
-    Scope,
-    SpecError,
-    StrategyKind,
-)
+from console.domain.spec import ByDuration, Earliest, ResetSpec, Scope, SpecError, StrategyKind
 from console.services.apply.preview_flow import (
     NEXT,
     ResetFlow,

@@ -337,11 +337,11 @@ def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None
 
 
 async def test_a_pop_groups_verdict_names_what_it_popped_and_did_not_ack() -> None:
-    from console.domain import triage
+    from console.domain import readings, triage
 
     client = connection(("10.0.0.9@counter", "10.0.0.9:5000"))
     o = await read(FakeCluster(broker_clients={"broker-a": client}, pop_mode=True))
-    verdict = triage.evaluate([triage.Sample.of(o)], min_samples=1)
+    verdict = triage.evaluate([readings.Sample.of(o)], min_samples=1)
     assert verdict.reason.endswith("; 52 popped and not acked (POP)")
 
 

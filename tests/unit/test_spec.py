@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from console.domain.offsets_csv import parse_offsets_csv
 from console.domain.spec import (
     ByDuration,
     Earliest,
@@ -27,7 +28,6 @@ from console.domain.spec import (
     ToTimestamp,
     describe,
     parse_duration,
-    parse_offsets_csv,
     parse_spec,
     parse_timestamp,
     spec_to_dict,

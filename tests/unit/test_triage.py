@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.domain import triage
+from console.domain import lag_trend, readings, triage
 from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets, known_delay
-from console.domain.triage import Refreshes, Sample, Status, as_samples, evaluate
+from console.domain.readings import Refreshes, Sample, as_samples
+from console.domain.triage import Status, evaluate
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)
@@ -142,7 +143,7 @@ def test_rules_are_written_for_every_status() -> None:
 
 
 def test_lag_trend_per_minute() -> None:
-    t = triage.lag_trend(window([(100, 90)], [(130, 100)], [(170, 110)]))
+    t = lag_trend.lag_trend(window([(100, 90)], [(130, 100)], [(170, 110)]))
     assert t is not None
     assert t.delta == 50
     assert t.seconds == 10.0
@@ -150,28 +151,28 @@ def test_lag_trend_per_minute() -> None:
 
 
 def test_lag_trend_needs_two_refreshes() -> None:
-    assert triage.lag_trend(window([(100, 90)])) is None
+    assert lag_trend.lag_trend(window([(100, 90)])) is None
 
 
 def test_lag_series_is_total_lag_per_refresh() -> None:
-    assert triage.lag_series(window([(10, 4), (3, None)], [(12, 4), (3, None)])) == (6, 8)
+    assert lag_trend.lag_series(window([(10, 4), (3, None)], [(12, 4), (3, None)])) == (6, 8)
 
 
 def test_time_behind_is_the_oldest_lagging_queue() -> None:
     o = sample(0, [(10, 4), (10, 10), (10, 8)])
     delays = {("T", "b", 0): 9000, ("T", "b", 1): 0, ("T", "b", 2): 3000}
-    assert triage.time_behind_ms(o, delays) == 9000
+    assert lag_trend.time_behind_ms(o, delays) == 9000
 
 
 def test_time_behind_is_zero_when_caught_up_and_unknown_without_answers() -> None:
-    assert triage.time_behind_ms(sample(0, [(10, 10)]), {}) == 0
-    assert triage.time_behind_ms(sample(0, [(10, 4)]), {}) is None
-    assert triage.time_behind_ms(sample(0, [(10, None)]), {}) is None
+    assert lag_trend.time_behind_ms(sample(0, [(10, 10)]), {}) == 0
+    assert lag_trend.time_behind_ms(sample(0, [(10, 4)]), {}) is None
+    assert lag_trend.time_behind_ms(sample(0, [(10, None)]), {}) is None
 
 
 def test_lagging_topics_by_broker() -> None:
     o = Sample.of(sample(0, [(10, 4), (10, 10)], retry=(5, 1)))
-    assert triage.lagging_topics(o) == {"b": ("T",)}
+    assert lag_trend.lagging_topics(o) == {"b": ("T",)}
 
 
 def test_history_keeps_the_window_and_replaces_a_repeated_instant() -> None:
@@ -273,7 +274,7 @@ def test_nothing_read_of_a_partial_group_is_err_not_ok() -> None:
     o = GroupOffsets("G", T0, (), clients=ONLINE, unreachable_brokers=("a",))
     v = evaluate(as_samples([o]))
     assert v.status is Status.ERR
-    assert triage.time_behind_ms(o, {}) is None  # not 0: the queues not read may lag
+    assert lag_trend.time_behind_ms(o, {}) is None  # not 0: the queues not read may lag
 
 
 def test_a_partial_read_keeps_a_worse_status_and_says_it_is_partial() -> None:
@@ -297,8 +298,8 @@ def test_a_partial_read_keeps_a_worse_status_and_says_it_is_partial() -> None:
 def test_trend_comes_back_only_over_comparable_reads() -> None:
     reads = [two_brokers(0, 100, None), two_brokers(1, 100, 50), two_brokers(2, 120, 50)]
     w = as_samples(reads)
-    assert triage.lag_series(w) == (150, 170)
-    trend = triage.lag_trend(w)
+    assert lag_trend.lag_series(w) == (150, 170)
+    trend = lag_trend.lag_trend(w)
     assert trend is not None
     assert (trend.delta, trend.seconds) == (20, 5.0)
 
@@ -312,7 +313,7 @@ def test_the_verdict_names_the_queue_with_most_lag_among_equals() -> None:
 def test_time_behind_is_never_counted_from_1970() -> None:
     o = sample(0, [(10, 4)])
     epoch = o.taken_at_ms  # the broker's "now - 0": no message at the committed offset
-    assert triage.time_behind_ms(o, {("T", "b", 0): epoch}) is None
+    assert lag_trend.time_behind_ms(o, {("T", "b", 0): epoch}) is None
     assert known_delay(9000, T0) == 9000
     assert known_delay(T0 - 5, T0) is None
     assert known_delay(-1, T0) is None
@@ -320,10 +321,10 @@ def test_time_behind_is_never_counted_from_1970() -> None:
 
 def test_committed_below_min_has_no_time_behind() -> None:
     q = QueueOffsets("T", "b", 0, 500, 900, 120)
-    assert triage.below_min(q)
+    assert readings.below_min(q)
     o = GroupOffsets("G", T0, (q,), clients=ONLINE)
-    assert triage.time_behind_ms(o, {q.key: 60_000}) is None
-    assert not triage.below_min(QueueOffsets("T", "b", 0, 500, 900, None))
+    assert lag_trend.time_behind_ms(o, {q.key: 60_000}) is None
+    assert not readings.below_min(QueueOffsets("T", "b", 0, 500, 900, None))
 
 
 def test_worst_first_puts_unknown_between_known_trouble_and_ok() -> None:

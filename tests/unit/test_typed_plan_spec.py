@@ -14,14 +14,7 @@ import pytest
 
 from console.domain.mqadmin import plan_resets
 from console.domain.plan import PlanHeader, PlanRow
-from console.domain.spec import (
-    Earliest,
-    FileOffset,
-    FromFile,
-    Latest,
-    ResetSpec,
-    Scope,
-)
+from console.domain.spec import Earliest, FileOffset, FromFile, Latest, ResetSpec, Scope
 from console.services.apply.check import _push_timestamp
 from console.services.apply.history import read_history
 from console.services.infra.workspace import Workspace

@@ -22,13 +22,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
-from console.domain.plan import (
-    PlanRow,
-    ResetPath,
-    ResetPathKind,
-    choose_reset_path,
-    client_file_path,
-)
+from console.domain.plan import PlanRow
+from console.domain.reset_paths import ResetPath, ResetPathKind, choose_reset_path, client_file_path
 from console.domain.spec import StrategyKind
 from console.rocketmq.errors import RocketMQError
 from console.services.apply.offset_writer import IN_FLIGHT

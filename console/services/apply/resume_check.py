@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 
 from console.domain.drift import Drift, Reclamped, holds, key_text, proves, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
-from console.domain.plan import PlanRow, ResetPathKind, choose_reset_path
+from console.domain.plan import PlanRow
+from console.domain.reset_paths import ResetPathKind, choose_reset_path
 from console.rocketmq.errors import RocketMQError
 from console.services.apply.check import GroupWrites, QueueWrite, consumers_of, seen_of
 from console.services.apply.offset_writer import IN_FLIGHT

@@ -34,7 +34,7 @@ from pathlib import Path
 from console.domain.client_offsets import ClientOffsetsError
 from console.domain.drift import holds, is_replay, key_text, proves
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
-from console.domain.plan import ResetPathKind
+from console.domain.reset_paths import ResetPathKind
 from console.errors import Refused
 from console.rocketmq.errors import RocketMQError
 from console.services.apply.check import (

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.domain.plan import (
-    PLAN_COLUMNS,
-    PLAN_MAX_AGE_MIN,
-    PlanHeader,
-    PlanRow,
-    content_hash,
-)
+from console.domain.plan import PLAN_COLUMNS, PLAN_MAX_AGE_MIN, PlanHeader, PlanRow
+from console.domain.plan_hash import content_hash
 from console.errors import BadFile, Refused
 from console.services.infra import files
 from console.services.infra.workspace import PLAN_JSON, ROWS, Workspace

@@ -8,8 +8,9 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.domain.offsets_csv import parse_offsets_csv
 from console.domain.plan import PLAN_COLUMNS
-from console.domain.spec import FromFile, ResetSpec, Scope, SpecError, parse_offsets_csv
+from console.domain.spec import FromFile, ResetSpec, Scope, SpecError
 from console.errors import BadFile, read_text
 
 if TYPE_CHECKING:

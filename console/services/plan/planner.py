@@ -25,12 +25,8 @@ import pyarrow as pa
 from console.config import CredentialsRef, TlsRef
 from console.domain.checks import check_scope
 from console.domain.job_requests import ImpactRequest, PlanRequest
-from console.domain.plan import (
-    Impact,
-    PlanHeader,
-    ResetPath,
-    new_plan_id,
-)
+from console.domain.plan import Impact, PlanHeader, new_plan_id
+from console.domain.reset_paths import ResetPath
 from console.domain.spec import (
     FromFile,
     ResetSpec,

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from console.domain.offsets import GroupOffsets
-from console.domain.plan import ResetPath, choose_reset_path, client_file_path
+from console.domain.reset_paths import ResetPath, choose_reset_path, client_file_path
 from console.domain.spec import ResetSpec, SpecError, ToGroup
 from console.services.read.broker_facts import broker_facts
 from console.services.read.client_offsets import find_store_files, with_client_stores

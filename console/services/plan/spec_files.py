@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from console.domain.spec import FileOffset, ResetSpec, SpecError, parse_offsets_csv, parse_spec
+from console.domain.offsets_csv import parse_offsets_csv
+from console.domain.spec import FileOffset, ResetSpec, SpecError, parse_spec
 from console.errors import BadFile, read_text
 from console.lined_yaml import line_at, load_lined
 

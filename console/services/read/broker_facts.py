@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-from console.domain.plan import BrokerFacts
+from console.domain.reset_paths import BrokerFacts
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 

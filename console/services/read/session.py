@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from console.config import ClusterConfig
 from console.domain.gaps import Why
 from console.domain.offsets import GroupOffsets
-from console.domain.triage import NOT_REGISTERED, Refreshes, vanished
+from console.domain.readings import Refreshes
+from console.domain.triage import NOT_REGISTERED, vanished
 from console.rocketmq.models import MASTER_ID
 from console.services.read.lag_history import LagHistory
 from console.services.read.routes import BrokerHealth

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline, Static
 
-from console.domain import mqadmin, triage
+from console.domain import lag_trend, mqadmin, readings, triage
 from console.domain.gaps import at_least
 from console.domain.offsets import FROM_SLAVE, GroupOffsets, QueueKey, QueueOffsets
 from console.domain.triage import GroupSummary
@@ -135,9 +135,9 @@ def _queue_row(
     # A POP client holds a broker's topic as a whole (queue id -1).
     holders = assignments.get(q.key) or assignments.get((q.topic, q.broker, -1), ())
     client = holders[0] if len(holders) == 1 else f"all ({len(holders)})" if holders else "-"
-    behind = triage.queue_delay(q, delays, read_at_ms)
+    behind = lag_trend.queue_delay(q, delays, read_at_ms)
     last = now_ms - q.last_timestamp if q.last_timestamp > 0 else None
-    committed = fmt.offset(q.committed) + (BELOW_MIN if triage.below_min(q) else "")
+    committed = fmt.offset(q.committed) + (BELOW_MIN if readings.below_min(q) else "")
     return Row(
         f"{q.topic}|{q.broker}|{q.queue_id}",
         (
@@ -230,7 +230,7 @@ class GroupScreen(DataScreen):
         chart = self.window_ms if self.chart_shown else None
         await asyncio.to_thread(self._keep_lag, offsets, at_ms, chart)
         delays, dlq = await asyncio.gather(
-            source.consume_delays(self.group, triage.lagging_topics(window[-1])),
+            source.consume_delays(self.group, lag_trend.lagging_topics(window[-1])),
             source.dlq_queues(self.group),
             return_exceptions=True,
         )
@@ -396,7 +396,7 @@ class GroupScreen(DataScreen):
             lines.append(toned(app, f"{FROM_SLAVE}: {', '.join(o.from_slave)}", "text-warning"))
             now = self.console.clock_ms()
             lines += [toned(app, s.line(now), "text-warning") for s in o.slave_lag]
-        deleted = [q for q in o.queues if triage.below_min(q)]
+        deleted = [q for q in o.queues if readings.below_min(q)]
         if deleted:
             lines.append(toned(app, below_min_line(deleted), "text-warning"))
         return Text("\n").join(lines)

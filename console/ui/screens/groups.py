@@ -10,7 +10,7 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
-from console.domain import mqadmin, triage
+from console.domain import lag_trend, mqadmin, readings, triage
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.domain.triage import GroupSummary, Status, rank
 from console.redact import redact_text
@@ -67,7 +67,7 @@ def lag_cell(o: GroupOffsets) -> Cell:
     lag = known_lag(o)
     if lag is None:
         return cell(None, fmt.UNKNOWN)
-    if triage.is_partial(o):
+    if readings.is_partial(o):
         # Brokers missing from the read: what it sums is a lower bound.
         return cell(lag, "≥" + fmt.compact(lag))
     partly = any(q.committed is None for q in o.topic_queues)
@@ -187,7 +187,7 @@ class GroupsScreen(DataScreen):
 
     def _record(
         self, names: list[str], read: dict[str, GroupOffsets | Exception]
-    ) -> tuple[dict[str, tuple[triage.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
+    ) -> tuple[dict[str, tuple[readings.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
         session = self.cluster_session
         refreshes = session.refreshes
         latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
@@ -196,7 +196,7 @@ class GroupsScreen(DataScreen):
             self.post_message(LagHistoryFailed(problem))
         windows = {n: refreshes.add(o) for n, o in latest.items()}
         refreshes.retain(names)
-        wanted = {n: triage.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
+        wanted = {n: lag_trend.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
         return windows, wanted
 
     def _snapshot(self, read: dict[str, GroupOffsets | Exception]) -> None:
@@ -214,7 +214,7 @@ class GroupsScreen(DataScreen):
 
     def _digest(
         self,
-        windows: dict[str, tuple[triage.Sample, ...]],
+        windows: dict[str, tuple[readings.Sample, ...]],
         behind: dict[str, dict[QueueKey, int] | Exception],
         errors: dict[str, str],
     ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:

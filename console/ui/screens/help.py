@@ -12,7 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from console.domain.triage import DEFAULT_WINDOW, STATUS_RULES
+from console.domain.readings import DEFAULT_WINDOW
+from console.domain.triage import STATUS_RULES
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from console.domain.messages import Boundary, BoundaryRequest, boundary_requests
-from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning, ResetPathKind
+from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning
+from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import describe
 from console.ui import format as fmt
 from console.ui.tones import toned

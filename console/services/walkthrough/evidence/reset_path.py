@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from console.domain.plan import choose_reset_path
+from console.domain.reset_paths import choose_reset_path
 from console.domain.spec import is_one_time, strategy_kind
 from console.domain.walkthrough import Evidence
 from console.services.read.broker_facts import broker_facts
