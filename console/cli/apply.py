@@ -9,6 +9,10 @@ through the journal and reads every queue back. Exit codes: 0 every queue verifi
 failed or is not verified yet; 2 refused before writing (bad input, a changed or expired plan,
 drift, a read-only cluster, consumers online on the offline path, the cluster moved while the
 prompt waited, no confirmation).
+
+One piece (over 400 lines): `apply`, `undo`, `resume` and `history` share the terminal door of
+the apply session (its prompt, its rendering of the session's events); the session is
+console.services.apply's.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ cluster answered, 1 when one did not or any piece of the answer is missing (the 
 marks what is partial, and one line on stderr names each missing piece), 2 when nothing could
 be read (a refused signature on every broker included), on bad input or when the name server
 cannot be reached (raised to `console.cli.main`, which prints the one line).
+
+One piece (over 400 lines): the read-only commands share their target arguments, their partial-
+answer rendering and their exit codes; the reads are console.services.read's.
 """
 
 from __future__ import annotations

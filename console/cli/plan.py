@@ -3,6 +3,9 @@
 Both only read the cluster. `plan` is the preview without the UI (a dry run): it takes a fresh
 snapshot (or uses `--snapshot ID`), runs the plan job on the warm-session host (Spark master
 from the config or `--master`) and writes plan.json + rows.parquet to `--out` or the workspace.
+
+One piece (over 400 lines): the `snapshot` and `plan` commands share their arguments and their
+rendering of a plan; the work is console.services.plan's.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ JSON (the files are read by console/services/plan/spec_files.py).
 Every parse error is a `SpecError` that names the field (`strategy.to-timestamp`) or the file
 and line (`offsets.csv:7`) so the operator can fix the input; nothing downstream runs on a spec
 that did not parse.
+
+One piece (over 400 lines): the strategies, their parsers and their writing back, which must
+name every field the same way for its errors to point at it.
 """
 
 from __future__ import annotations

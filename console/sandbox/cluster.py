@@ -4,7 +4,11 @@ a proxy (cluster mode, a process of its own) in front of them for gRPC clients.
 
 With `tls`, every server enforces TLS with certificates of the sandbox's own CA (console.sandbox
 .certs), mutual TLS when `tls.mutual`: the JVM system properties are TlsSystemConfig's, as
-NettyRemotingServer and TlsHelper read them (checked against 5.3.3 and 5.5.0)."""
+NettyRemotingServer and TlsHelper read them (checked against 5.3.3 and 5.5.0).
+
+One piece (over 400 lines): one cluster's processes, ports and files, started in one order and
+stopped in its reverse.
+"""
 
 from __future__ import annotations
 

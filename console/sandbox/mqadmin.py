@@ -3,6 +3,9 @@
 Tests and the benchmark compare our client's numbers with these. Layouts were checked against the
 real 5.3.3 output; the tools JVM also prints logback status lines on stdout before the table, and
 reports command failures as a stack trace on stderr with exit code 0, so both are handled here.
+
+One piece (over 400 lines): every mqadmin command run and parsed beside the others, so that each
+quirk of the tool's output is handled once for all of them.
 """
 
 from __future__ import annotations

@@ -3,7 +3,11 @@
 `SandboxOptions` chooses the RocketMQ release (its jars fetched into the cache), TLS on every
 server (the sandbox's own CA, optionally mutual), and the brokers' consumer-offset store (the
 default JSON file, or RocksDB); everything that talks to the sandbox (its own client, the Java
-consumers, mqadmin) speaks what its servers require."""
+consumers, mqadmin) speaks what its servers require.
+
+One piece (over 400 lines): the sandbox's start is one sequence (fetch, build, start, seed,
+traffic) and its teardown undoes it in reverse; split, the order would be scattered.
+"""
 
 from __future__ import annotations
 

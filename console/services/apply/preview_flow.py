@@ -19,6 +19,9 @@ not-applied for a refusal or a failure and previewed again for a declined confir
 whole map.
 
 Nothing here writes to a cluster: the apply service does, and tells the flow.
+
+One piece (over 400 lines): one state machine, its stages, the map of moves (`NEXT`) and the
+value that moves along it.
 """
 
 from __future__ import annotations

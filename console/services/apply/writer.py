@@ -20,6 +20,9 @@ The writing stage of an apply session (console/services/apply/session.py), which
 
 A stop request (ctrl-c) stops issuing writes; what was sent is still read back and recorded,
 and the journal says where it stopped. `resume` and `undo` work from the journal.
+
+One piece (over 400 lines): the order of events above is the write path's guarantee, kept in one
+place.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ read), never in a process's argv.
 
 The console never imports pyspark: the package is located with `importlib.util.find_spec`,
 and whether the server answers Spark requests is asked by a child process (`jobs.probe`).
+
+One piece (over 400 lines): one server's life (its record, start, check, stop) around one record
+file; every command that touches the server reads it through here.
 """
 
 from __future__ import annotations

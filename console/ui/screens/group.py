@@ -6,7 +6,11 @@ A read that lacks parts says so under the headline (what is missing and why), it
 a lower bound, and the sparkline starts again where what was read changed. A committed offset
 below the queue's min (its messages already deleted) is flagged on the queue and the headline;
 a time behind is never one counted from 1970. Queues read from a slave, their master down, are
-named under the headline."""
+named under the headline.
+
+One piece (over 400 lines): one screen, its tables and the handlers of its own messages; what it
+computes is console.domain's.
+"""
 
 from __future__ import annotations
 
