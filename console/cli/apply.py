@@ -49,6 +49,7 @@ from console.services.infra.journal_store import (
 )
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 from console.services.infra.workspace import Workspace
+from console.services.read.snapshot_errors import NothingRead
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig, Config
@@ -333,9 +334,6 @@ class _TerminalUndoPlanner:
         return await asyncio.to_thread(self._plan, cluster, config, undo)
 
     def _plan(self, cluster: ClusterConfig, config: Config, undo: UndoIntent) -> str:
-        # deferred: pyarrow (snapshots are Parquet files)
-        from console.services.read.snapshots import NothingRead
-
         args, target = self.args, self.target
         try:
             engine = choose_engine(

@@ -40,9 +40,11 @@ from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 from console.services.infra.spark_jobs import JobError
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
+from console.services.plan.load import warning_counts
 from console.services.plan.plan_csv import csv_cluster
 from console.services.plan.spec_files import load_spec
 from console.services.read.reader import ClusterReader
+from console.services.read.snapshot_errors import NothingRead, SnapshotNotFound
 
 if TYPE_CHECKING:
     # Planning pulls in pyarrow and the Spark runner: imported by the handlers that need them,
@@ -126,7 +128,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 def _snapshot(args: argparse.Namespace) -> int:
     # deferred: pyarrow (snapshots are Parquet files)
-    from console.services.read.snapshots import NothingRead, Retention, SnapshotStore, take_snapshot
+    from console.services.read.snapshots import Retention, SnapshotStore, take_snapshot
 
     target = resolve_target(args)
     store = SnapshotStore(Workspace(target.config.workspace_path))
@@ -190,9 +192,6 @@ async def _client_local(reader: ClusterReader, groups: Sequence[str]) -> list[st
 
 
 def _plan(args: argparse.Namespace) -> int:
-    # deferred: pyarrow (snapshots are Parquet files)
-    from console.services.read.snapshots import NothingRead, SnapshotNotFound
-
     target = resolve_target(args)
     workspace = Workspace(target.config.workspace_path)
     spec = load_spec(args.spec) if args.spec else None
@@ -270,8 +269,7 @@ def finish_plan(
 ) -> tuple[int, PlanResult | None]:
     """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
     plan when there is one. `extra` goes into the JSON document."""
-    # deferred: pyarrow and the planner
-    from console.services.plan.planner import warning_counts
+    # deferred: pyarrow (snapshots are Parquet files)
     from console.services.read.snapshots import SnapshotStore
 
     if flow.stage is Stage.REJECTED:

@@ -38,8 +38,9 @@ from console.services.apply.intents import ApplyPlan
 from console.services.infra.journal_store import operator
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 from console.services.infra.workspace import Workspace
-from console.services.plan.load import load_plan
+from console.services.plan.load import load_plan, warning_counts
 from console.services.read.reader import ClusterReader
+from console.services.read.snapshot_errors import NothingRead
 from console.services.walkthrough.evidence.answers import check_answer
 from console.services.walkthrough.evidence.context import EvidenceContext
 from console.services.walkthrough.evidence.registry import gather
@@ -226,9 +227,6 @@ def _reader(admin: Any, target: Target) -> ClusterReader:
 
 def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: Any) -> int | None:
     """Plan the spec as `plan` does; the exit code when there is no plan to apply."""
-    # deferred: pyarrow and the planner
-    from console.services.plan.planner import warning_counts
-    from console.services.read.snapshots import NothingRead
 
     if future_by_ms(spec, _now_ms()) is not None:
         return _bad("the time lies in the future: no message is stored there yet")

@@ -14,11 +14,11 @@ from console.rocketmq.errors import BrokerError
 from console.rocketmq.models import ConsumeTimeSpan, MessageQueue
 from console.services.infra import files
 from console.services.infra.workspace import Workspace
+from console.services.read.snapshot_errors import SnapshotNotFound
 from console.services.read.snapshots import (
     ARROW_SCHEMA,
     Retention,
     Snapshot,
-    SnapshotNotFound,
     SnapshotStore,
     snapshot_table,
     store_times,

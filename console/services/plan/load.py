@@ -88,3 +88,13 @@ def load_plan(
 
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def warning_counts(plan_uri: str) -> dict[str, int]:
+    """How many queues of a plan carry each warning code, most frequent first."""
+    warnings = files.read_parquet(files.join(plan_uri, ROWS), columns=["warnings"])["warnings"]
+    counts: dict[str, int] = {}
+    for codes in warnings.to_pylist():
+        for code in codes or ():
+            counts[code] = counts.get(code, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -45,13 +45,8 @@ from console.services.plan import plan_csv
 from console.services.plan.reset_paths import paths_for, refuse_client_local
 from console.services.plan.tables import scope_cells, unborn_rows
 from console.services.read.reader import ClusterReader
-from console.services.read.snapshots import (
-    GroupNotFound,
-    Snapshot,
-    SnapshotNotFound,
-    SnapshotStore,
-    take_snapshot,
-)
+from console.services.read.snapshot_errors import GroupNotFound, SnapshotNotFound
+from console.services.read.snapshots import Snapshot, SnapshotStore, take_snapshot
 
 INPUT_ERRORS = (SpecError, JobInputError)
 
@@ -289,16 +284,6 @@ class Planner:
             return self.store.at(spec.scope.cluster, spec.scope.groups, s.at_ms or now_ms)
         except SnapshotNotFound as exc:
             raise SpecError("strategy.to-snapshot", str(exc)) from None
-
-
-def warning_counts(plan_uri: str) -> dict[str, int]:
-    """How many queues of a plan carry each warning code, most frequent first."""
-    warnings = files.read_parquet(files.join(plan_uri, ROWS), columns=["warnings"])["warnings"]
-    counts: dict[str, int] = {}
-    for codes in warnings.to_pylist():
-        for code in codes or ():
-            counts[code] = counts.get(code, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _json_list(text: str) -> list[dict[str, object]]:

@@ -25,13 +25,14 @@ import pyarrow.parquet as pq
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
-from console.errors import BadFile, UserError
+from console.errors import BadFile
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra import files
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.client_offsets import with_client_stores
 from console.services.read.reader import ClusterReader
+from console.services.read.snapshot_errors import GroupNotFound, NothingRead, SnapshotNotFound
 
 _ARROW = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64()}
 ARROW_SCHEMA = pa.schema([(name, _ARROW[kind]) for name, kind in SNAPSHOT_COLUMNS])
@@ -41,28 +42,6 @@ DAY_MS = 86_400_000
 MISSING_KEY = b"rmq_console.missing"
 #: Parquet metadata key of the brokers read from a slave, master down (a JSON list of names).
 FROM_SLAVE_KEY = b"rmq_console.from_slave"
-
-
-class SnapshotNotFound(UserError, LookupError):
-    pass
-
-
-class NothingRead(UserError):
-    """A snapshot of which nothing could be read (every broker refused the signature, or did
-    not answer): `gaps` says why. Nothing is saved."""
-
-    def __init__(self, gaps: Sequence[Gap]) -> None:
-        self.gaps = tuple(gaps)
-        why = "; ".join(g.line() for g in self.gaps[:3]) or "no broker answered"
-        super().__init__(f"nothing could be read: {why}")
-
-
-class GroupNotFound(UserError, LookupError):
-    """A group asked for is not in the cluster."""
-
-    def __init__(self, group: str, reason: str) -> None:
-        super().__init__(reason)
-        self.group = group
 
 
 @dataclass(frozen=True, slots=True)

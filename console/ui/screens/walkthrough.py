@@ -35,6 +35,7 @@ from console.domain.walkthrough import Evidence, Walkthrough
 from console.rocketmq.errors import RocketMQError
 from console.services.infra.journal_store import operator
 from console.services.infra.workspace import Workspace
+from console.services.plan.load import warning_counts
 from console.services.read.session import ClusterSession
 from console.services.walkthrough.report import write_report
 from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
@@ -284,9 +285,6 @@ class WalkthroughScreen(ConsoleScreen):
 
     @work(thread=True, group="walkthrough-report", exit_on_error=False)
     def write_report(self) -> None:
-        # deferred: pyarrow and the planner
-        from console.services.plan.planner import warning_counts
-
         run = self.run
         assert run is not None
         if run.plan_uri is not None:

@@ -10,6 +10,7 @@ from console.domain.triage import missing
 from console.domain.walkthrough import StepKind
 from console.rocketmq.errors import NotFoundError
 from console.services.read.lag_history import LagHistory
+from console.services.read.snapshot_errors import SnapshotNotFound
 from console.services.walkthrough.evidence.context import EvidenceContext
 from console.services.walkthrough.runner import (
     Answer,
@@ -62,7 +63,7 @@ def _check_snapshot(ctx: EvidenceContext, text: str, now_ms: int) -> Answer:
     """A snapshot id, or a time: the newest snapshot of the group taken at or before it. The
     value is the strategy (`to-snapshot`)."""
     # deferred: pyarrow (snapshots are Parquet files)
-    from console.services.read.snapshots import SnapshotNotFound, SnapshotStore
+    from console.services.read.snapshots import SnapshotStore
 
     store = SnapshotStore(ctx.workspace)
     cluster = ctx.run.cluster
