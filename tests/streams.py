@@ -31,31 +31,49 @@ INTEGRATION = ROOT / "tests" / "integration"
 
 #: A test function that takes the main sandbox (`sandbox: Sandbox`, or a fixture of it).
 _MAIN = re.compile(r"\bsandbox\s*:\s*(Sandbox|Any)\b")
-#: The ACL cluster: its files share one stream, so it starts once.
-_ACL = re.compile(r"\bacl_cluster\b")
+#: The clusters other than the main sandbox, by the fixture that starts each (once per
+#: pytest session that asks for it), and the seconds it takes to start (measured).
+CLUSTERS_S = {
+    "acl_cluster": 15,
+    "legacy_cluster": 80,  # the 4.9.7 broker waits for its commit logs to expire
+    "replica_cluster": 20,
+    "newest_cluster": 55,
+    "proxy_cluster": 25,
+}
+_CLUSTER = re.compile(r"\b(" + "|".join(CLUSTERS_S) + r")\b")
+#: What a sandbox stream spends starting the main sandbox, and the unit, UI and Spark tests.
+MAIN_START_S = 60
+APART_BASE_S = 500
 
-#: Seconds a file takes against a warm sandbox (measured; a file not listed counts DEFAULT_S).
+#: Seconds a file takes once its clusters run (measured; a file not listed counts DEFAULT_S).
 COST_S = {
-    "test_acl_plan.py": 80,
-    "test_acl_standalone.py": 45,
-    "test_access_denied.py": 40,
-    "test_acl.py": 30,
+    "test_newest_release.py": 230,
     "test_walkthroughs_ui.py": 150,
     "test_apply.py": 110,
     "test_apply_client_push.py": 105,
+    "test_legacy_client_push.py": 100,
     "test_partial_reads.py": 100,
     "test_broadcast_offsets.py": 90,
+    "test_acl_plan.py": 80,
     "test_apply_killed.py": 80,
+    "test_tls.py": 70,
     "test_ui_apply.py": 60,
     "test_apply_online.py": 60,
+    "test_master_slave.py": 60,
+    "test_pop_resets.py": 60,
     "test_walkthroughs_tmux.py": 55,
     "test_poison_skip.py": 50,
+    "test_acl_standalone.py": 45,
     "test_client_local_and_future.py": 45,
     "test_ui_broker_down.py": 45,
+    "test_access_denied.py": 40,
     "test_lag_history.py": 40,
     "test_boundary_messages.py": 40,
     "test_cli_exit_codes.py": 40,
+    "test_legacy_broker.py": 40,
+    "test_pop_reads.py": 40,
     "test_ui_preview.py": 35,
+    "test_acl.py": 30,
     "test_plan_cli.py": 30,
     "test_sandbox.py": 30,
     "test_plan_connect.py": 25,
@@ -70,31 +88,44 @@ DEFAULT_S = 15
 def streams() -> dict[str, list[str]]:
     """The three streams' arguments for pytest: directories and files, relative to the root.
 
-    Integration files that never take the main sandbox (the 4.9.7 broker, the master/slave
-    pair) go with the unit, UI and Spark tests; those taking the ACL cluster go together to the
-    second sandbox stream; the rest are shared out by cost, most costly first."""
-    apart: list[str] = []
-    halves: list[list[str]] = [[], []]
-    load = [0, 0]
-    rest: list[str] = []
-    for path in sorted(INTEGRATION.glob("test_*.py")):
-        text = path.read_text()
-        if not _MAIN.search(text) and not _ACL.search(text):
-            apart.append(path.name)
-        elif _ACL.search(text):
-            halves[1].append(path.name)
-            load[1] += COST_S.get(path.name, DEFAULT_S)
-        else:
-            rest.append(path.name)
-    for f in sorted(rest, key=lambda f: -COST_S.get(f, DEFAULT_S)):
-        i = 0 if load[0] <= load[1] else 1
-        halves[i].append(f)
-        load[i] += COST_S.get(f, DEFAULT_S)
+    Files that share a cluster other than the main sandbox (the ACL cluster, the 4.9.7 broker,
+    the master/slave pair, the newest release, the proxy) run in one stream, so that cluster
+    starts once; a group with a file that also takes the main sandbox runs in a sandbox stream.
+    Groups are shared out by cost, most costly first, to the stream least loaded so far: the
+    unit, UI and Spark tests start the first stream off, the main sandbox's start the others."""
+    files = sorted(INTEGRATION.glob("test_*.py"))
+    needs = {f.name: set(_CLUSTER.findall(f.read_text())) for f in files}
+    main = {f.name for f in files if _MAIN.search(f.read_text())}
+    # Files joined by a cluster they share: one group each.
+    groups: list[tuple[set[str], set[str]]] = []
+    for name in sorted(needs):
+        joined = [g for g in groups if g[1] & needs[name]]
+        merged = ({name}, set(needs[name]))
+        for g in joined:
+            groups.remove(g)
+            merged[0].update(g[0])
+            merged[1].update(g[1])
+        groups.append(merged)
+
+    def cost(group: tuple[set[str], set[str]]) -> int:
+        names, clusters = group
+        return sum(COST_S.get(n, DEFAULT_S) for n in names) + sum(CLUSTERS_S[c] for c in clusters)
+
+    order = ("apart", "sandbox-1", "sandbox-2")
+    chosen: dict[str, list[str]] = {k: [] for k in order}
+    load = {"apart": APART_BASE_S, "sandbox-1": MAIN_START_S, "sandbox-2": MAIN_START_S}
+    with_main = [g for g in groups if g[0] & main]
+    alone = [g for g in groups if not g[0] & main]
+    for candidates, pending in ((order[1:], with_main), (order, alone)):
+        for group in sorted(pending, key=lambda g: (-cost(g), sorted(g[0]))):
+            stream = min(candidates, key=lambda k: load[k])
+            chosen[stream].extend(sorted(group[0]))
+            load[stream] += cost(group)
     where = "tests/integration/"
     return {
-        "apart": ["tests/unit", "tests/ui", "tests/spark", *(where + f for f in apart)],
-        "sandbox-1": [where + f for f in halves[0]],
-        "sandbox-2": [where + f for f in halves[1]],
+        "apart": ["tests/unit", "tests/ui", "tests/spark", *(where + f for f in chosen["apart"])],
+        "sandbox-1": [where + f for f in chosen["sandbox-1"]],
+        "sandbox-2": [where + f for f in chosen["sandbox-2"]],
     }
 
 
