@@ -202,6 +202,14 @@ class Sandbox:
         """Start one more SandboxConsumer as described by `plan`; stopped with the sandbox."""
         return await self._consumer_factory.launch(plan)
 
+    async def start_pop_consumer(self, group: str, topic: str) -> JavaConsumer:
+        """Start a remoting consumer that pops `topic` for `group` and acks what it is handed
+        (set the group to POP on the brokers first: sandbox.pop.set_pop_mode); stopped with
+        the sandbox."""
+        factory = self._consumer_factory
+        spec = ConsumerSpec(name=group, group=group, topics=(topic,), pop=True)
+        return await factory.launch_program(spec, factory.classpath)
+
 
 @dataclass(slots=True)
 class _ConsumerFactory:
