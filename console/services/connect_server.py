@@ -62,7 +62,8 @@ SERVER_CONF: Mapping[str, str] = {
 }
 
 
-#: The server's log: warnings and errors, and the line that says it started. Spark's own default
+#: The server's log: warnings and errors, the line that says it started, and the executors a
+#: standalone master granted it. Spark's own default
 #: logs every execution's whole plan at INFO when one is abandoned, and a plan carries its
 #: Python functions pickled with what they were given (where a cluster's TLS files are, say):
 #: nothing of a job's request is for a log file.
@@ -76,6 +77,8 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 logger.server.name = org.apache.spark.sql.connect.service.SparkConnectServer
 logger.server.level = info
+logger.executors.name = org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend
+logger.executors.level = info
 logger.jetty.name = org.sparkproject.jetty
 logger.jetty.level = error
 """
