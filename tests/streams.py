@@ -1,8 +1,8 @@
-"""`make test`'s pytest run as three processes at once.
+"""`make test`'s pytest run as four processes at once.
 
 Most of the suite's time is spent waiting: on brokers (a consumer's commit interval, a long
 poll, a JVM starting), on Spark, on a terminal. One process leaves both cores mostly idle, so
-the tests run in three streams, each a pytest session of its own:
+the tests run in four streams, each a pytest session of its own:
 
 - `apart`: unit, UI and Spark tests, and the integration tests whose clusters are their own
   (the 4.9.7 broker, the master/slave pair, the newest release enforcing mutual TLS with
@@ -86,13 +86,15 @@ DEFAULT_S = 15
 
 
 def streams() -> dict[str, list[str]]:
-    """The three streams' arguments for pytest: directories and files, relative to the root.
+    """The streams' arguments for pytest: directories and files, relative to the root.
 
     Files that share a cluster other than the main sandbox (the ACL cluster, the 4.9.7 broker,
     the master/slave pair, the newest release, the proxy) run in one stream, so that cluster
     starts once; a group with a file that also takes the main sandbox runs in a sandbox stream.
     Groups are shared out by cost, most costly first, to the stream least loaded so far: the
-    unit, UI and Spark tests start the first stream off, the main sandbox's start the others."""
+    unit, UI and Spark tests start `apart` off, the main sandbox's start the sandbox streams.
+    Half the suite's time is waiting (JVMs, commit intervals, a terminal): a fourth stream
+    keeps both cores busier, which three did not."""
     files = sorted(INTEGRATION.glob("test_*.py"))
     needs = {f.name: set(_CLUSTER.findall(f.read_text())) for f in files}
     main = {f.name for f in files if _MAIN.search(f.read_text())}
@@ -111,22 +113,21 @@ def streams() -> dict[str, list[str]]:
         names, clusters = group
         return sum(COST_S.get(n, DEFAULT_S) for n in names) + sum(CLUSTERS_S[c] for c in clusters)
 
-    order = ("apart", "sandbox-1", "sandbox-2")
+    order = ("apart", "clusters", "sandbox-1", "sandbox-2")
     chosen: dict[str, list[str]] = {k: [] for k in order}
-    load = {"apart": APART_BASE_S, "sandbox-1": MAIN_START_S, "sandbox-2": MAIN_START_S}
+    load = {"apart": APART_BASE_S, "clusters": 0, "sandbox-1": MAIN_START_S}
+    load["sandbox-2"] = MAIN_START_S
     with_main = [g for g in groups if g[0] & main]
     alone = [g for g in groups if not g[0] & main]
-    for candidates, pending in ((order[1:], with_main), (order, alone)):
+    for candidates, pending in ((order[2:], with_main), (order, alone)):
         for group in sorted(pending, key=lambda g: (-cost(g), sorted(g[0]))):
             stream = min(candidates, key=lambda k: load[k])
             chosen[stream].extend(sorted(group[0]))
             load[stream] += cost(group)
     where = "tests/integration/"
-    return {
-        "apart": ["tests/unit", "tests/ui", "tests/spark", *(where + f for f in chosen["apart"])],
-        "sandbox-1": [where + f for f in chosen["sandbox-1"]],
-        "sandbox-2": [where + f for f in chosen["sandbox-2"]],
-    }
+    out = {k: [where + f for f in chosen[k]] for k in order}
+    out["apart"] = ["tests/unit", "tests/ui", "tests/spark", *out["apart"]]
+    return {k: v for k, v in out.items() if v}
 
 
 def main(argv: Sequence[str]) -> int:
