@@ -1,21 +1,21 @@
-"""`make test`'s pytest run as three processes at once.
+"""`make test`'s pytest run as four processes at once.
 
 Most of the suite's time is spent waiting: on brokers (a consumer's commit interval, a long
 poll, a JVM starting), on Spark, on a terminal. One process leaves both cores mostly idle, so
-the tests run in three streams, each a pytest session of its own:
+the tests run in four streams, each a pytest session of its own:
 
-- `apart`: unit, UI and Spark tests, and the integration tests whose clusters are their own
-  (the 4.9.7 broker, the master/slave pair, the newest release enforcing mutual TLS with
-  RocksDB offsets: test_tls.py, and test_newest_release.py, which runs main-sandbox tests on
-  it): no main sandbox is started;
-- `sandbox-1`, `sandbox-2`: the tests against the main sandbox (and the ACL cluster's, all in
-  the second), split by their measured seconds (tests/durations.json), each stream with a
-  sandbox of its own (the tests make groups of their own, so nothing depends on which tests
-  ran before in the same sandbox).
+- `apart`: the unit, UI and Spark tests;
+- `clusters`: integration files whose clusters are their own (the newest release enforcing
+  mutual TLS, the proxy, the master/slave pair), when no file sharing such a cluster also takes
+  the main sandbox;
+- `sandbox-1`, `sandbox-2`: the files that take the main sandbox, each stream with a sandbox of
+  its own (the tests make groups of their own, so nothing depends on which tests ran before).
 
-Each stream's output is printed whole when it ends, then one line per stream; the exit code is
-the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every stream;
-`python -m tests.streams --record` also writes what each integration file took
+Files that share a cluster run in one stream, so it starts once. The split balances the streams
+by the seconds each file took when last measured (tests/durations.json) plus each cluster's
+start. Each stream's output is printed whole when it ends, then one line per stream; the exit
+code is the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every
+stream; `python -m tests.streams --record` also writes what each integration file took
 (tests/durations.json, which the next split balances by).
 """
 
@@ -36,8 +36,19 @@ INTEGRATION = ROOT / "tests" / "integration"
 
 #: A test function that takes the main sandbox (`sandbox: Sandbox`, or a fixture of it).
 _MAIN = re.compile(r"\bsandbox\s*:\s*(Sandbox|Any)\b")
-#: The ACL cluster: its files share one stream, so it starts once.
-_ACL = re.compile(r"\bacl_cluster\b")
+#: The clusters other than the main sandbox, by the fixture that starts each (once per
+#: pytest session that asks for it), and the seconds it takes to start (measured).
+CLUSTERS_S = {
+    "acl_cluster": 15,
+    "legacy_cluster": 80,  # the 4.9.7 broker waits for its commit logs to expire
+    "replica_cluster": 20,
+    "newest_cluster": 55,
+    "proxy_cluster": 25,
+}
+_CLUSTER = re.compile(r"\b(" + "|".join(CLUSTERS_S) + r")\b")
+#: What a sandbox stream spends starting the main sandbox, and the unit, UI and Spark tests.
+MAIN_START_S = 60
+APART_BASE_S = 500
 
 #: Seconds each integration file took in its stream, as last measured (`--record`): what the
 #: two sandbox streams are balanced by. A file not measured yet counts DEFAULT_S.
@@ -67,39 +78,49 @@ def measured(reports: Sequence[Path]) -> dict[str, float]:
 
 
 def streams() -> dict[str, list[str]]:
-    """The three streams' arguments for pytest: directories and files, relative to the root.
+    """The streams' arguments for pytest: directories and files, relative to the root.
 
-    Integration files that never take the main sandbox (the 4.9.7 broker, the master/slave
-    pair) go with the unit, UI and Spark tests; those taking the ACL cluster go together to the
-    second sandbox stream; the rest are shared out by their measured seconds, longest first."""
+    Files that share a cluster other than the main sandbox (the ACL cluster, the 4.9.7 broker,
+    the master/slave pair, the newest release, the proxy) run in one stream, so that cluster
+    starts once; a group with a file that also takes the main sandbox runs in a sandbox stream.
+    Groups are shared out by cost, most costly first, to the stream least loaded so far: the
+    unit, UI and Spark tests start `apart` off, the main sandbox's start the sandbox streams.
+    Half the suite's time is waiting (JVMs, commit intervals, a terminal): a fourth stream
+    keeps both cores busier, which three did not."""
     took = durations()
+    files = sorted(INTEGRATION.glob("test_*.py"))
+    needs = {f.name: set(_CLUSTER.findall(f.read_text())) for f in files}
+    main = {f.name for f in files if _MAIN.search(f.read_text())}
+    # Files joined by a cluster they share: one group each.
+    groups: list[tuple[set[str], set[str]]] = []
+    for name in sorted(needs):
+        joined = [g for g in groups if g[1] & needs[name]]
+        merged = ({name}, set(needs[name]))
+        for g in joined:
+            groups.remove(g)
+            merged[0].update(g[0])
+            merged[1].update(g[1])
+        groups.append(merged)
 
-    def cost(name: str) -> float:
-        return took.get(name, DEFAULT_S)
+    def cost(group: tuple[set[str], set[str]]) -> float:
+        names, clusters = group
+        return sum(took.get(n, DEFAULT_S) for n in names) + sum(CLUSTERS_S[c] for c in clusters)
 
-    apart: list[str] = []
-    halves: list[list[str]] = [[], []]
-    load = [0.0, 0.0]
-    rest: list[str] = []
-    for path in sorted(INTEGRATION.glob("test_*.py")):
-        text = path.read_text()
-        if not _MAIN.search(text) and not _ACL.search(text):
-            apart.append(path.name)
-        elif _ACL.search(text):
-            halves[1].append(path.name)
-            load[1] += cost(path.name)
-        else:
-            rest.append(path.name)
-    for f in sorted(rest, key=lambda f: (-cost(f), f)):
-        i = 0 if load[0] <= load[1] else 1
-        halves[i].append(f)
-        load[i] += cost(f)
+    order = ("apart", "clusters", "sandbox-1", "sandbox-2")
+    chosen: dict[str, list[str]] = {k: [] for k in order}
+    load: dict[str, float] = {"apart": APART_BASE_S, "clusters": 0.0}
+    load |= {"sandbox-1": MAIN_START_S, "sandbox-2": MAIN_START_S}
+    with_main = [g for g in groups if g[0] & main]
+    alone = [g for g in groups if not g[0] & main]
+    for candidates, pending in ((order[2:], with_main), (order, alone)):
+        for group in sorted(pending, key=lambda g: (-cost(g), sorted(g[0]))):
+            stream = min(candidates, key=lambda k: load[k])
+            chosen[stream].extend(sorted(group[0]))
+            load[stream] += cost(group)
     where = "tests/integration/"
-    return {
-        "apart": ["tests/unit", "tests/ui", "tests/spark", *(where + f for f in apart)],
-        "sandbox-1": [where + f for f in halves[0]],
-        "sandbox-2": [where + f for f in halves[1]],
-    }
+    out = {k: [where + f for f in chosen[k]] for k in order}
+    out["apart"] = ["tests/unit", "tests/ui", "tests/spark", *out["apart"]]
+    return {k: v for k, v in out.items() if v}
 
 
 def main(argv: Sequence[str]) -> int:

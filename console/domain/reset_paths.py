@@ -133,8 +133,9 @@ def choose_reset_path(
             f"{why}; its {consumers_online} online consumer(s) pop: a client push does not "
             "reach them (the proxy drops it for gRPC clients, a remoting client resets only "
             "the queues it pulls) and their next pop writes over a direct write",
-            blocker=f"stop the {consumers_online} consumer(s) and apply offline, or turn on "
-            "server-side reset on these brokers (useServerSideResetOffset=true, 5.1+)",
+            blocker=f"its {consumers_online} consumer(s) pop (RocketMQ 5), which only the "
+            "brokers' own reset moves: stop them and apply offline, or turn on server-side "
+            "reset on these brokers (useServerSideResetOffset=true, 5.1+)",
         )
     if consumers_online and not per_queue:
         return ResetPath(

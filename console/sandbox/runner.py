@@ -206,6 +206,16 @@ class Sandbox:
         """Start one more SandboxConsumer as described by `plan`; stopped with the sandbox."""
         return await self._consumer_factory.launch(plan)
 
+    async def start_pop_consumer(
+        self, group: str, topic: str, *, orderly: bool = False
+    ) -> JavaConsumer:
+        """Start a remoting consumer that pops `topic` for `group` and acks what it is handed
+        (set the group to POP on the brokers first: sandbox.pop.set_pop_mode), in order per
+        queue with `orderly` (FIFO); stopped with the sandbox."""
+        factory = self._consumer_factory
+        spec = ConsumerSpec(name=group, group=group, topics=(topic,), pop=True, orderly=orderly)
+        return await factory.launch_program(spec, factory.classpath)
+
 
 @dataclass(slots=True)
 class _ConsumerFactory:
@@ -260,6 +270,7 @@ class _ConsumerFactory:
             namesrv=self.namesrv,
             run_dir=self.run_dir,
             pidfile=self.pidfile,
+            jvm=JvmOptions(heap_mb=96, system_props=self.system_props),
         )
         self.started.append(consumer)
         await consumer.start()

@@ -21,6 +21,7 @@ import pytest
 from console.domain.journal import QueueState
 from console.domain.reset_paths import ResetPathKind
 from console.sandbox.runner import Sandbox
+from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.apply.intents import ApplyPlan
 from console.services.apply.session import ApplySession
 from console.services.infra.spark_runner import SparkRunner
@@ -59,6 +60,7 @@ from tests.integration.test_walkthrough_cli import (  # noqa: F401
     test_a_walkthrough_from_the_command_line_applies_verifies_and_reports,
 )
 from tests.support.groups import committed, new_group, shift_plan
+from tests.support.pop import reset_a_popping_group
 from tests.support.releases import NEWEST_RELEASE
 from tests.support.writes import confirm_every_name, write_access
 
@@ -110,3 +112,13 @@ async def test_an_offline_reset_on_the_v2_offset_store_outlives_a_broker_restart
         await sandbox.start_broker(broker)
     async with sandbox.admin(timeout=10) as client:
         assert await committed(sandbox, client, group) == targets
+
+
+async def test_a_fifo_pop_group_is_reset_by_its_brokers_and_handed_the_target_again(
+    newest_cluster: Sandbox, plan_runner: SparkRunner, tmp_path: Path
+) -> None:
+    """An ordered (FIFO) POP consumer takes the brokers' own reset on the newest release too
+    (apache/rocketmq 10229 reported one that did not)."""
+    await reset_a_popping_group(
+        newest_cluster, plan_runner, tmp_path / "ws", orderly=True, topic=TOPIC_ORDERS
+    )

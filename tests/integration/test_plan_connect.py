@@ -39,7 +39,7 @@ async def test_to_timestamp_through_connect_matches_the_tools(
     rows = planner.rows(result.uri).to_pylist()
     ours = {(r["topic"], r["broker"], r["queue_id"]): r["target"] for r in rows}
     assert {t for t, _, _ in ours} >= {"orders", "payments", f"%RETRY%{GROUP_RETRY}"}
-    theirs = await asyncio.to_thread(oracle, tmp_path, sandbox.namesrv_addr, ts, sorted(ours))
+    theirs = await asyncio.to_thread(oracle, tmp_path, sandbox, ts, sorted(ours))
     assert ours == theirs
     assert any(r["min_offset"] < r["target"] < r["max_offset"] for r in rows)
     assert "Spark host on sc://localhost:" in (tmp_path / "spark.log").read_text()

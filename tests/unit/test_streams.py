@@ -4,6 +4,7 @@ seconds come from pytest's own JUnit reports, and the longest files are shared o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -33,13 +34,29 @@ def test_the_sandbox_streams_are_balanced_by_the_measured_seconds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = sorted(streams.INTEGRATION.glob("test_*.py"))
-    acl = [p.name for p in files if streams._ACL.search(p.read_text())]
-    main = [p.name for p in files if streams._MAIN.search(p.read_text()) and p.name not in acl]
-    longest, *rest = main
+    main = [p.name for p in files if streams._MAIN.search(p.read_text())]
+    alone = [p.name for p in files if p.name not in main]
+    # A file taking the main sandbox and no other cluster, longer than all the others together.
+    longest = next(
+        p.name for p in files if p.name in main and not streams._CLUSTER.search(p.read_text())
+    )
     measured = tmp_path / "durations.json"
-    # One file longer than all the others together: it has a stream to itself.
-    measured.write_text(json.dumps({longest: 10_000.0, **dict.fromkeys(rest, 10.0)}))
+    measured.write_text(json.dumps({f: 10_000.0 if f == longest else 10.0 for f in main + alone}))
     monkeypatch.setattr(streams, "DURATIONS", measured)
     split = streams.streams()
     assert split["sandbox-1"] == [f"tests/integration/{longest}"]
-    assert sorted(split["sandbox-2"]) == sorted(f"tests/integration/{f}" for f in acl + rest)
+    # Every other file that takes the main sandbox runs in the other sandbox stream.
+    assert {f"tests/integration/{f}" for f in main if f != longest} <= set(split["sandbox-2"])
+    assert split["apart"][:3] == ["tests/unit", "tests/ui", "tests/spark"]
+
+
+def test_files_sharing_a_cluster_run_in_one_stream() -> None:
+    split = streams.streams()
+    where = {path: name for name, paths in split.items() for path in paths}
+    for cluster in streams.CLUSTERS_S:
+        users = [
+            f"tests/integration/{p.name}"
+            for p in sorted(streams.INTEGRATION.glob("test_*.py"))
+            if re.search(rf"\b{cluster}\b", p.read_text())
+        ]
+        assert len({where[u] for u in users}) <= 1, (cluster, users)

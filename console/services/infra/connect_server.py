@@ -66,6 +66,28 @@ SERVER_CONF: Mapping[str, str] = {
 }
 
 
+#: The server's log: warnings and errors, the line that says it started, and the executors a
+#: standalone master granted it. Spark's own default
+#: logs every execution's whole plan at INFO when one is abandoned, and a plan carries its
+#: Python functions pickled with what they were given (where a cluster's TLS files are, say):
+#: nothing of a job's request is for a log file.
+SERVER_LOGGING = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stdout.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.server.name = org.apache.spark.sql.connect.service.SparkConnectServer
+logger.server.level = info
+logger.executors.name = org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend
+logger.executors.level = info
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = error
+"""
+
+
 class ConnectServerError(Exception):
     """The server could not be started, stopped or reached; the message says why and what to
     do, worded for the operator."""
@@ -321,12 +343,18 @@ def start(
         # spark-submit sizes a Connect server by SPARK_DAEMON_MEMORY first: the setting given
         # for this server wins.
         run_env.pop("SPARK_DAEMON_MEMORY", None)
+    logging = home.root / "log4j2.properties"
+    logging.write_text(SERVER_LOGGING)
     settings = {
         **SERVER_CONF,
         **(conf or {}),
         "spark.connect.grpc.binding.address": LOOPBACK,
         "spark.connect.grpc.binding.port": str(port),
     }
+    java_options = settings.get("spark.driver.extraJavaOptions", "")
+    settings["spark.driver.extraJavaOptions"] = (
+        f"-Dlog4j2.configurationFile=file:{logging} {java_options}".strip()
+    )
     argv = [
         str(spark_home() / "bin" / "spark-submit"),
         "--class",
