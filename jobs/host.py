@@ -238,8 +238,12 @@ class Host:
 
     def _poll(self) -> None:
         while not self.stopping.wait(POLL_S):
-            for job_id in list(self.running):
+            for job_id, reply in list(self.running.items()):
                 try:
+                    if reply.cancelled.is_set() and self.tracker is not None:
+                        # A cancel stops the Spark jobs running then; one the job starts after
+                        # it (between two of its actions) is stopped here, on the next poll.
+                        self.tracker.cancel(job_id)
                     self._report(job_id)
                 except Exception:  # a progress glitch must not stop the host
                     traceback.print_exc(file=sys.stderr)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
 import socket
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -65,10 +68,13 @@ def free_ports(
     slaves: Sequence[str] = (),
     proxy: bool = False,
 ) -> ClusterPorts:
-    """Random ports that are free right now, below the Linux ephemeral range (32768+).
+    """Random ports that are free right now, below the Linux ephemeral range (32768+), and
+    reserved for this process until it exits.
 
     Staying below the ephemeral range means the kernel will not hand one of them to an outgoing
-    connection between this check and the JVM's bind.
+    connection between this check and the JVM's bind. The reservation (reserve()) keeps another
+    process choosing ports at the same time (a second test stream, a second sandbox) from being
+    handed the same ones in the seconds before the JVMs bind them.
     """
     rng = rng or random.Random()
     taken: set[int] = set()
@@ -77,7 +83,9 @@ def free_ports(
         for _ in range(attempts):
             base = rng.randrange(20000, 32000 - width)
             block = list(range(base, base + width))
-            if not taken.intersection(block) and all(port_free(p) for p in block):
+            if taken.intersection(block) or not all(port_free(p) for p in block):
+                continue
+            if reserve(block):
                 taken.update(block)
                 return base
         raise RuntimeError(f"no {width} consecutive free ports found after {attempts} tries")
@@ -106,3 +114,38 @@ def port_free(port: int) -> bool:
             except OSError:
                 return False
     return True
+
+
+#: Ports this process reserved: port -> the open lock file that holds it.
+_reserved: dict[int, int] = {}
+
+
+def reservations_dir() -> str:
+    """Where the reservations of this machine's processes (of this user) are kept."""
+    path = os.path.join(tempfile.gettempdir(), f"rmq-console-ports-{os.getuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def reserve(block: Sequence[int]) -> bool:
+    """Reserve every port of `block` for this process, or none of them: False when another
+    process, or an earlier call of this one, holds one. A reservation is an exclusive lock on a
+    file named after the port, so it ends with the process that holds it, however that ends."""
+    where = reservations_dir()
+    held: list[tuple[int, int]] = []
+    for port in block:
+        if port in _reserved:
+            break
+        fd = os.open(os.path.join(where, str(port)), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            break
+        held.append((port, fd))
+    else:
+        _reserved.update(held)
+        return True
+    for _, fd in held:
+        os.close(fd)
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,45 @@ def test_reasons_from_the_host_are_one_line() -> None:
     )
     assert describe(Cancelled()) == "cancelled"
     assert describe(RuntimeError("")) == "RuntimeError"
+
+
+def test_a_cancel_also_stops_the_jobs_a_cancelled_job_starts_after_it() -> None:
+    """A job cancelled between two of its Spark actions starts the second after the cancel
+    reached Spark: the host cancels a cancelled job's group again until the job returns."""
+    from jobs import host
+
+    class Recording:
+        def __init__(self) -> None:
+            self.cancels: list[str] = []
+
+        def begin(self, job_id: str) -> None: ...
+
+        def cancel(self, job_id: str) -> None:
+            self.cancels.append(job_id)
+
+        def counts(self, job_id: str) -> tuple[str | None, int, int, int, int]:
+            return None, 0, 0, 0, 0
+
+    class Call:
+        def __init__(self, cancelled: bool) -> None:
+            self.cancelled = threading.Event()
+            if cancelled:
+                self.cancelled.set()
+
+        def progress(self, *values: object) -> None: ...
+
+    served = host.Host()
+    tracker = Recording()
+    served.tracker = tracker
+    served.running = {"gone": Call(True), "going": Call(False)}  # type: ignore[dict-item]
+    poll = threading.Thread(target=served._poll)
+    poll.start()
+    try:
+        deadline = time.monotonic() + 10
+        while tracker.cancels.count("gone") < 3 and time.monotonic() < deadline:
+            time.sleep(host.POLL_S)
+    finally:
+        served.stopping.set()
+        poll.join()
+    assert tracker.cancels.count("gone") >= 3
+    assert "going" not in tracker.cancels

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,13 @@ from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, broker_properti
 from console.sandbox.consumers import ConsumerSpec
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JDK_OPENS, JvmOptions, java_argv, jvm_env
-from console.sandbox.ports import broker_ports, default_ports, free_ports, port_free
+from console.sandbox.ports import (
+    broker_ports,
+    default_ports,
+    free_ports,
+    port_free,
+    reserve,
+)
 from console.sandbox.rundir import prepare, status
 from console.sandbox.seed import _batch_slice
 
@@ -32,6 +41,26 @@ def test_free_ports_do_not_overlap_and_are_free() -> None:
     assert len(every) == len(set(every)) == 7
     assert all(port_free(p) for p in every)
     assert all(p < 32768 for p in every)  # below the ephemeral range
+
+
+def test_ports_chosen_by_one_process_are_not_chosen_again_until_it_exits() -> None:
+    """Two test streams starting clusters at once drew the same random port: one broker found
+    it bound by the other's a few seconds later."""
+    mine = set(free_ports(BROKER_NAMES, random.Random(7)).all_ports())
+    # The same random draws, in this process and in another one while this one lives.
+    assert mine.isdisjoint(free_ports(BROKER_NAMES, random.Random(7)).all_ports())
+    draw = (
+        "import random, sys; from console.sandbox.ports import free_ports; "
+        "print(*free_ports(sys.argv[1:], random.Random(7)).all_ports())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", draw, *BROKER_NAMES], capture_output=True, text=True, check=True
+    )
+    theirs = {int(p) for p in other.stdout.split()}
+    assert len(theirs) == len(mine)
+    assert mine.isdisjoint(theirs)
+    # That process has exited: what it reserved is free to reserve again.
+    assert reserve(sorted(theirs))
 
 
 def test_port_in_use_is_not_free() -> None:
