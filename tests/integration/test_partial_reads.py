@@ -326,13 +326,16 @@ def test_a_fleet_scan_asks_the_name_server_once_and_bounds_each_broker(
 ) -> None:
     """`groups` over the sandbox's groups and the fleet's, every request of the command's own
     client counted where all of them pass (`call`) on their way to the real cluster. (The
-    sandbox's trickle producer sends from this process too, with a client of its own.)"""
+    sandbox's trickle producer sends from this process too, with a client of its own: its sends
+    are not the scan's, and counted with them they once made a broker's 32 in flight 33.)"""
     asked: Counter[tuple[str, int]] = Counter()
     in_flight: Counter[str] = Counter()
     most: Counter[str] = Counter()
     call = AdminClient.call
 
     async def counted(self: ClusterClient, addr: str, code: int, *args: Any, **kw: Any) -> Any:
+        if code == RequestCode.SEND_MESSAGE:  # the trickle's (its loop, its own bound)
+            return await call(self, addr, code, *args, **kw)
         asked[(addr, int(code))] += 1
         in_flight[addr] += 1
         most[addr] = max(most[addr], in_flight[addr])
