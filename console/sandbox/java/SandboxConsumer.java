@@ -109,6 +109,9 @@ public final class SandboxConsumer {
         // that, and a 5 s route poll finds a restarted broker quickly.
         consumer.setHeartbeatBrokerInterval(2000);
         consumer.setPollNameServerInterval(5000);
+        // A JVM starting cold on a busy machine can take more than the default 3 s for its
+        // first TLS handshake and route lookup; the client then gives up its start for good.
+        consumer.setMqClientApiTimeout(15000);
         if (pop) {
             // The broker's assignment (QUERY_ASSIGNMENT) instead of the client's own rebalance:
             // that is where the group's POP mode is read.
