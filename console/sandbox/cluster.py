@@ -320,7 +320,9 @@ class SandboxCluster:
             [*self.broker_names, *with_slaves], timeout - (time.monotonic() - started)
         )
         if self.proxy_addr is not None:
-            await self.start_proxy(timeout - (time.monotonic() - started))
+            # Its own minute at least: on a loaded machine the brokers may take most of the
+            # budget, and a proxy's JVM boots no faster than a broker's.
+            await self.start_proxy(max(timeout - (time.monotonic() - started), 60.0))
         return time.monotonic() - started
 
     async def start_proxy(self, timeout: float, attempts: int = 3) -> None:

@@ -153,8 +153,9 @@ class JavaConsumer:
     def running(self) -> bool:
         return self.process.running
 
-    async def start(self, timeout: float = 60.0, attempts: int = 3) -> None:
-        """Start the JVM and wait until it printed READY (its output goes to a log file).
+    async def start(self, timeout: float = 120.0, attempts: int = 3) -> None:
+        """Start the JVM and wait until it printed READY (its output goes to a log file); a
+        JVM started with several others on a loaded machine has taken over a minute.
 
         The Java client gives up for good when its very first name-server request fails (seen
         on a heavily loaded machine), so a consumer that exits before READY is started again.
