@@ -1,12 +1,18 @@
-"""Fixtures shared by the Spark and the integration suites."""
+"""Fixtures shared by the Spark and the integration suites, and the property tests' settings."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests.connect import ConnectServer, connect_server
+
+# Property tests check what holds, not how fast: hypothesis's default 200 ms per example is a
+# timing assertion that a loaded machine fails (DeadlineExceeded) with nothing wrong.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture(scope="session")
