@@ -129,6 +129,14 @@ async def consumercaches_of(
         for key, cache in caches_of(answer).items():
             if key in wanted:
                 found.setdefault(key, cache)
+    answered = len(clients) - len(lacking)
+    if answered:
+        # Between two rebalances no client may hold a queue: its cache is unknown, not empty.
+        lacking += [
+            f"{topic}@{broker}:{queue_id}: none of the {answered} client(s) that answered "
+            "holds it (rebalancing?)"
+            for topic, broker, queue_id in sorted(wanted - found.keys())
+        ]
     return found, tuple(lacking)
 
 
