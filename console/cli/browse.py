@@ -19,8 +19,9 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from console.cli.arguments import target_parent
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
