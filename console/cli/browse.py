@@ -176,6 +176,7 @@ def _groups(args: argparse.Namespace) -> int:
         asked = len(read_addrs(batch.routes))
         listed = await reader.group_list(include_system=args.all, batch=batch)
         names = list(listed.groups)
+        batch.expect(len(names))
         read = await gather_bounded(
             lambda g: reader.group_offsets(g, batch=batch), names, limit=FLEET_GROUPS
         )

@@ -23,14 +23,28 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
-# A MessageQueue as fastjson writes it in key position (fields in name order; RocketMQ's topic
-# and broker names hold no quote or backslash). Rewritten into a marked string key, a consume-
-# stats body is standard JSON for the C parser, and the hook makes each key the ObjectKey the
-# tolerant parser would. Inside a string a quote is escaped, so `{"brokerName":"` there can
-# never be followed by what this matches: only a real key matches.
+# Two non-standard keys are rewritten into marked string keys (a NUL and a tag first), so that
+# the C parser reads the document, and the walk after makes each marked key what the tolerant
+# parser would: its fields in key form, or an int. A document that holds an escaped NUL itself
+# is walked instead, so that no string of its own is taken for a mark.
+#
+# A MessageQueue in key position (fields in name order; RocketMQ's topic and broker names hold
+# no quote or backslash), as a consume-stats body has one per queue. Inside a string a quote is
+# escaped, so `{"brokerName":"` there is never followed by what this matches.
 _MQ_KEY = re.compile(r'\{"brokerName":"([^"\\]*)","queueId":(0|[1-9]\d*),"topic":"([^"\\]*)"\}:')
-_MQ_MARK = "\x00mq\x00"
 _MQ_MARKED = r'"\\u0000mq\\u0000\1\\u0000\2\\u0000\3":'
+_MQ_MARK = "\x00mq\x00"
+# A Long or Integer key (`{0:"addr"}`, a queue id in an offset table). A `,0:` may stand inside
+# a string, so strings are matched too, whole, and kept as they are: the scan stays in step.
+_INT_KEY = re.compile(r'"(?:[^"\\]|\\.)*"|([{,]\s*)(-?(?:0|[1-9]\d*))\s*:')
+_INT_MARK = "\x00i"
+
+
+def _mark_int(m: re.Match[str]) -> str:
+    if m.group(2) is None:
+        return m.group(0)
+    return f'{m.group(1)}"\\u0000i{m.group(2)}":'
+
 
 # The C string scanner json itself uses; not in the typeshed stubs, so looked up once here.
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
@@ -48,31 +62,36 @@ def loads(data: bytes | str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
-    if '{"brokerName":"' in text and "\\u0000mq" not in text:
-        marked, keys = _MQ_KEY.subn(_MQ_MARKED, text)
-        if keys:
+    if "\\u0000" not in text:
+        marked = _MQ_KEY.sub(_MQ_MARKED, text) if '{"brokerName":"' in text else text
+        for attempt in (marked, None):
             try:
-                return _queue_keys(json.loads(marked))
+                if attempt is None:  # integer keys too (the queue keys' fields are strings now)
+                    attempt = _INT_KEY.sub(_mark_int, marked)
+                return _unmark(json.loads(attempt))
             except (ValueError, RecursionError):
-                pass  # other non-standard parts: the tolerant parser reads it all
+                pass  # another non-standard part: the tolerant parser reads it all
     parser = _Parser(text)
     value = parser.document()
     return value
 
 
-def _queue_keys(value: Any) -> Any:
-    """The marked document with its marked keys made the MessageQueue ObjectKeys they were (a
-    walk over its objects and arrays: cheaper than a hook the C parser calls for each)."""
+def _unmark(value: Any) -> Any:
+    """The marked document with its marked keys made what they were (a walk over its objects
+    and arrays: cheaper than a hook the C parser would call for each)."""
     if isinstance(value, list):
-        return [_queue_keys(v) for v in value]
+        return [_unmark(v) if isinstance(v, dict | list) else v for v in value]
     if not isinstance(value, dict):
         return value
     out: dict[Any, Any] = {}
     for key, v in value.items():
-        if key.startswith(_MQ_MARK):
-            broker, queue_id, topic = key[len(_MQ_MARK) :].split("\x00")
-            key = (("brokerName", broker), ("queueId", int(queue_id)), ("topic", topic))
-        out[key] = _queue_keys(v) if isinstance(v, dict | list) else v
+        if key.startswith("\x00"):
+            if key.startswith(_MQ_MARK):
+                broker, queue_id, topic = key[len(_MQ_MARK) :].split("\x00")
+                key = (("brokerName", broker), ("queueId", int(queue_id)), ("topic", topic))
+            elif key.startswith(_INT_MARK):
+                key = int(key[len(_INT_MARK) :])
+        out[key] = _unmark(v) if isinstance(v, dict | list) else v
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.rocketmq import fastjson
@@ -206,3 +206,37 @@ def test_a_consume_stats_body_goes_to_the_c_parser(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(fastjson, "_Parser", walked)
     table = fastjson.loads(CONSUME_STATS)["offsetTable"]
     assert {fastjson.object_key_fields(k)["queueId"] for k in table} == {0, 3}
+
+
+def _walked(text: str) -> object:
+    """What the tolerant parser alone makes of `text` (ProtocolError if nothing)."""
+    return fastjson._Parser(text).document()
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet='{}[]:,"0123456789-.eEtrufalsn \\', max_size=60))
+def test_the_c_parser_paths_agree_with_the_walk_on_noise(text: str) -> None:
+    """Rewritten for the C parser or walked, a document means the same, or nothing."""
+    try:
+        walked = _walked(text)
+    except ProtocolError:
+        with pytest.raises(ProtocolError):
+            fastjson.loads(text)
+        return
+    assert fastjson.loads(text) == walked
+
+
+@given(st.dictionaries(keys, values, max_size=5))
+def test_integer_keys_read_by_the_c_parser_agree_with_the_walk(doc: dict[object, object]) -> None:
+    text = _fastjson_dump(doc)
+    assert fastjson.loads(text) == _walked(text) == doc
+
+
+def test_an_offset_table_goes_to_the_c_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    def walked(text: str) -> None:
+        raise AssertionError("walked by the tolerant parser")
+
+    monkeypatch.setattr(fastjson, "_Parser", walked)
+    table = fastjson.loads(PRETTY_OFFSETS)["offsetTable"]
+    assert table == {"TopicA@GroupX": {0: 120, 1: 118}, "%RETRY%GroupX@GroupX": {0: 0}}
+    assert fastjson.loads(b'{"s":"a,0:b","t":{0:"x,1:y"}}') == {"s": "a,0:b", "t": {0: "x,1:y"}}
