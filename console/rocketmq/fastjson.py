@@ -40,12 +40,6 @@ _INT_KEY = re.compile(r'"(?:[^"\\]|\\.)*"|([{,]\s*)(-?(?:0|[1-9]\d*))\s*:')
 _INT_MARK = "\x00i"
 
 
-def _mark_int(m: re.Match[str]) -> str:
-    if m.group(2) is None:
-        return m.group(0)
-    return f'{m.group(1)}"\\u0000i{m.group(2)}":'
-
-
 # The C string scanner json itself uses; not in the typeshed stubs, so looked up once here.
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 _standard = json.JSONDecoder()
@@ -63,36 +57,60 @@ def loads(data: bytes | str) -> Any:
     except (ValueError, RecursionError):
         pass
     if "\\u0000" not in text:
-        marked = _MQ_KEY.sub(_MQ_MARKED, text) if '{"brokerName":"' in text else text
-        for attempt in (marked, None):
+        marked, marks = (text, 0)
+        if '{"brokerName":"' in text:
+            marked, marks = _MQ_KEY.subn(_MQ_MARKED, text)
+        if marks:
             try:
-                if attempt is None:  # integer keys too (the queue keys' fields are strings now)
-                    attempt = _INT_KEY.sub(_mark_int, marked)
-                return _unmark(json.loads(attempt))
+                return _Unmark(marks).walk(json.loads(marked))
             except (ValueError, RecursionError):
-                pass  # another non-standard part: the tolerant parser reads it all
+                pass  # another non-standard part: integer keys, maybe
+        unmark = _Unmark(marks)  # counts the integer keys it marks too
+        try:
+            return unmark.walk(json.loads(_INT_KEY.sub(unmark.mark_int, marked)))
+        except (ValueError, RecursionError):
+            pass  # another non-standard part: the tolerant parser reads it all
     parser = _Parser(text)
     value = parser.document()
     return value
 
 
-def _unmark(value: Any) -> Any:
-    """The marked document with its marked keys made what they were (a walk over its objects
-    and arrays: cheaper than a hook the C parser would call for each)."""
-    if isinstance(value, list):
-        return [_unmark(v) if isinstance(v, dict | list) else v for v in value]
-    if not isinstance(value, dict):
-        return value
-    out: dict[Any, Any] = {}
-    for key, v in value.items():
-        if key.startswith("\x00"):
-            if key.startswith(_MQ_MARK):
-                broker, queue_id, topic = key[len(_MQ_MARK) :].split("\x00")
-                key = (("brokerName", broker), ("queueId", int(queue_id)), ("topic", topic))
-            elif key.startswith(_INT_MARK):
-                key = int(key[len(_INT_MARK) :])
-        out[key] = _unmark(v) if isinstance(v, dict | list) else v
-    return out
+class _Unmark:
+    """Makes the marked keys of a document what they were: a walk over its objects and arrays
+    (cheaper than a hook the C parser would call for each), which stops when `left`, the marks
+    made, are all found: the queue stats under a consume-stats body's keys are kept as parsed."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def mark_int(self, m: re.Match[str]) -> str:
+        """_INT_KEY's replacement: a string as it is, an integer key marked (and counted)."""
+        if m.group(2) is None:
+            return m.group(0)
+        self.left += 1
+        return f'{m.group(1)}"\\u0000i{m.group(2)}":'
+
+    def walk(self, value: Any) -> Any:
+        if not self.left:
+            return value
+        if isinstance(value, list):
+            return [self.walk(v) if isinstance(v, dict | list) else v for v in value]
+        if not isinstance(value, dict):
+            return value
+        out: dict[Any, Any] = {}
+        for key, v in value.items():
+            if key.startswith("\x00"):
+                if key.startswith(_MQ_MARK):
+                    broker, queue_id, topic = key[len(_MQ_MARK) :].split("\x00")
+                    key = (("brokerName", broker), ("queueId", int(queue_id)), ("topic", topic))
+                    self.left -= 1
+                elif key.startswith(_INT_MARK):
+                    key = int(key[len(_INT_MARK) :])
+                    self.left -= 1
+            out[key] = self.walk(v) if self.left and isinstance(v, dict | list) else v
+        return out
 
 
 def object_key_fields(key: ObjectKey) -> dict[str, Any]:

@@ -170,6 +170,8 @@ class ReadBatch:
                         for t in topics
                     )
                 )
+                if len(answers) == 1:
+                    return answers[0]
                 queues = {mq: q for a in answers for mq, q in a.queues.items()}
                 return ConsumeStats(
                     queues=dict(sorted(queues.items())),
