@@ -35,6 +35,8 @@ from console.ui.format import version as fmt_version
 
 #: Exit codes (README): a broker of the cluster did not answer.
 BROKER_DOWN = 1
+#: Groups of a `groups` scan read at the same time; the batch bounds requests per broker.
+FLEET_GROUPS = 256
 #: The LAG cell of a BROADCASTING group (see CLIENT_LOCAL_NOTE).
 CLIENT_LOCAL = "client-local"
 
@@ -175,7 +177,9 @@ def _groups(args: argparse.Namespace) -> int:
         listed = await reader.group_list(include_system=args.all, batch=batch)
         names = list(listed.groups)
         batch.expect(len(names))
-        read = await gather_bounded(lambda g: reader.group_offsets(g, batch=batch), names)
+        read = await gather_bounded(
+            lambda g: reader.group_offsets(g, batch=batch), names, limit=FLEET_GROUPS
+        )
         rows = [_group_row(name, read[name]) for name in names]
         rows.sort(key=lambda r: (-(r["total_lag"] or 0), r["group"]))
         gaps = [*listed.gaps, *(Gap.from_dict(m) for r in rows for m in r["missing"])]

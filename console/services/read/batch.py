@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
+from console.rocketmq.errors import ConnectError, ConnectionLost, RequestTimeout, RocketMQError
 from console.rocketmq.models import (
     ConsumeStats,
     HaStatus,
@@ -156,13 +156,16 @@ class ReadBatch:
         wait seconds on the brokers. With `topics_from_tables`, the table is asked once for the
         batch (GET_ALL_CONSUMER_OFFSET) and each group asked for each topic it holds, as the
         broker would have found them (none asked for a group it holds no offset of: the broker
-        answers such a group with no queue). When the table cannot be read, the group is asked
-        without a topic, and answers or fails as it would have."""
+        answers such a group with no queue). A broker that does not answer for its table fails
+        the group's read as its own request would have (a slave may answer instead); one that
+        refuses the table has each group asked without a topic."""
         if self.topics_from_tables:
             try:
                 topics = (await self.group_topics(addr)).get(group, ())
+            except (ConnectError, ConnectionLost, RequestTimeout):
+                raise  # silent or gone: asking again would wait as long again, for each group
             except RocketMQError:
-                pass
+                pass  # it refused the table (not the group's stats): the group is asked alone
             else:
                 answers = await asyncio.gather(
                     *(
