@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from console.errors import yaml_failure
+
+if TYPE_CHECKING:
+    import yaml
 
 
 class LinedMap(dict[Any, Any]):
@@ -32,11 +34,7 @@ class LinedList(list[Any]):
     item_lines: list[int]
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-def _mapping(loader: _Loader, node: yaml.MappingNode) -> LinedMap:
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LinedMap:
     out = LinedMap()
     out.line = node.start_mark.line + 1
     out.key_lines = {}
@@ -46,6 +44,9 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> LinedMap:
         try:
             hash(key)
         except TypeError:
+            # deferred: yaml is loaded by now (this runs inside its loader)
+            import yaml
+
             raise yaml.constructor.ConstructorError(
                 problem="a key that is a list or a mapping", problem_mark=key_node.start_mark
             ) from None
@@ -54,22 +55,36 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> LinedMap:
     return out
 
 
-def _sequence(loader: _Loader, node: yaml.SequenceNode) -> LinedList:
+def _sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> LinedList:
     out = LinedList(loader.construct_object(item, deep=True) for item in node.value)
     out.line = node.start_mark.line + 1
     out.item_lines = [item.start_mark.line + 1 for item in node.value]
     return out
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+@cache
+def _loader() -> type[yaml.SafeLoader]:
+    """The loader, made when a file is first read: a command that reads no file (a `lag`
+    without a config file) pays neither for PyYAML nor for the C extension its package loads."""
+    # deferred: yaml and its C extension, until a file is read
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+    return Loader
 
 
 def load_lined(text: str, source: str | os.PathLike[str]) -> Any:
     """The document in `text` (read from `source`), or BadFile naming `source` and the line of
     the YAML error."""
+    # deferred: yaml and its C extension, until a file is read
+    import yaml
+
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise yaml_failure(source, exc, text) from None
 

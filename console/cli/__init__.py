@@ -1,7 +1,10 @@
 """`rmq-console`: the console (no subcommand) and its non-interactive commands.
 
-Each module in COMMAND_MODULES adds its subcommands through `register(subparsers)`. Modules keep
-heavy imports (Textual, PySpark) inside their handlers so that `rmq-console lag` starts fast.
+Each module in COMMAND_MODULES adds its subcommands through `register(subparsers)`; COMMANDS says
+which module has which command, so that a command loads its own module only (`rmq-console lag`
+does not import the planner's, the writer's or the console's code), and `--version` or the console
+none of them. `--help` and a command nobody knows load them all, so that argparse lists them.
+Modules keep heavy imports (Textual, PySpark) inside their handlers.
 
 What a handler raises is sorted here. The errors an operator can act on (`console.errors.UserError`
 and its family: config, spec, journal, bad files, refusals; and the wire client's RocketMQError)
@@ -14,26 +17,26 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from console import __version__
-from console.cli.crash import debugging, report_bug
-from console.cli.target import add_target_arguments, console_target
+from console.cli.arguments import add_target_arguments
 from console.errors import UserError
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
-from console.ui.main import open_console
 
-COMMAND_MODULES = (
-    "console.cli.browse",
-    "console.cli.sandbox",
-    "console.cli.plan",
-    "console.cli.messages",
-    "console.cli.apply",
-    "console.cli.spark",
-    "console.cli.walkthrough",
-)
+#: Each command module, in the order `--help` lists them, with the commands it registers.
+COMMANDS = {
+    "console.cli.browse": ("clusters", "brokers", "topics", "groups", "lag"),
+    "console.cli.sandbox": ("sandbox", "demo"),
+    "console.cli.plan": ("snapshot", "plan"),
+    "console.cli.messages": ("message",),
+    "console.cli.apply": ("apply", "undo", "resume", "history"),
+    "console.cli.spark": ("spark",),
+    "console.cli.walkthrough": ("walkthrough",),
+}
+COMMAND_MODULES = tuple(COMMANDS)
 
 Handler = Callable[[argparse.Namespace], int]
 #: What a command may raise for the operator to act on: one line, exit 2.
@@ -48,7 +51,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unsure(Exception):
+    """The scout could not read the command line: the whole parser will say why."""
+
+
+class _Scout(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Unsure(message)
+
+
+def command_modules(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command modules the parser needs for `argv`: the named command's, none when no
+    command is named (the console, `--version`), all for help or a command nobody knows."""
+    scout = _Scout(add_help=False)
+    scout.add_argument("--debug", action="store_true")
+    add_target_arguments(scout)
+    scout.add_argument("command", nargs="?")
+    scout.add_argument("rest", nargs=argparse.REMAINDER)
+    try:
+        known, unknown = scout.parse_known_args(list(argv))
+    except _Unsure:
+        return COMMAND_MODULES
+    if known.command is None:
+        asks_help = any(a in ("-h", "--help") for a in unknown)
+        return COMMAND_MODULES if asks_help else ()
+    for module, commands in COMMANDS.items():
+        if known.command in commands:
+            return (module,)
+    return COMMAND_MODULES
+
+
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The whole command line; with `modules`, the commands of those modules only."""
     parser = _Parser(
         prog="rmq-console",
         description="Terminal operations console for Apache RocketMQ consumer offsets. "
@@ -64,17 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_arguments(parser)
     parser.set_defaults(handler=_open_console)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def _open_console(args: argparse.Namespace) -> int:
+    # deferred: the console's entry and its network process's proxy, off every command's start
+    from console.cli.target import console_target
+    from console.ui.main import open_console
+
     return open_console(*console_target(args))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
@@ -85,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
+        # deferred: the crash report (traceback, platform), for a bug only
+        from console.cli.crash import debugging, report_bug
+
         return report_bug(exc, argv, debug=debugging(getattr(args, "debug", False)))
 
 

@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from console.cli.arguments import target_parent
 from console.cli.lag_history import duration_ms, show_lag_history
 from console.cli.plan import add_engine_arguments, finish_plan, run_plan
 from console.cli.render import dump_json, table, timestamp
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.mqadmin import plan_resets, queue_resets, with_tls
 from console.domain.plan import PLAN_MAX_AGE_MIN

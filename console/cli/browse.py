@@ -19,8 +19,9 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from console.cli.arguments import target_parent
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
@@ -175,6 +176,7 @@ def _groups(args: argparse.Namespace) -> int:
         asked = len(read_addrs(batch.routes))
         listed = await reader.group_list(include_system=args.all, batch=batch)
         names = list(listed.groups)
+        batch.expect(len(names))
         read = await gather_bounded(
             lambda g: reader.group_offsets(g, batch=batch), names, limit=FLEET_GROUPS
         )

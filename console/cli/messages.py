@@ -14,8 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from console.cli.arguments import target_parent
 from console.cli.render import dump_json
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain import mqadmin
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView, local_time

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from console.cli.arguments import target_parent
 from console.cli.messages import (
     boundaries_document,
     print_boundaries,
@@ -27,7 +28,7 @@ from console.cli.messages import (
     report_unread,
 )
 from console.cli.render import dump_json, missing, report_missing, table
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
 from console.domain.messages import Boundary, boundary_requests
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets

@@ -6,7 +6,8 @@ import argparse
 import sys
 from dataclasses import replace
 
-from console.cli.target import console_target, target_parent
+from console.cli.arguments import target_parent
+from console.cli.target import console_target
 from console.sandbox.cli import add_arguments, print_ready, run
 from console.sandbox.cluster import BROKER_NAMES
 from console.sandbox.ports import free_ports

@@ -13,8 +13,9 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from console.cli.arguments import target_parent
 from console.cli.render import dump_json
-from console.cli.target import command_config, target_parent
+from console.cli.target import command_config
 from console.errors import BadInput
 from console.services.infra import connect_server as server
 from console.services.infra.connect_server import (

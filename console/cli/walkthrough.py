@@ -23,10 +23,11 @@ from dataclasses import replace
 from typing import Any
 
 from console.cli.apply import write_in_terminal_result
+from console.cli.arguments import target_parent
 from console.cli.messages import print_boundaries, read_boundaries_of
 from console.cli.plan import add_engine_arguments, finish_plan, future_by_ms, run_plan
 from console.cli.render import dump_json
-from console.cli.target import Target, resolve_target, target_parent
+from console.cli.target import Target, resolve_target
 from console.domain.journal import QueueState
 from console.domain.messages import boundary_requests
 from console.domain.spec import SpecError

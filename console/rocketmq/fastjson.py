@@ -23,6 +23,23 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 
+# Two non-standard keys are rewritten into marked string keys (a NUL and a tag first), so that
+# the C parser reads the document, and the walk after makes each marked key what the tolerant
+# parser would: its fields in key form, or an int. A document that holds an escaped NUL itself
+# is walked instead, so that no string of its own is taken for a mark.
+#
+# A MessageQueue in key position (fields in name order; RocketMQ's topic and broker names hold
+# no quote or backslash), as a consume-stats body has one per queue. Inside a string a quote is
+# escaped, so `{"brokerName":"` there is never followed by what this matches.
+_MQ_KEY = re.compile(r'\{"brokerName":"([^"\\]*)","queueId":(0|[1-9]\d*),"topic":"([^"\\]*)"\}:')
+_MQ_MARKED = r'"\\u0000mq\\u0000\1\\u0000\2\\u0000\3":'
+_MQ_MARK = "\x00mq\x00"
+# A Long or Integer key (`{0:"addr"}`, a queue id in an offset table). A `,0:` may stand inside
+# a string, so strings are matched too, whole, and kept as they are: the scan stays in step.
+_INT_KEY = re.compile(r'"(?:[^"\\]|\\.)*"|([{,]\s*)(-?(?:0|[1-9]\d*))\s*:')
+_INT_MARK = "\x00i"
+
+
 # The C string scanner json itself uses; not in the typeshed stubs, so looked up once here.
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 _standard = json.JSONDecoder()
@@ -39,9 +56,61 @@ def loads(data: bytes | str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
+    if "\\u0000" not in text:
+        marked, marks = (text, 0)
+        if '{"brokerName":"' in text:
+            marked, marks = _MQ_KEY.subn(_MQ_MARKED, text)
+        if marks:
+            try:
+                return _Unmark(marks).walk(json.loads(marked))
+            except (ValueError, RecursionError):
+                pass  # another non-standard part: integer keys, maybe
+        unmark = _Unmark(marks)  # counts the integer keys it marks too
+        try:
+            return unmark.walk(json.loads(_INT_KEY.sub(unmark.mark_int, marked)))
+        except (ValueError, RecursionError):
+            pass  # another non-standard part: the tolerant parser reads it all
     parser = _Parser(text)
     value = parser.document()
     return value
+
+
+class _Unmark:
+    """Makes the marked keys of a document what they were: a walk over its objects and arrays
+    (cheaper than a hook the C parser would call for each), which stops when `left`, the marks
+    made, are all found: the queue stats under a consume-stats body's keys are kept as parsed."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def mark_int(self, m: re.Match[str]) -> str:
+        """_INT_KEY's replacement: a string as it is, an integer key marked (and counted)."""
+        if m.group(2) is None:
+            return m.group(0)
+        self.left += 1
+        return f'{m.group(1)}"\\u0000i{m.group(2)}":'
+
+    def walk(self, value: Any) -> Any:
+        if not self.left:
+            return value
+        if isinstance(value, list):
+            return [self.walk(v) if isinstance(v, dict | list) else v for v in value]
+        if not isinstance(value, dict):
+            return value
+        out: dict[Any, Any] = {}
+        for key, v in value.items():
+            if key.startswith("\x00"):
+                if key.startswith(_MQ_MARK):
+                    broker, queue_id, topic = key[len(_MQ_MARK) :].split("\x00")
+                    key = (("brokerName", broker), ("queueId", int(queue_id)), ("topic", topic))
+                    self.left -= 1
+                elif key.startswith(_INT_MARK):
+                    key = int(key[len(_INT_MARK) :])
+                    self.left -= 1
+            out[key] = self.walk(v) if self.left and isinstance(v, dict | list) else v
+        return out
 
 
 def object_key_fields(key: ObjectKey) -> dict[str, Any]:

@@ -6,8 +6,12 @@ answer "since when" without a time zone, and a fixed clock makes them stable in 
 
 from __future__ import annotations
 
-from console.domain.lag_trend import LagTrend
+from typing import TYPE_CHECKING
+
 from console.domain.offsets import Consumption
+
+if TYPE_CHECKING:  # the lag trend's modules stay off the command line's `lag`
+    from console.domain.lag_trend import LagTrend
 
 UNKNOWN = "unknown"
 

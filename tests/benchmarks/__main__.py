@@ -29,8 +29,9 @@ MODULES = (
     "tests.benchmarks.boundary",
     "tests.benchmarks.apply",
     "tests.benchmarks.lag",
-    # Last: its 2,000 groups stay in the sandbox, which ends with the run.
+    # Last: their 10,000 groups stay in the sandbox, which ends with the run.
     "tests.benchmarks.fleet",
+    "tests.benchmarks.fleet_tui",
 )
 
 

@@ -14,8 +14,16 @@ def median_of(runs: int, fn: Callable[[], float]) -> float:
     return statistics.median(fn() for _ in range(runs))
 
 
-def time_process(argv: Sequence[str], env: dict[str, str] | None = None) -> float:
-    """Wall time of one whole process, start to exit; a failing process fails the benchmark."""
+def time_process(
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    check: Callable[[str], object] | None = None,
+) -> float:
+    """Wall time of one whole process, start to exit; a failing process fails the benchmark,
+    and so does an output `check` refuses (it raises), checked after the clock stopped."""
     started = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=env)
-    return time.perf_counter() - started
+    done = subprocess.run(argv, check=True, capture_output=True, env=env, text=True)
+    elapsed = time.perf_counter() - started
+    if check is not None:
+        check(done.stdout)
+    return elapsed

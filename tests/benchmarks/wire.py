@@ -1,6 +1,15 @@
 """Wire benchmarks: `lag` against mqadmin, `lag` over TLS against `lag` in plaintext (the same
 group on the same brokers: the bench sandbox takes both), and request rate by number in flight.
 
+- `cli_startup_s`: `rmq-console --version`, the whole process: the command line's floor (its
+  parser and what it imports before any command's module), beside the interpreter's own:
+  `python_floor_s` (`python -c pass` in the virtualenv: the site's editable-install finder
+  included) and `python_floor_nosite_s` (`python -I -S -c pass`).
+- `lag_cli_s`: `lag -g GROUP --json` in plaintext, the whole process (target < 0.15), each run's
+  answer checked (the group's queues, complete). Of its time beyond `cli_startup_s`, most is
+  importing what a read needs (`python -X importtime`): asyncio (which loads ssl whatever the
+  cluster speaks), the wire client's models and the read services' dataclasses; the name server
+  and brokers answer in milliseconds.
 - `lag_cli_tls_s`: `lag -g GROUP --json` over TLS, the whole process (its handshakes with the
   name server and both brokers included); `lag_tls_cost` is its ratio to `lag_cli_s` (target
   < 1.3).
@@ -9,6 +18,7 @@ group on the same brokers: the bench sandbox takes both), and request rate by nu
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -39,11 +49,19 @@ def run() -> dict[str, float]:
     # The servers' TLS code is cold (interpreted) until it has made some handshakes, as a
     # server in production has; their plaintext path is warm from the seed.
     asyncio.run(_warm_tls(Path(os.environ["RMQ_BENCH_TLS_CONFIG"])))
+    floors = {
+        "python_floor_s": [sys.executable, "-c", "pass"],
+        "python_floor_nosite_s": [sys.executable, "-I", "-S", "-c", "pass"],
+    }
+    out = {key: median_of(RUNS, lambda a=a: time_process(a)) for key, a in floors.items()}
+    out["cli_startup_s"] = median_of(
+        RUNS, lambda: time_process([console, "--version"], check=_is_version)
+    )
     # In turns, so that both see the same machine (a shared one's load moves).
     plain_times, tls_times = [], []
     for _ in range(RUNS):
-        plain_times.append(time_process(plain_lag))
-        tls_times.append(time_process(tls_lag, env=tls_env))
+        plain_times.append(time_process(plain_lag, check=_is_complete_lag))
+        tls_times.append(time_process(tls_lag, env=tls_env, check=_is_complete_lag))
     lag, lag_tls = statistics.median(plain_times), statistics.median(tls_times)
     # The whole mqadmin process, as an operator waits for it (JVM start to exit).
     tool = Mqadmin(find_tools().java, Distribution.in_cache(cache_root()), namesrv, work)
@@ -51,7 +69,7 @@ def run() -> dict[str, float]:
     argv = tool.argv("consumerProgress", "-g", GROUP_LIVE)
     env = jvm_env(work / "home")
     mqadmin = median_of(RUNS, lambda: time_process(argv, env=env))
-    out = {
+    out |= {
         "lag_cli_s": lag,
         "lag_cli_tls_s": lag_tls,
         "lag_tls_cost": lag_tls / lag,
@@ -63,6 +81,20 @@ def run() -> dict[str, float]:
             RUNS, lambda n=inflight: asyncio.run(_rpc_rate(namesrv, n))
         )
     return out
+
+
+def _is_version(stdout: str) -> None:
+    if not stdout.startswith("rmq-console "):
+        raise RuntimeError(f"--version printed {stdout!r}")
+
+
+def _is_complete_lag(stdout: str) -> None:
+    """The live group's answer: every queue read, nothing missing."""
+    doc = json.loads(stdout)
+    if doc["group"] != GROUP_LIVE or doc["partial"] or not doc["queues"]:
+        raise RuntimeError(f"lag answered wrongly: {stdout[:400]}")
+    if any(q["committed"] is None or q["max_offset"] is None for q in doc["queues"]):
+        raise RuntimeError(f"lag answered a queue without offsets: {stdout[:400]}")
 
 
 async def _warm_tls(config_path: Path, rounds: int = WARM_HANDSHAKES) -> None:

@@ -19,8 +19,10 @@ from console.domain.lag_trend import lagging_topics
 from console.domain.offsets import GroupOffsets
 from console.domain.readings import Sample
 from console.rocketmq.admin import AdminClient
+from console.rocketmq.errors import NotFoundError
 from console.rocketmq.topics import dlq_topic, is_retry_topic
 from console.sandbox import scenario
+from console.services.read.batch import TABLE_FROM_GROUPS
 from console.services.read.reader import ClusterReader
 from console.services.read.reader_source import ReaderSource
 
@@ -127,3 +129,40 @@ async def test_delays_of_queues_that_did_not_move_are_not_asked_again(sandbox: A
                 assert second_delays[key] - first_delays[key] >= 900, key
     finally:
         await backend.close()
+
+
+class TopicCountingAdmin(AdminClient):
+    """The real client, counting consume-stats requests with and without a topic."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.consume_stats_asked: Counter[str | None] = Counter()
+
+    async def consume_stats(self, addr: str, group: str, topic: str | None = None) -> Any:
+        self.consume_stats_asked[topic] += 1
+        return await super().consume_stats(addr, group, topic)
+
+
+async def test_a_batch_of_many_groups_asks_each_topic_the_offset_tables_hold(
+    sandbox: Any,
+) -> None:
+    """A fleet-sized batch asks each group's consume stats topic by topic (the topics from the
+    brokers' offset tables, not the brokers' walk of them per group) and reads the same."""
+    admin = TopicCountingAdmin(sandbox.namesrv_addr, timeout=5)
+    async with admin:
+        reader = ClusterReader(admin)
+        alone = {g: await reader.group_offsets(g) for g in STATIC}
+        assert set(admin.consume_stats_asked) == {None}
+        admin.consume_stats_asked.clear()
+
+        batch = await reader.batch()
+        batch.expect(TABLE_FROM_GROUPS)
+        together = {g: await reader.group_offsets(g, batch=batch) for g in STATIC}
+        with pytest.raises(NotFoundError):
+            await reader.group_offsets("no-such-group-anywhere", batch=batch)
+
+    assert None not in admin.consume_stats_asked
+    assert admin.consume_stats_asked[f"%RETRY%{scenario.GROUP_RETRY}"] > 0
+    for group in STATIC:
+        assert settled(together[group]) == settled(alone[group]), group
+        assert together[group].queues, group

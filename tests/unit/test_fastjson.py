@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.rocketmq import fastjson
@@ -133,3 +133,110 @@ def test_json_shaped_noise_parses_or_fails_cleanly(text: str) -> None:
         fastjson.loads(text)
     except ProtocolError:
         pass
+
+
+names = st.text(alphabet="abcXYZ019_-%|", min_size=1, max_size=12)
+queue_stats = st.fixed_dictionaries(
+    {
+        "brokerOffset": st.integers(0, 2**40),
+        "consumerOffset": st.integers(-1, 2**40),
+        "lastTimestamp": st.integers(0, 2**42),
+        "pullOffset": st.integers(0, 2**40),
+    }
+)
+
+
+@given(
+    st.dictionaries(
+        st.tuples(names, st.integers(0, 1023), names), queue_stats, min_size=1, max_size=12
+    ),
+    st.floats(0, 1e6, allow_nan=False),
+)
+def test_consume_stats_read_as_standard_json_agree_with_the_tolerant_parser(
+    queues: dict[tuple[str, int, str], dict[str, int]], tps: float
+) -> None:
+    """The queue keys rewritten for the C parser give what walking the body gives."""
+    table = {
+        (("brokerName", b), ("queueId", q), ("topic", t)): stats
+        for (b, q, t), stats in queues.items()
+    }
+    body = _fastjson_dump({"consumeTps": tps, "offsetTable": table})
+    walked = fastjson._Parser(body).document()
+    assert fastjson.loads(body.encode()) == walked
+    assert walked["offsetTable"] == {
+        tuple(sorted(k)): v for k, v in table.items()
+    }  # the walk itself reads the keys as ObjectKeys
+
+
+def _mq(broker: str, queue_id: int, topic: str) -> str:
+    return f'{{"brokerName":"{broker}","queueId":{queue_id},"topic":"{topic}"}}'
+
+
+def test_a_string_key_like_the_mark_is_a_string_key() -> None:
+    body = '{"\\u0000mq\\u0000b\\u00000\\u0000T":1,"t":{' + _mq("b", 0, "T") + ":2}}"
+    value = fastjson.loads(body)
+    assert value["\x00mq\x00b\x000\x00T"] == 1
+    assert value["t"] == {(("brokerName", "b"), ("queueId", 0), ("topic", "T")): 2}
+
+
+def test_queue_keys_beside_other_unquoted_keys_are_walked() -> None:
+    body = '{"a":{' + _mq("b", 1, "T") + ':{"x":1}},"ids":{0:"zero"}}'
+    assert fastjson.loads(body) == {
+        "a": {(("brokerName", "b"), ("queueId", 1), ("topic", "T")): {"x": 1}},
+        "ids": {0: "zero"},
+    }
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '{"a":{' + _mq("b", 1, "T") + ":}}",  # a key with no value
+        '{"a":{{"brokerName":"b","queueId":007,"topic":"T"}:1}}',  # not a number JSON has
+    ],
+)
+def test_bad_bodies_with_queue_keys_are_protocol_errors(bad: str) -> None:
+    with pytest.raises(ProtocolError):
+        fastjson.loads(bad)
+
+
+def test_a_consume_stats_body_goes_to_the_c_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    def walked(text: str) -> None:
+        raise AssertionError("walked by the tolerant parser")
+
+    monkeypatch.setattr(fastjson, "_Parser", walked)
+    table = fastjson.loads(CONSUME_STATS)["offsetTable"]
+    assert {fastjson.object_key_fields(k)["queueId"] for k in table} == {0, 3}
+
+
+def _walked(text: str) -> object:
+    """What the tolerant parser alone makes of `text` (ProtocolError if nothing)."""
+    return fastjson._Parser(text).document()
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet='{}[]:,"0123456789-.eEtrufalsn \\', max_size=60))
+def test_the_c_parser_paths_agree_with_the_walk_on_noise(text: str) -> None:
+    """Rewritten for the C parser or walked, a document means the same, or nothing."""
+    try:
+        walked = _walked(text)
+    except ProtocolError:
+        with pytest.raises(ProtocolError):
+            fastjson.loads(text)
+        return
+    assert fastjson.loads(text) == walked
+
+
+@given(st.dictionaries(keys, values, max_size=5))
+def test_integer_keys_read_by_the_c_parser_agree_with_the_walk(doc: dict[object, object]) -> None:
+    text = _fastjson_dump(doc)
+    assert fastjson.loads(text) == _walked(text) == doc
+
+
+def test_an_offset_table_goes_to_the_c_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    def walked(text: str) -> None:
+        raise AssertionError("walked by the tolerant parser")
+
+    monkeypatch.setattr(fastjson, "_Parser", walked)
+    table = fastjson.loads(PRETTY_OFFSETS)["offsetTable"]
+    assert table == {"TopicA@GroupX": {0: 120, 1: 118}, "%RETRY%GroupX@GroupX": {0: 0}}
+    assert fastjson.loads(b'{"s":"a,0:b","t":{0:"x,1:y"}}') == {"s": "a,0:b", "t": {0: "x,1:y"}}

@@ -210,3 +210,22 @@ def test_the_checks_see_what_they_are_about() -> None:
     assert "pyarrow" in _libraries(_loads("console.services.plan.planner"))
     assert _libraries(_loads("console.cli")) == set()
     assert any("pyarrow" in comment for _, _, comment, _ in _deferrals())
+
+
+def test_the_command_line_loads_what_its_command_needs() -> None:
+    """`--version` and the console's start load no wire client; a read (`lag`, `groups`) no
+    planner, writer, console screen, YAML or HTTP client: each is loaded where it is used."""
+    assert "console.rocketmq.admin" not in _loads("console.cli")
+    read = _loads("console.cli.browse")
+    for absent in (
+        "console.services.plan",
+        "console.services.apply",
+        "console.services.walkthrough",
+        "console.ui.app",
+        "console.domain.lag_trend",
+        "console.domain.plan",
+        "yaml",
+        "urllib.request",
+    ):
+        assert absent not in read, absent
+    assert "console.rocketmq.admin" in read  # the check sees the read's own imports

@@ -81,7 +81,7 @@ def test_the_cli_error_line_is_redacted(
     def failing(args: argparse.Namespace) -> int:
         raise BadInput(f"the broker echoed {value}")
 
-    def parser() -> argparse.ArgumentParser:
+    def parser(modules: object = ()) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser()
         p.set_defaults(handler=failing)
         return p
@@ -101,7 +101,7 @@ def test_a_bug_line_and_its_traceback_file_are_redacted(
     def failing(args: argparse.Namespace) -> int:
         raise ValueError(f"the broker echoed {value}")
 
-    def parser() -> argparse.ArgumentParser:
+    def parser(modules: object = ()) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser()
         p.set_defaults(handler=failing)
         return p

@@ -318,7 +318,8 @@ def test_consumption_is_said_in_words(consumption: Consumption, text: str) -> No
 def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None:
     import argparse
 
-    from console.cli.target import add_target_arguments, resolve_target
+    from console.cli.arguments import add_target_arguments
+    from console.cli.target import resolve_target
     from console.config import load_config
 
     path = tmp_path / "config.yaml"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from console.cli.target import add_target_arguments, resolve_target
+from console.cli.arguments import add_target_arguments
+from console.cli.target import resolve_target
 from console.config import ConfigError, TlsRef, load_config
 from console.domain import mqadmin
 from console.domain.job_requests import PlanRequest

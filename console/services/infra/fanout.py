@@ -81,25 +81,28 @@ async def gather_bounded(
 
     Cancelling the caller cancels every read still running (a superseded refresh stops).
     """
-    gate = Limit(limit)
     results: dict[K, V | Exception] = {}
     done = 0
+    # `limit` workers taking the next item in turn: not a task per item waiting at a gate (10,000
+    # groups would be 10,000 tasks, each woken in turn by the event loop).
+    queue = iter(items)
 
-    async def one(item: K) -> None:
+    async def worker() -> None:
         nonlocal done
-        try:
-            results[item] = await gate.run(functools.partial(fn, item))
-        except Exception as exc:  # one group failing must not sink the other 499
-            results[item] = exc
-        done += 1
-        if on_done is not None:
-            on_done(done, len(items))
+        for item in queue:
+            try:
+                results[item] = await fn(item)
+            except Exception as exc:  # one group failing must not sink the other 499
+                results[item] = exc
+            done += 1
+            if on_done is not None:
+                on_done(done, len(items))
 
     if on_done is not None:
         on_done(0, len(items))  # the total shows before the first answer
     async with asyncio.TaskGroup() as tg:
-        for item in items:
-            tg.create_task(one(item))
+        for _ in range(min(limit, len(items))):
+            tg.create_task(worker())
     return {item: results[item] for item in items}
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -71,6 +69,10 @@ def parse_inflight(text: str) -> list[Inflight]:
 
 async def scrape(url: str, timeout: float) -> list[Inflight]:
     """GET one metrics endpoint (off the event loop) and keep its INFLIGHT samples."""
+
+    # deferred: urllib's HTTP client (http.client, email), for a cluster with metrics only
+    import urllib.error
+    import urllib.request
 
     def get() -> str:
         try:

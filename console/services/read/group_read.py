@@ -76,7 +76,7 @@ async def read_group(
     brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
 
     def ask(addr: str) -> Awaitable[ConsumeStats]:
-        return batch.ask(addr, lambda: reader.admin.consume_stats(addr, group))
+        return batch.consume_stats(addr, group)
 
     stats = await ask_each(brokers, ask)
     silent = await _to_slaves(routes, brokers, stats, ask)

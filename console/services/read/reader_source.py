@@ -110,6 +110,7 @@ class ReaderSource:
         self, groups: Sequence[str], progress: Progress | None = None
     ) -> dict[str, GroupOffsets | Exception]:
         batch = await self.reader.batch()
+        batch.expect(len(groups))
         read = await gather_bounded(
             lambda g: self.reader.group_offsets(g, batch=batch), groups, on_done=progress
         )

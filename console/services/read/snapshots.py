@@ -129,6 +129,7 @@ async def take_snapshot(
     A BROADCASTING group has no offsets on the brokers: its rows are those of its client's
     offsets.json when exactly one readable file of it is found under `client_offset_dirs`."""
     batch = await reader.batch()
+    batch.expect(len(groups))
     if batch.routes is None:
         batch.routes = await reader.routes()  # what the name server says is the error
     # The addresses a plan from this snapshot writes to: masters only, never a slave.

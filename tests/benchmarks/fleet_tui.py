@@ -1,0 +1,140 @@
+"""The console on the largest fleet: the group list of 10,000 groups, in a pseudo-terminal (80x24).
+
+The groups are those of `fleet` (fleet_seed.py: 16 queues each, committed at their own offset;
+seeded here when this module runs alone). Each run is a new console process, started on the
+cluster overview; the clock starts when `g` opens the group list.
+
+- `tui_10k_groups_listed_s`: until the list's title counts every group (`groups · N/N`, each
+  row listed, its lag still to come), median of RUNS (target < 1).
+- `tui_10k_groups_all_lags_s`: until the first refresh of all of them is on screen, median of
+  RUNS (target < 6). Checked: the status line names no group unreadable or partly read, and
+  the group of the largest lag the seed committed, filtered out of the 10,000, shows it.
+- `tui_keypress_p95_ms_10k`: key press until its repaint, filter edits typed while the
+  10,000-group refresh runs without pause (as tests.benchmarks.tui does for 500), 95th
+  percentile (target < 100).
+- `tui_10k_console_mb`, `tui_10k_network_mb`: the most memory (VmHWM) the console's process
+  and its network process held, after the key presses (target < 400 for the console).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+from tests.benchmarks.fleet_seed import fleet, seed
+from tests.benchmarks.stats import RUNS
+from tests.benchmarks.tui import (
+    KEY_ROUNDS,
+    Terminal,
+    _broker_names,
+    _console,
+    _env,
+    _group_count,
+)
+
+GROUPS = 10_000
+
+
+def run() -> dict[str, float]:
+    namesrv = os.environ["RMQ_BENCH_NAMESRV"]
+    expected = asyncio.run(seed(namesrv, fleet(GROUPS))).expected
+    worst = max(expected.items(), key=lambda kv: kv[1])
+    total = asyncio.run(_group_count(namesrv))
+    brokers = asyncio.run(_broker_names(namesrv))
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="rmq-bench-fleet-tui-") as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(f"workspace: {Path(tmp) / 'ws'}\n")
+        env = _env(config)
+        listed, all_lags = [], []
+        for _ in range(RUNS):
+            shown, read = _list_once(namesrv, env, brokers, total, worst)
+            listed.append(shown)
+            all_lags.append(read)
+        out["tui_10k_groups_listed_s"] = statistics.median(listed)
+        out["tui_10k_groups_all_lags_s"] = statistics.median(all_lags)
+        p95, memory = _keys_while_refreshing(namesrv, {**env, "RMQ_CONSOLE_REFRESH": "0.1"}, total)
+        out["tui_keypress_p95_ms_10k"] = p95
+        out["tui_10k_console_mb"] = memory["console"]
+        out["tui_10k_network_mb"] = memory["network"]
+    return out
+
+
+def _open_groups(namesrv: str, env: dict[str, str], brokers: list[str]) -> tuple[Terminal, float]:
+    term = Terminal(_console(namesrv), env)
+    term.wait_for(*(b.encode() for b in brokers), timeout=60)  # the overview, the brokers on it
+    return term, term.send(b"g")
+
+
+def _list_once(
+    namesrv: str, env: dict[str, str], brokers: list[str], total: int, worst: tuple[str, int]
+) -> tuple[float, float]:
+    """Seconds from `g` until every group is listed, and until every lag is on screen."""
+    term, pressed = _open_groups(namesrv, env, brokers)
+    try:
+        listed = term.wait_for(f"groups · {total}/{total}".encode(), timeout=120) - pressed
+        term.forget()
+        read = term.wait_for(b" ago", timeout=300) - pressed
+        # The refresh's screen, checked after the clock: every group read whole, and the worst
+        # group (filtered out of the list: its rank is not the list's first) with its lag.
+        seen = term.seen
+        term.send(b"/")
+        term.wait_for(b"filter:")
+        seen += term.seen
+        term.send(worst[0].encode())
+        term.wait_for(f"1/{total}".encode(), f" {worst[1]} ".encode(), timeout=30)
+        for problem in (b"unreadable", b"partly read"):
+            if problem in seen + term.seen:
+                raise RuntimeError(f"the refresh of {total} groups: {problem!r} on screen")
+        return listed, read
+    finally:
+        term.close()
+
+
+def _keys_while_refreshing(
+    namesrv: str, env: dict[str, str], total: int
+) -> tuple[float, dict[str, float]]:
+    term = Terminal(_console(namesrv), env)
+    try:
+        term.wait_for(b"brokers", timeout=60)
+        term.send(b"g")
+        all_rows = f"groups · {total}/{total}".encode()
+        term.wait_for(all_rows, timeout=120)
+        term.forget()
+        term.wait_for(b" ago", timeout=300)  # the first refresh of all of them done
+        term.forget()
+        term.wait_for(b"refreshing", timeout=60)  # ... and the next one under way
+        term.send(b"/")
+        term.wait_for(b"filter:")
+        samples = []
+        for _ in range(KEY_ROUNDS):
+            # "~" matches no group: the table empties and the box echoes the tilde.
+            sent = term.send(b"~")
+            samples.append(term.wait_for(b"\xe2\x80\x9c~\xe2\x80\x9d") - sent)
+            # Backspace: all rows come back, which only the title's row count shows.
+            sent = term.send(b"\x7f")
+            samples.append(term.wait_for(all_rows) - sent)
+        p95 = statistics.quantiles(samples, n=20)[-1] * 1000
+        return p95, _memory_mb(term.proc.pid)
+    finally:
+        term.close()
+
+
+def _memory_mb(pid: int) -> dict[str, float]:
+    """The peak resident memory of the console (`pid`) and of its network process (its child
+    that runs console.remote.child), in MiB."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    network = [c for c in children if b"console.remote" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    if len(network) != 1:
+        raise RuntimeError(f"the console's network process not found among {children}")
+    return {"console": _peak_mb(pid), "network": _peak_mb(int(network[0]))}
+
+
+def _peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
