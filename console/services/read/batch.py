@@ -80,51 +80,32 @@ class ReadBatch:
     async def topic_route(self, topic: str) -> TopicRoute:
         """A topic's route from the name server, asked once for the batch (a slave's answers
         are checked against it for every group read there)."""
-        future = self._routes.get(topic)
-        if future is None:
-            future = asyncio.ensure_future(self._admin.topic_route(topic))
-            future.add_done_callback(_retrieve)
-            self._routes[topic] = future
-        return await asyncio.shield(future)
+        return await _once(self._routes, topic, lambda: self._admin.topic_route(topic))
 
     async def ha_status(self, addr: str) -> HaStatus:
         """A slave's replication status, asked once for the batch."""
-        future = self._ha.get(addr)
-        if future is None:
-            future = asyncio.ensure_future(self.ask(addr, lambda: self._admin.ha_status(addr)))
-            future.add_done_callback(_retrieve)
-            self._ha[addr] = future
-        return await asyncio.shield(future)
+        return await _once(
+            self._ha, addr, lambda: self.ask(addr, lambda: self._admin.ha_status(addr))
+        )
 
     async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
         """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
-        future = self._metrics.get(url)
-        if future is None:
-            future = asyncio.ensure_future(scrape(url, timeout))
-            future.add_done_callback(_retrieve)
-            self._metrics[url] = future
-        return await asyncio.shield(future)
+        return await _once(self._metrics, url, lambda: scrape(url, timeout))
 
     async def proxies_seen(self, addr: str) -> tuple[str, ...]:
         """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
         asked once."""
-        future = self._proxies.get(addr)
-        if future is None:
-            future = asyncio.ensure_future(self.ask(addr, lambda: proxy_hosts(self._admin, addr)))
-            future.add_done_callback(_retrieve)
-            self._proxies[addr] = future
-        return await asyncio.shield(future)
+        return await _once(
+            self._proxies, addr, lambda: self.ask(addr, lambda: proxy_hosts(self._admin, addr))
+        )
 
     async def request_modes(self, addr: str) -> dict[tuple[str, str], str]:
         """The broker's message request modes ((topic, group) -> PULL/POP), asked once."""
-        future = self._modes.get(addr)
-        if future is None:
-            future = asyncio.ensure_future(
-                self.ask(addr, lambda: self._admin.message_request_modes(addr))
-            )
-            future.add_done_callback(_retrieve)
-            self._modes[addr] = future
-        return await asyncio.shield(future)
+        return await _once(
+            self._modes,
+            addr,
+            lambda: self.ask(addr, lambda: self._admin.message_request_modes(addr)),
+        )
 
     @property
     def brokers(self) -> dict[str, str] | None:
@@ -133,14 +114,11 @@ class ReadBatch:
 
     async def offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
         """The broker's committed offsets of every group (GET_ALL_CONSUMER_OFFSET), once."""
-        future = self._tables.get(addr)
-        if future is None:
-            future = asyncio.ensure_future(
-                self.ask(addr, lambda: self._admin.consumer_offset_table(addr))
-            )
-            future.add_done_callback(_retrieve)
-            self._tables[addr] = future
-        return await asyncio.shield(future)
+        return await _once(
+            self._tables,
+            addr,
+            lambda: self.ask(addr, lambda: self._admin.consumer_offset_table(addr)),
+        )
 
     def expect(self, groups: int) -> None:
         """The batch will read `groups` groups: from TABLE_FROM_GROUPS on, their consume stats
@@ -207,27 +185,36 @@ class ReadBatch:
         return await self._in_flight.run(addr, request)
 
     async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
-        future = self._stats.get((addr, topic))
-        if future is None:
-            future = asyncio.ensure_future(
-                self.ask(addr, lambda: self._admin.topic_stats(addr, topic))
-            )
-            future.add_done_callback(_retrieve)
-            self._stats[(addr, topic)] = future
-        # One reader giving up (a superseded refresh) must not cancel the answer for the others.
-        return await asyncio.shield(future)
+        return await _once(
+            self._stats,
+            (addr, topic),
+            lambda: self.ask(addr, lambda: self._admin.topic_stats(addr, topic)),
+        )
 
     async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
         """The broker's subscription table, asked once for the batch (the whole fleet's
         groups: each group of a scan that has no queues would otherwise ask for it again)."""
-        future = self._groups.get(addr)
-        if future is None:
-            future = asyncio.ensure_future(
-                self.ask(addr, lambda: self._admin.subscription_groups(addr))
-            )
-            future.add_done_callback(_retrieve)
-            self._groups[addr] = future
-        return await asyncio.shield(future)
+        return await _once(
+            self._groups,
+            addr,
+            lambda: self.ask(addr, lambda: self._admin.subscription_groups(addr)),
+        )
+
+
+K = TypeVar("K")
+
+
+def _once(
+    cache: dict[K, asyncio.Future[T]], key: K, ask: Callable[[], Awaitable[T]]
+) -> Awaitable[T]:
+    """The batch's one answer for `key`, asked on first use. Shielded: one reader giving up (a
+    superseded refresh) must not cancel the answer for the others."""
+    future = cache.get(key)
+    if future is None:
+        future = asyncio.ensure_future(ask())
+        future.add_done_callback(_retrieve)
+        cache[key] = future
+    return asyncio.shield(future)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
