@@ -54,7 +54,7 @@ class FakeReader:
 
     async def batch(self) -> SimpleNamespace:
         # Fixed answers share nothing; a snapshot takes the masters' addresses from the routes.
-        return SimpleNamespace(routes=await self.routes())
+        return SimpleNamespace(routes=await self.routes(), expect=lambda groups: None)
 
     async def group_offsets(
         self, group: str, *, topics: Sequence[str] | None = None, batch: object = None
