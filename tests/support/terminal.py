@@ -22,14 +22,20 @@ DEADLINE = 60.0
 
 
 class Tmux:
+    """One tmux server per terminal (its own socket, `-L`): the test streams run at once, and
+    a session started on a shared server as another stream's last session closes meets a
+    server on its way out ("server exited unexpectedly")."""
+
     def __init__(self, name: str) -> None:
         self.name = name
+
+    def _tmux(self, *args: str) -> list[str]:
+        return ["tmux", "-L", self.name, *args]
 
     def start(self, command: str, size: tuple[int, int] = (80, 24)) -> None:
         cols, rows = size
         subprocess.run(
-            [
-                "tmux",
+            self._tmux(
                 "new-session",
                 "-d",
                 "-s",
@@ -39,20 +45,20 @@ class Tmux:
                 "-y",
                 str(rows),
                 command,
-            ],
+            ),
             check=True,
         )
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run(self._tmux("send-keys", "-t", self.name, *keys), check=True)
 
     def text(self, *keys: str) -> None:
         """Type literally (no key-name lookup)."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", *keys], check=True)
+        subprocess.run(self._tmux("send-keys", "-t", self.name, "-l", *keys), check=True)
 
     def screen(self) -> str:
         out = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
+            self._tmux("capture-pane", "-p", "-t", self.name),
             check=True,
             capture_output=True,
             text=True,
@@ -73,7 +79,7 @@ class Tmux:
             time.sleep(0.1)  # a poll interval, not a wait for something in particular
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
+        subprocess.run(self._tmux("kill-server"), check=False)
 
 
 def read_until(fd: int, wanted: str, timeout: float) -> str:
