@@ -13,6 +13,7 @@ services to find out (`console.services.apply.offset_writer`).
 
 from __future__ import annotations
 
+from . import consume_stats_body, offset_table_body
 from .bodies import (
     body_of,
     broker_of,
@@ -41,7 +42,6 @@ from .models import (
     MessageQueue,
     PullResult,
     PullStatus,
-    QueueConsumeStats,
     QueueData,
     QueueStats,
     SubscriptionGroup,
@@ -193,22 +193,7 @@ class AdminClient(BrokerWrites):
         resp = await self.call(
             addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group, "topic": topic}
         )
-        body = body_of(resp)
-        queues: dict[MessageQueue, QueueConsumeStats] = {}
-        for key, value in dict_of(body.get("offsetTable")).items():
-            mq = message_queue_from_key(key)
-            v = dict_of(value)
-            pull = v.get("pullOffset")
-            queues[mq] = QueueConsumeStats(
-                queue=mq,
-                broker_offset=int(v.get("brokerOffset", 0)),
-                consumer_offset=int(v.get("consumerOffset", 0)),
-                pull_offset=int(pull) if pull is not None else None,
-                last_timestamp=int(v.get("lastTimestamp", 0)),
-            )
-        return ConsumeStats(
-            queues=dict(sorted(queues.items())), consume_tps=float(body.get("consumeTps", 0.0))
-        )
+        return consume_stats_body.read(resp)
 
     async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
         """Who is online; a group with no live client comes back with no clients."""
@@ -266,11 +251,7 @@ class AdminClient(BrokerWrites):
         queue id -> offset. A queue missing here was never committed. One answer for all the
         broker's groups: ask once per read, not per group."""
         resp = await self.call(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
-        out: dict[tuple[str, str], dict[int, int]] = {}
-        for key, queues in dict_of(body_of(resp).get("offsetTable")).items():
-            topic, _, group = str(key).rpartition("@")  # "topic@group"; neither name has an @
-            out[(topic, group)] = {int(q): int(o) for q, o in dict_of(queues).items()}
-        return out
+        return offset_table_body.read(resp)
 
     async def min_offset(self, addr: str, topic: str, queue_id: int) -> int:
         resp = await self.call(

@@ -48,6 +48,8 @@ class Connection:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._pending: dict[int, asyncio.Future[Command]] = {}
+        #: Frames of this turn of the event loop, written together at its end (see `_send`).
+        self._unsent: list[bytes] = []
         self._read_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -96,7 +98,7 @@ class Connection:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
         self._pending[cmd.opaque] = future
         try:
-            self._writer.write(frame.encode(cmd))
+            self._send(frame.encode(cmd))
             async with asyncio.timeout(timeout):
                 await self._writer.drain()
                 return await future
@@ -108,6 +110,27 @@ class Connection:
             raise lost from None
         finally:
             self._pending.pop(cmd.opaque, None)
+
+    def _send(self, data: bytes) -> None:
+        """Write `data`, when other requests are in flight with the other frames sent in this
+        turn of the event loop: a read of many groups sends tens of requests a turn (each answer
+        lets the next out), and a socket write each was a tenth of a fleet scan's CPU. A request
+        alone (a new connection's first, whose write may meet a TLS refusal) is written at once."""
+        if self._unsent:
+            self._unsent.append(data)
+        elif len(self._pending) <= 1:
+            assert self._writer is not None
+            self._writer.write(data)
+        else:
+            self._unsent.append(data)
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        data = b"".join(self._unsent)
+        self._unsent.clear()
+        # A connection lost meanwhile has failed the requests waiting for these frames.
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(data)
 
     async def _read_loop(self) -> None:
         assert self._reader is not None
@@ -173,6 +196,9 @@ class Connection:
         self._pending.clear()
 
     def _close_transport(self) -> None:
+        # Frames not written yet belong to requests failed with this connection: never to be
+        # sent on the next one (a write its caller was told failed).
+        self._unsent.clear()
         if self._writer is not None:
             if self._tls is not None:
                 # A graceful TLS close waits for the server's close_notify, which a RocketMQ

@@ -68,12 +68,14 @@ class GroupsListed(Message):
 
 
 class GroupsProgressed(Message):
-    """How far a refresh of the group list got; a newer one replaces an unread older one."""
+    """How far a refresh of the group list got (`stage`: what it is doing, as the status line
+    says it); a newer one replaces an unread older one."""
 
-    def __init__(self, done: int, total: int) -> None:
+    def __init__(self, done: int, total: int, stage: str = "refreshing") -> None:
         super().__init__()
         self.done = done
         self.total = total
+        self.stage = stage
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, GroupsProgressed)
@@ -84,6 +86,8 @@ class GroupsRefreshed(Message):
     summaries: tuple[GroupSummary, ...]
     errors: Mapping[str, str]
     rows: tuple[Row, ...]  # the table rows, built off the UI thread
+    #: The lags are in, the time behind of the lagging groups still being asked.
+    asking_behind: bool = False
 
 
 @dataclass

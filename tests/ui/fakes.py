@@ -263,9 +263,11 @@ class FakeSource:
         return await gather_bounded(self.group_offsets, groups, on_done=progress)
 
     async def read_delays(
-        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]], progress: Progress | None = None
     ) -> dict[str, dict[QueueKey, int] | Exception]:
-        return await gather_bounded(lambda g: self.consume_delays(g, wanted[g]), list(wanted))
+        return await gather_bounded(
+            lambda g: self.consume_delays(g, wanted[g]), list(wanted), on_done=progress
+        )
 
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]

@@ -13,7 +13,7 @@ from console.ui.screens.groups import GroupsScreen
 from console.ui.screens.help import HelpScreen
 
 from .fakes import PROD, STAGING, fake_app, sample_groups
-from .helpers import keys, settle, status
+from .helpers import keys, settle, shown, status, until
 
 
 async def test_r_refreshes_the_current_view() -> None:
@@ -101,7 +101,8 @@ async def test_group_list_reports_progress_while_reading() -> None:
         await pilot.press("g")
         await pilot.pause()
         await pilot.pause()
-        assert status(app).startswith("refreshing 4/4")
+        # The 4 groups read, the time behind of the 2 that lag being asked.
+        assert status(app).startswith("time behind 0/2")
         gate.set()
         await settle(pilot)
 
@@ -152,3 +153,35 @@ async def test_no_snapshot_unless_enabled(tmp_path: Path) -> None:
         await pilot.press("g")
         await settle(pilot)
     assert SnapshotStore(Workspace(str(tmp_path))).history(PROD.name) == []
+
+
+async def test_the_first_refresh_shows_the_lags_while_the_time_behind_is_asked() -> None:
+    app, fake = fake_app()
+    gate = asyncio.Event()
+    fake.gates["consume_delays"] = gate
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await until(pilot, lambda: "time behind" in status(app))
+        first = {r["group"]: r for r in shown(app)}
+        # The time behind of a lagging group is "being asked", not unknown.
+        assert first["billing"]["behind"] == "…"
+        assert first["audit"]["behind"] == "…"
+        assert status(app).startswith("time behind 0/")
+        gate.set()
+        await settle(pilot)
+        rows = {r["group"]: r for r in shown(app)}
+        assert rows["billing"]["behind"] == "1m35s"
+        # Every lag, status and place was in already.
+        drop = {"behind"}
+        assert [{k: v for k, v in r.items() if k not in drop} for r in first.values()] == [
+            {k: v for k, v in r.items() if k not in drop} for r in rows.values()
+        ]
+        assert status(app).startswith("refreshed")
+        # A later refresh keeps the rows on screen until its time behind is in.
+        gate.clear()
+        await pilot.press("r")
+        await until(pilot, lambda: "time behind" in status(app))
+        assert {r["group"]: r for r in shown(app)}["billing"]["behind"] == "1m35s"
+        gate.set()
+        await settle(pilot)

@@ -66,7 +66,10 @@ def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
         assert list(served.parameters) == list(op.signature.parameters), name
         assert inspect.iscoroutinefunction(getattr(RemoteSource, name)), name
         assert getattr(RemoteSource, name).__doc__ == op.doc
-    assert [op.name for op in OPERATIONS.values() if op.reports_progress] == ["read_groups"]
+    assert [op.name for op in OPERATIONS.values() if op.reports_progress] == [
+        "read_groups",
+        "read_delays",
+    ]
     assert "close" not in OPERATIONS
     assert hasattr(ClusterSource, "close")
     assert not hasattr(ClusterOperations, "close")

@@ -145,6 +145,11 @@ class ReadBatch:
             except RocketMQError:
                 pass  # it refused the table (not the group's stats): the group is asked alone
             else:
+                if len(topics) == 1:  # most groups: no gather (two tasks) for one request
+                    topic = topics[0]
+                    return await self.ask(
+                        addr, lambda: self._admin.consume_stats(addr, group, topic)
+                    )
                 answers = await asyncio.gather(
                     *(
                         self.ask(addr, lambda t=t: self._admin.consume_stats(addr, group, t))  # type: ignore[misc]

@@ -152,11 +152,13 @@ class ReaderSource:
         return out
 
     async def read_delays(
-        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]], progress: Progress | None = None
     ) -> dict[str, dict[QueueKey, int] | Exception]:
         """consume_delays for many groups, after read_groups: a (broker, topic) whose committed
         offsets have not moved since the broker last answered is not asked again."""
-        return await gather_bounded(lambda g: self._known_delays(g, wanted[g]), list(wanted))
+        return await gather_bounded(
+            lambda g: self._known_delays(g, wanted[g]), list(wanted), on_done=progress
+        )
 
     async def _known_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]

@@ -64,9 +64,10 @@ class ClusterOperations(Protocol):
         ...
 
     async def read_delays(
-        self, wanted: Mapping[str, Mapping[str, Sequence[str]]]
+        self, wanted: Mapping[str, Mapping[str, Sequence[str]]], progress: Progress | None = None
     ) -> dict[str, dict[QueueKey, int] | Exception]:
-        """`consume_delays` for many groups: group -> topics by broker."""
+        """`consume_delays` for many groups: group -> topics by broker; `progress` as for
+        `read_groups`."""
         ...
 
     async def consume_delays(

@@ -14,6 +14,7 @@ from console.ui.tones import style
 _FIELDS = {
     "refreshed_at_ms",
     "progress",
+    "stage",
     "busy",
     "paused",
     "down",
@@ -37,6 +38,8 @@ class StatusLine(Static):
         self._clock_ms = clock_ms
         self.refreshed_at_ms: int | None = None
         self.progress: tuple[int, int] | None = None
+        #: what the progress counts ("refreshing", "time behind")
+        self.stage = "refreshing"
         self.busy = False
         self.paused = False
         self.down: tuple[str, ...] = ()
@@ -74,7 +77,7 @@ class StatusLine(Static):
         now = self._clock_ms()
         if self.progress is not None and self.busy:
             done, total = self.progress
-            parts.append(Text(f"refreshing {done}/{total}"))
+            parts.append(Text(f"{self.stage} {done}/{total}"))
         elif self.busy:
             parts.append(Text("refreshing…"))
         running = self._slow(now - self.started_at_ms) if self.busy and self.started_at_ms else ""
