@@ -101,10 +101,12 @@ class Terminal:
         """From here on, wait_for looks only at what is painted next."""
         self.seen = b""
 
-    def wait_for(self, *needles: bytes, timeout: float = 30.0) -> float:
-        """Read until every needle appeared (escape sequences removed) since the last send."""
+    def wait_for(self, *needles: bytes, timeout: float = 30.0, every: bool = True) -> float:
+        """Read until every needle (or, not `every`, one of them) appeared (escape sequences
+        removed) since the last send."""
         deadline = time.perf_counter() + timeout
-        while not all(n in self.seen for n in needles):
+        seen = all if every else any
+        while not seen(n in self.seen for n in needles):
             left = deadline - time.perf_counter()
             if left <= 0:
                 raise TimeoutError(f"{needles!r} not painted; last output: {self.seen[-400:]!r}")

@@ -224,7 +224,11 @@ class LagHistory:
         grown: list[Path] = []
         with self._locked(base, fcntl.LOCK_SH):
             for path, line in lines:
-                if _append(path, line) > self.max_bytes or self._too_old(path, at_ms):
+                size = _append(path, line)
+                if size == len(line):  # a new file: its first point is this one
+                    with self._lock:
+                        self._aged.add(path)
+                elif size > self.max_bytes or self._too_old(path, at_ms):
                     grown.append(path)
         for path in grown:
             self.compact(path, at_ms)

@@ -180,7 +180,7 @@ class GroupsScreen(DataScreen):
         read = await source.read_groups(names, Cadence(progressed))
         # Working through 500 groups takes long enough to hold up a key press; on a thread it
         # only shares the interpreter with the UI, which gets it back every switch interval.
-        windows, wanted = await asyncio.to_thread(self._record, names, read)
+        latest, windows, wanted = await asyncio.to_thread(self._record, names, read)
         if self.console.config.snapshot_on_refresh:
             await asyncio.to_thread(self._snapshot, read)
         errors = {n: redact_text(str(e)) for n, e in read.items() if isinstance(e, Exception)}
@@ -193,27 +193,37 @@ class GroupsScreen(DataScreen):
                 self._digest, windows, {}, errors, asking_behind=True
             )
             self.post_message(GroupsRefreshed(summaries, errors, rows, asking_behind=True))
+        # The lag history is written while the time behind is asked: for 10,000 groups it is
+        # 10,000 appends, which the rows need not wait for.
+        kept = asyncio.create_task(asyncio.to_thread(self._keep_history, latest))
 
         def behind_progressed(done: int, total: int) -> None:
             self.post_message(GroupsProgressed(done, total, "time behind"))
 
         behind = await source.read_delays(wanted, Cadence(behind_progressed))
+        await kept
         summaries, rows = await asyncio.to_thread(self._digest, windows, behind, errors)
         self.post_message(GroupsRefreshed(summaries, errors, rows))
 
     def _record(
         self, names: list[str], read: dict[str, GroupOffsets | Exception]
-    ) -> tuple[dict[str, tuple[readings.Sample, ...]], dict[str, dict[str, tuple[str, ...]]]]:
+    ) -> tuple[
+        list[GroupOffsets],
+        dict[str, tuple[readings.Sample, ...]],
+        dict[str, dict[str, tuple[str, ...]]],
+    ]:
         session = self.cluster_session
         refreshes = session.refreshes
         latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
-        problem = session.record_lag(latest.values(), self.console.clock_ms())
-        if problem:
-            self.post_message(LagHistoryFailed(problem))
         windows = {n: refreshes.add(o) for n, o in latest.items()}
         refreshes.retain(names)
         wanted = {n: lag_trend.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
-        return windows, wanted
+        return list(latest.values()), windows, wanted
+
+    def _keep_history(self, latest: list[GroupOffsets]) -> None:
+        problem = self.cluster_session.record_lag(latest, self.console.clock_ms())
+        if problem:
+            self.post_message(LagHistoryFailed(problem))
 
     def _snapshot(self, read: dict[str, GroupOffsets | Exception]) -> None:
         """Keep what this refresh read as a snapshot (no extra broker calls): the history that
