@@ -12,7 +12,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -56,10 +55,9 @@ def test_a_pop_group_online_without_server_side_reset_is_refused_at_once(
     config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(ws)}))
     before = asyncio.run(committed(sb))
 
-    async def refused() -> tuple[subprocess.CompletedProcess[str], float]:
+    async def refused() -> subprocess.CompletedProcess[str]:
         async with without_server_side_reset(sb):
-            started = time.monotonic()
-            done = await asyncio.to_thread(
+            return await asyncio.to_thread(
                 subprocess.run,
                 [
                     str(Path(sys.executable).with_name("rmq-console")),
@@ -71,11 +69,10 @@ def test_a_pop_group_online_without_server_side_reset_is_refused_at_once(
                 env={"PATH": os.environ.get("PATH", ""), "RMQ_CONSOLE_CONFIG": str(config)},
                 check=False,
             )
-            return done, time.monotonic() - started
 
-    done, took = asyncio.run(refused())
+    done = asyncio.run(refused())
+    # Refused by the check, before any write or client push: no journal, nothing moved.
     assert done.returncode == 2, done.stdout + done.stderr
-    assert took < 20  # the check says so: no push is tried, nothing waited for
     assert "pop" in done.stderr
     assert "useServerSideResetOffset=true" in done.stderr
     assert "nothing was written" in done.stderr

@@ -21,7 +21,10 @@ public final class OffsetOracle {
             System.err.println("usage: OffsetOracle <namesrv> <timestamp ms> (<topic> <broker> <queue id>)...");
             System.exit(2);
         }
-        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        // 15 s, not the client's 3 s: on a loaded machine a route lookup can take longer, and
+        // a timeout here is a failed comparison with nothing wrong in what is compared.
+        DefaultMQAdminExt admin = new DefaultMQAdminExt(15000);
+        admin.setMqClientApiTimeout(15000);
         admin.setNamesrvAddr(argv[0]);
         admin.setInstanceName("offset-oracle-" + ProcessHandle.current().pid());
         long timestamp = Long.parseLong(argv[1]);
