@@ -24,7 +24,9 @@ from console.services.infra.rpc.child import (
     Handler,
     Reply,
     link_to_parent,
+    same_user,
     serve_async,
+    serve_listener,
     serve_threads,
 )
 from console.services.infra.rpc.errors import (
@@ -35,7 +37,7 @@ from console.services.infra.rpc.errors import (
     portable_error,
 )
 from console.services.infra.rpc.link import Link
-from console.services.infra.rpc.parent import Call, ChildProcess, ProgressSink
+from console.services.infra.rpc.parent import Call, ChildProcess, Connection, Peer, ProgressSink
 from console.services.infra.rpc.pending import Pending
 
 __all__ = [
@@ -44,8 +46,10 @@ __all__ = [
     "CallCancelled",
     "ChildExited",
     "ChildProcess",
+    "Connection",
     "Handler",
     "Link",
+    "Peer",
     "Pending",
     "Portable",
     "ProgressSink",
@@ -53,6 +57,8 @@ __all__ = [
     "Reply",
     "link_to_parent",
     "portable_error",
+    "same_user",
     "serve_async",
+    "serve_listener",
     "serve_threads",
 ]
