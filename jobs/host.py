@@ -12,6 +12,11 @@ inherited socket N. The hello is the HostOptions (master, conf, warm-up); the ca
 Each job runs in its own thread under a Spark job group named after the job id, so progress is
 read from the StatusTracker by that group and a cancel interrupts exactly that job's tasks. The
 host stops when the console closes the socket (or exits).
+
+`python -m jobs.host --listen` is the warm host of `spark up` (console.services.infra.warm_host):
+its ListenOptions come pickled on stdin; it serves the same calls to every process that connects
+to its Unix socket, one connection per command, and stops on SIGTERM, when its Connect server's
+process is gone, or when its session no longer answers the keepalive.
 """
 
 from __future__ import annotations

@@ -27,18 +27,23 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader, SnapshotInfo
+from console.services.infra import warm_host
+from console.services.infra.connect_server import ServerHome
 from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.warm_host import HostFiles
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.snapshots import SnapshotStore
 from tests.benchmarks.plan import T0, synthetic
@@ -46,6 +51,7 @@ from tests.benchmarks.stats import RUNS, median_of, time_process
 from tests.connect import connect_server
 
 GROUP = "billing-service"
+QUEUES = 8
 
 
 def run() -> dict[str, float]:
@@ -73,12 +79,29 @@ def run() -> dict[str, float]:
             lambda: time_process([sys.executable, "-c", "import pyspark.sql.connect.session"]),
         )
         with connect_server(root / "server") as server:
+            home = ServerHome(server.cache / "spark-connect")
+            host = HostFiles(home).read()
+            assert host is not None, "spark up started no warm job host"
             cold_env = {**server.env, "RMQ_CONSOLE_CACHE": str(root / "no-server")}
-            out["plan_cli_small_cold_s"] = _cli(argv, root, "cold", cold_env, 8)
-            out["plan_cli_small_first_s"] = _cli(argv, root, "first", dict(server.env), 8)
-            out["plan_cli_small_s"] = statistics.median(
-                _cli(argv, root, f"warm-{i}", dict(server.env), 8) for i in range(RUNS)
-            )
+            out["plan_cli_small_cold_s"] = _cli(argv, root, "cold", cold_env).wall
+            first = _cli(argv, root, "first", dict(server.env), host.pid, server.record.pid)
+            out["plan_cli_small_first_s"] = first.wall
+            out["connect_load_1m"] = os.getloadavg()[0]
+            warm = [
+                _cli(argv, root, f"warm-{i}", dict(server.env), host.pid, server.record.pid)
+                for i in range(RUNS)
+            ]
+            _record(out, "plan_cli_small", warm)
+            # The same snapshot, planned by a job host the command starts (the path before the
+            # warm host, and the one taken when it is gone): the very same plan.
+            again = [*argv, "--snapshot", warm[0].snapshot]
+            assert warm_host.stop(home) is not None
+            own = [
+                _cli(again, root, f"own-{i}", dict(server.env), None, server.record.pid)
+                for i in range(RUNS)
+            ]
+            assert {r.content_hash for r in own} == {warm[0].content_hash}, "hosts differ"
+            _record(out, "plan_cli_small_own_host", own)
             with server.runner(root / "host.log") as runner:
                 runner.wait_ready(600)
                 _plan(runner, root, big, "1m-connect-warm-up")
@@ -91,8 +114,36 @@ def run() -> dict[str, float]:
     return out
 
 
-def _cli(argv: list[str], root: Path, name: str, env: dict[str, str], queues: int) -> float:
-    """Wall time of one whole `rmq-console plan` process; its plan is checked afterwards."""
+@dataclass(frozen=True)
+class CliRun:
+    """One whole `rmq-console plan` process: its wall time, the CPU it and its children spent
+    (user + sys), the CPU the warm host and the Connect server spent meanwhile, and its plan."""
+
+    wall: float
+    cpu: float
+    host_cpu: float
+    server_cpu: float
+    snapshot: str
+    content_hash: str
+
+
+def _record(out: dict[str, float], key: str, runs: list[CliRun]) -> None:
+    out[f"{key}_s"] = statistics.median(r.wall for r in runs)
+    out[f"{key}_cpu_s"] = statistics.median(r.cpu + r.host_cpu for r in runs)
+    out[f"{key}_server_cpu_s"] = statistics.median(r.server_cpu for r in runs)
+
+
+def _cli(
+    argv: list[str],
+    root: Path,
+    name: str,
+    env: dict[str, str],
+    host_pid: int | None = None,
+    server_pid: int | None = None,
+) -> CliRun:
+    """One whole `rmq-console plan` process, timed; its plan is checked afterwards."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    host_before, server_before = _cpu_of(host_pid), _cpu_of(server_pid)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "console", *argv, "--out", str(root / "cli" / name)],
@@ -102,10 +153,29 @@ def _cli(argv: list[str], root: Path, name: str, env: dict[str, str], queues: in
         timeout=600,
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    host_cpu, server_cpu = _cpu_of(host_pid) - host_before, _cpu_of(server_pid) - server_before
     if done.returncode != 0:
         raise RuntimeError(f"plan failed ({done.returncode}): {done.stderr[-2000:]}")
-    assert json.loads(done.stdout)["plan"]["rows"] == queues
-    return seconds
+    plan = json.loads(done.stdout)["plan"]
+    assert plan["rows"] == QUEUES
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return CliRun(
+        seconds,
+        cpu,
+        host_cpu,
+        server_cpu,
+        plan["snapshot"]["id"],
+        plan["content_hash"],
+    )
+
+
+def _cpu_of(pid: int | None) -> float:
+    """User + sys seconds a process (all its threads) has spent so far; 0 for none."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _request(root: Path, big: SnapshotRef, name: str) -> str:

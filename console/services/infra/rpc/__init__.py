@@ -14,6 +14,12 @@ one we spawned, so nothing else ever writes what is unpickled.
                       ("call", id, method, args) | ("cancel", id) | ("close",)
     child -> parent   ("progress", id, values) | ("ok", id, value) | ("err", id, exception)
 
+A process serving on a Unix socket (the warm Spark host of `spark up`) speaks the same frames
+to every peer that connects (`serve_listener`), and a caller reaches it with `Connection`. The
+socket lives in a folder only our user can enter, and a peer the kernel says is another user is
+hung up on before its first frame is read: what either end unpickles comes from a process of
+our own user, who could run code as us anyway.
+
 A failure crosses as its own exception when it survives pickling as itself (the wire client's
 typed errors do, fields and all); anything else crosses as a RemoteError carrying its kind and
 text. A call the parent cancelled answers CallCancelled, unless it finished first.
