@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from console.cli import main
 from console.cli.plan import _runner
 from console.locations import CACHE_ENV
 from console.services.infra import connect_server as server
@@ -218,3 +219,19 @@ def test_a_peer_of_our_own_user_is_let_in() -> None:
     a, b = socket.socketpair()
     with a, b:
         assert same_user(a)
+
+
+def test_spark_down_stops_the_host_and_its_server(
+    home: ServerHome,
+    server_record: ServerRecord,
+    live_host: HostFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    proc, record = live_host()
+    assert main(["spark", "down"]) == 0
+    out = capsys.readouterr().out
+    assert f"stopped the warm job host (pid {record.pid})" in out
+    assert f"stopped the Spark Connect server at {server_record.url}" in out
+    assert proc.wait(10) is not None
+    assert HostFiles(home).read() is None
+    assert home.read() is None
