@@ -119,13 +119,15 @@ def _up(args: argparse.Namespace) -> int:
 
 def _start_host(home: ServerHome, record: ServerRecord, wait: float) -> None:
     print("starting the warm job host ...", file=sys.stderr)
+    began = time.monotonic()
     try:
         host = warm_host.start(home, record, timeout=wait)
     except WarmHostError as exc:
         # The server serves without it: each plan then starts a host of its own.
         print(f"rmq-console: spark up: no warm job host: {exc}", file=sys.stderr)
     else:
-        print(f"warm job host: pid {host.pid}; log: {host.log}")
+        took = time.monotonic() - began
+        print(f"warm job host: pid {host.pid}, ready in {took:.1f}s; log: {host.log}")
 
 
 def _down(args: argparse.Namespace) -> int:
