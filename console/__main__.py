@@ -1,5 +1,5 @@
 import sys
 
-from console.cli import main
+from console.cli import run
 
-sys.exit(main())
+sys.exit(run())

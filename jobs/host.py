@@ -12,15 +12,26 @@ inherited socket N. The hello is the HostOptions (master, conf, warm-up); the ca
 Each job runs in its own thread under a Spark job group named after the job id, so progress is
 read from the StatusTracker by that group and a cancel interrupts exactly that job's tasks. The
 host stops when the console closes the socket (or exits).
+
+`python -m jobs.host --listen` is the warm host of `spark up` (console.services.infra.warm_host):
+its ListenOptions come pickled on stdin; it serves the same calls to every process that connects
+to its Unix socket, one connection per command, and stops on SIGTERM, when its Connect server's
+process is gone, or when its session no longer answers the keepalive.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pickle
 import re
+import signal
+import socket
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
@@ -30,6 +41,7 @@ from pyspark.sql import SparkSession
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import SnapshotInfo
 from console.domain.spec import SpecError
+from console.processes import pid_alive
 from console.redact import redact_text
 from console.services.infra.connect_server import public_url
 from console.services.infra.rpc import (
@@ -38,16 +50,23 @@ from console.services.infra.rpc import (
     Reply,
     link_to_parent,
     portable_error,
+    serve_listener,
     serve_threads,
 )
 from console.services.infra.spark_jobs import JobInputError
 from console.services.infra.spark_runner import HostInfo, HostOptions
+from console.services.infra.warm_host import LISTEN_FLAG, ListenOptions
 from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.schema import SNAPSHOT_SCHEMA
 from jobs.session import build_session, is_connect
 
 POLL_S = 0.2
 KEPT_JOBS = 64
+#: The warm host: how often it looks for its server, and asks its session something.
+WATCH_S = 1.0
+KEEPALIVE_S = 300.0
+#: How long a warm host whose session could not start stays to say why.
+FAILED_LINGER_S = 30.0
 
 
 class Cancelled(Exception):
@@ -305,7 +324,12 @@ def warm_up(spark: SparkSession) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    link = link_to_parent(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == [LISTEN_FLAG]:
+        # Started by `spark up`: its options come on stdin (a conf value may be a credential).
+        options = pickle.load(sys.stdin.buffer)
+        return serve_warm(options) if isinstance(options, ListenOptions) else 2
+    link = link_to_parent(args)
     options = link.receive_hello()
     if not isinstance(options, HostOptions):
         return 2
@@ -321,6 +345,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.start()
     # The log says where the jobs run: the master named in no argv (it comes in the hello).
     print(f"Spark host on {public_url(options.master)}", file=sys.stderr, flush=True)
+    opened = _open_session(host, options, wanted=server.is_alive)
+    if opened is None:
+        server.join()
+        return 1
+    try:
+        server.join()  # until the console closes the link (or exits)
+        host.stopping.set()
+    finally:
+        opened.stop()
+    return 0
+
+
+def serve_warm(options: ListenOptions) -> int:
+    """The warm host of `spark up`: a session on its Connect server, serving every command that
+    connects to the socket, until SIGTERM (`spark down`), the server's end, or a session that
+    no longer answers."""
+    host = Host()
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o177)  # the socket is ours alone (its folder is too)
+    try:
+        listener.bind(options.socket)
+    finally:
+        os.umask(umask)
+    listener.listen(16)
+    threading.Thread(
+        target=serve_listener,
+        args=(listener, host.handlers()),
+        kwargs={"portable": portable},
+        name="rpc listener",
+        daemon=True,
+    ).start()
+    master = options.host.master
+    print(f"warm Spark host on {public_url(master)}", file=sys.stderr, flush=True)
+    try:
+        spark = _open_session(host, options.host, wanted=lambda: not stopping.is_set())
+        if spark is None:
+            stopping.wait(FAILED_LINGER_S)  # `spark up` asks `ready` and hears why
+            return 1
+        try:
+            _watch(spark, options.server_pid, stopping)
+        finally:
+            host.stopping.set()
+            spark.stop()
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(options.socket)
+    return 0
+
+
+def _watch(spark: SparkSession, server_pid: int, stopping: threading.Event) -> None:
+    """Until asked to stop: end with the server's process, and keep the session alive on the
+    server (it drops a session that sent nothing for an hour) with a small request now and
+    then; a session that does not answer it ends the host, so commands start their own."""
+    last = time.monotonic()
+    while not stopping.wait(WATCH_S):
+        if not pid_alive(server_pid):
+            print("the Spark Connect server is gone: stopping", file=sys.stderr, flush=True)
+            return
+        if time.monotonic() - last >= KEEPALIVE_S:
+            try:
+                spark.conf.get("spark.sql.session.timeZone")
+            except Exception as exc:
+                print(f"the session does not answer ({describe(exc)}): stopping", file=sys.stderr)
+                return
+            last = time.monotonic()
+
+
+def _open_session(
+    host: Host, options: HostOptions, *, wanted: Callable[[], bool]
+) -> SparkSession | None:
+    """Build the session, warm it up (when asked and still `wanted`) and open the host's doors;
+    None when it could not start (the host's `ready` then says why)."""
     try:
         spark = build_session(options.master, conf=options.conf)
         tracker: Tracker = (
@@ -329,22 +428,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # reported to the console, which then closes the link
         traceback.print_exc(file=sys.stderr)
         host.failed(exc)
-        server.join()
-        return 1
+        return None
     try:
         if not is_connect(options.master):
             spark.sparkContext.setLogLevel("WARN")
-        if options.warm_up and server.is_alive():
+        if options.warm_up and wanted():
             try:
                 warm_up(spark)
             except Exception:  # a failed warm-up only costs speed; the real job will report
                 traceback.print_exc(file=sys.stderr)
         host.up(spark, tracker, HostInfo(options.master, spark.version))
-        server.join()  # until the console closes the link (or exits)
-        host.stopping.set()
-    finally:
+    except BaseException:
         spark.stop()
-    return 0
+        raise
+    return spark
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from console import __version__
 from console.cli.arguments import add_target_arguments
+from console.cli.pandas_refused import refuse_pandas
 from console.errors import UserError
 from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
@@ -109,6 +110,13 @@ def _open_console(args: argparse.Namespace) -> int:
     from console.ui.main import open_console
 
     return open_console(*console_target(args))
+
+
+def run() -> int:
+    """The program's entry (`rmq-console`, `python -m console`): this process is the console's
+    alone, so pyarrow goes without pandas (console/cli/pandas_refused.py)."""
+    refuse_pandas()
+    return main()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,8 @@ from console.domain.plan import warning_text
 from console.domain.spec import SpecError, ToTimestamp, describe
 from console.redact import redact_text
 from console.services.apply.preview_flow import ResetFlow, Stage, drive_plan
-from console.services.infra import files
+from console.services.infra import files, warm_host
+from console.services.infra.connect_server import ServerHome, running
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
 from console.services.infra.spark_jobs import JobError
 from console.services.infra.spark_runner import SparkRunner
@@ -473,10 +474,25 @@ def job_progress(p: JobProgress) -> None:
 
 
 def _runner(engine: Engine, workspace: Workspace) -> SparkRunner:
+    """The warm host beside the server of `spark up` when the plan goes there and one answers
+    (no process to start, no client to import, no session to open), else a host of its own."""
+    warm = _warm_runner(engine)
+    if warm is not None:
+        return warm
     log = workspace.log_path()
     # One plan and exit: a warm-up would only delay it.
     env = {**os.environ, **engine.env}
     return SparkRunner(engine.master, log_path=log, warm_up=False, env=env)
+
+
+def _warm_runner(engine: Engine) -> SparkRunner | None:
+    if not engine.is_connect:
+        return None
+    home = ServerHome.default()
+    server = running(home)
+    if server is None or engine.master != server.url:
+        return None
+    return warm_host.attach(home, server)
 
 
 def _cluster_name(args: argparse.Namespace, target: Target, from_spec: str | None) -> str:

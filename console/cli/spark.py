@@ -1,8 +1,9 @@
 """`rmq-console spark up | down | status`: a warm Spark engine for the CLI.
 
 `up` starts the Spark Connect server bundled with pyspark on loopback (master `local[*]`, or the
-config's `spark://` master), and `plan` then connects to it instead of starting Spark for each
-call. Its record (pid, port, master, token) and log live under the cache folder.
+config's `spark://` master) and a warm job host beside it (console.services.infra.warm_host), and
+`plan` then sends its job to that host instead of starting Spark, or a host, for each call. Their
+records (pid, port, master, token; the host's socket) and logs live under the cache folder.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ from console.cli.render import dump_json
 from console.cli.target import command_config
 from console.errors import BadInput
 from console.services.infra import connect_server as server
+from console.services.infra import warm_host
 from console.services.infra.connect_server import (
     ConnectServerError,
     Probe,
     ServerHome,
     ServerRecord,
 )
+from console.services.infra.warm_host import WarmHostError
 
 LOCAL_MASTER = "local[*]"
+#: The warm host gets what is left of --wait after the server, and at least this.
+WARM_HOST_MIN_WAIT_S = 60.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -89,6 +94,8 @@ def _up(args: argparse.Namespace) -> int:
     found = server.running(home)
     if found is not None:
         print(f"already running: {_describe(found)}")
+        if warm_host.running(home, found) is None:
+            _start_host(home, found, args.wait)
         return 0
     master = args.master or _server_master(command_config(args).spark_master)
     conf = {}
@@ -105,16 +112,34 @@ def _up(args: argparse.Namespace) -> int:
         print(f"rmq-console: spark up: {exc}", file=sys.stderr)
         return 1
     print(f"up in {time.monotonic() - began:.1f}s: {_describe(record)}")
+    _start_host(home, record, max(args.wait - (time.monotonic() - began), WARM_HOST_MIN_WAIT_S))
     print("`rmq-console plan` uses it until `rmq-console spark down`.")
     return 0
 
 
+def _start_host(home: ServerHome, record: ServerRecord, wait: float) -> None:
+    print("starting the warm job host ...", file=sys.stderr)
+    began = time.monotonic()
+    try:
+        host = warm_host.start(home, record, timeout=wait)
+    except WarmHostError as exc:
+        # The server serves without it: each plan then starts a host of its own.
+        print(f"rmq-console: spark up: no warm job host: {exc}", file=sys.stderr)
+    else:
+        took = time.monotonic() - began
+        print(f"warm job host: pid {host.pid}, ready in {took:.1f}s; log: {host.log}")
+
+
 def _down(args: argparse.Namespace) -> int:
-    record = server.stop(ServerHome.default())
+    home = ServerHome.default()
+    host = warm_host.stop(home)  # first: it ends with its server anyway, but sooner this way
+    record = server.stop(home)
     if record is None:
         print("no Spark Connect server started by `rmq-console spark up` is running")
     else:
         print(f"stopped the Spark Connect server at {record.url} (pid {record.pid})")
+    if host is not None:
+        print(f"stopped the warm job host (pid {host.pid})")
     return 0
 
 
@@ -124,8 +149,16 @@ def _status(args: argparse.Namespace) -> int:
     record = server.running(ServerHome.default())
     if record is not None:
         probe = server.probe(record.url, env=record.client_env)
+        host = warm_host.running(ServerHome.default(), record)
         asked.append(
-            _entry(probe, "spark up", pid=record.pid, log=record.log, started=record.started_at_ms)
+            _entry(
+                probe,
+                "spark up",
+                pid=record.pid,
+                log=record.log,
+                started=record.started_at_ms,
+                warm_host_pid=host.pid if host else None,
+            )
         )
     configured = config.spark_master
     if configured.startswith("sc://") and not (record and _same_server(configured, record)):
@@ -181,4 +214,10 @@ def _status_line(entry: dict[str, Any]) -> str:
     if "pid" in entry:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["started"] / 1000))
         line += f"\n  pid {entry['pid']}, started {since}; log: {entry['log']}"
+        host = entry.get("warm_host_pid")
+        line += (
+            f"\n  warm job host: pid {host}"
+            if host
+            else "\n  no warm job host: each plan starts its own (rmq-console spark up starts one)"
+        )
     return line

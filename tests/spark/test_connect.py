@@ -29,6 +29,7 @@ from console.services.infra.connect_server import ServerDied, ServerHome, free_p
 from console.services.infra.spark_engine import choose_engine
 from console.services.infra.spark_jobs import JobCancelled, JobFailed, JobProgress, JobState
 from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.warm_host import HostFiles
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from jobs.host import JOBS
@@ -280,10 +281,16 @@ def test_status_says_it_answers_and_on_what_master(connect: ConnectServer) -> No
     assert entry["spark_version"] == "4.3.0"
     assert entry["url"] == connect.url
     assert entry["pid"] == connect.record.pid
+    host = HostFiles(ServerHome(connect.cache / "spark-connect")).read()
+    assert host is not None
+    assert entry["warm_host_pid"] == host.pid
     assert connect.record.token not in done.stdout + done.stderr
     again = connect.cli("spark", "up", "--port", "0")
     assert again.returncode == 0
     assert f"already running: {connect.url}" in again.stdout
+    assert "warm job host" not in again.stdout + again.stderr  # running: not started again
+    text = connect.cli("spark", "status")
+    assert f"warm job host: pid {host.pid}" in text.stdout
 
 
 def test_the_cli_picks_the_running_server(connect: ConnectServer) -> None:

@@ -391,7 +391,7 @@ def start(
     try:
         _wait_started(proc, home.log_path, offset, port, timeout)
     except BaseException:
-        _terminate(proc.pid, STOP_TIMEOUT_S)
+        terminate(proc.pid, STOP_TIMEOUT_S)
         proc.wait()
         home.forget()
         raise
@@ -426,12 +426,12 @@ def stop(home: ServerHome, timeout: float = STOP_TIMEOUT_S) -> ServerRecord | No
     record = running(home)
     if record is None:
         return None
-    _terminate(record.pid, timeout)
+    terminate(record.pid, timeout)
     home.forget()
     return record
 
 
-def _terminate(pid: int, timeout: float) -> None:
+def terminate(pid: int, timeout: float) -> None:
     """SIGTERM to the server's process group (the JVM leads it: we started it in a session of
     its own, its Python workers are in it), SIGKILL if it outlasts `timeout`."""
     with contextlib.suppress(ProcessLookupError):

@@ -29,6 +29,7 @@ from console.services.infra.rpc import (
     CallCancelled,
     ChildExited,
     ChildProcess,
+    Peer,
     Pending,
     RemoteError,
 )
@@ -110,7 +111,7 @@ class SparkRunner:
         self.conf = dict(conf or {})
         self.python = python or sys.executable
         self.env = dict(env) if env is not None else None
-        self._host: ChildProcess | None = None
+        self._host: Peer | None = None
         self._ready: Call | None = None
         self._info: HostInfo | None = None
         self._fatal: str | None = None
@@ -124,26 +125,30 @@ class SparkRunner:
         with self._lock:
             if self._host is not None:
                 return
-            env = dict(os.environ if self.env is None else self.env)
-            # Executors (python workers) must run the same interpreter as the host, not `python3`.
-            env.setdefault("PYSPARK_PYTHON", self.python)
-            env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
             self._info, self._fatal = None, None
-            # Its own session: a ctrl-c in the console's terminal does not reach the JVM. Its
-            # output goes to the log: the JVM never writes on the terminal Textual draws on.
-            self._host = ChildProcess(
-                self.host_module,
-                name="the Spark host",
-                hello=HostOptions(self.master, self.conf, self.warm_up),
-                log=self.log_path,
-                python=self.python,
-                env=env,
-                new_session=True,
-            )
+            self._host = self._open()
             self._ready = ready = self._host.call("ready")
             ready.add_done_callback(functools.partial(self._settle_ready, self._host, ready))
 
-    def _settle_ready(self, host: ChildProcess, ready: Call) -> None:
+    def _open(self) -> Peer:
+        """The host to speak to: a child of ours, started here."""
+        env = dict(os.environ if self.env is None else self.env)
+        # Executors (python workers) must run the same interpreter as the host, not `python3`.
+        env.setdefault("PYSPARK_PYTHON", self.python)
+        env.setdefault("PYSPARK_DRIVER_PYTHON", self.python)
+        # Its own session: a ctrl-c in the console's terminal does not reach the JVM. Its
+        # output goes to the log: the JVM never writes on the terminal Textual draws on.
+        return ChildProcess(
+            self.host_module,
+            name="the Spark host",
+            hello=HostOptions(self.master, self.conf, self.warm_up),
+            log=self.log_path,
+            python=self.python,
+            env=env,
+            new_session=True,
+        )
+
+    def _settle_ready(self, host: Peer, ready: Call) -> None:
         try:
             self._info = ready.result(0)
         except RemoteError as exc:

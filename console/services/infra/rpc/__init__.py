@@ -14,6 +14,12 @@ one we spawned, so nothing else ever writes what is unpickled.
                       ("call", id, method, args) | ("cancel", id) | ("close",)
     child -> parent   ("progress", id, values) | ("ok", id, value) | ("err", id, exception)
 
+A process serving on a Unix socket (the warm Spark host of `spark up`) speaks the same frames
+to every peer that connects (`serve_listener`), and a caller reaches it with `Connection`. The
+socket lives in a folder only our user can enter, and a peer the kernel says is another user is
+hung up on before its first frame is read: what either end unpickles comes from a process of
+our own user, who could run code as us anyway.
+
 A failure crosses as its own exception when it survives pickling as itself (the wire client's
 typed errors do, fields and all); anything else crosses as a RemoteError carrying its kind and
 text. A call the parent cancelled answers CallCancelled, unless it finished first.
@@ -24,7 +30,9 @@ from console.services.infra.rpc.child import (
     Handler,
     Reply,
     link_to_parent,
+    same_user,
     serve_async,
+    serve_listener,
     serve_threads,
 )
 from console.services.infra.rpc.errors import (
@@ -35,7 +43,7 @@ from console.services.infra.rpc.errors import (
     portable_error,
 )
 from console.services.infra.rpc.link import Link
-from console.services.infra.rpc.parent import Call, ChildProcess, ProgressSink
+from console.services.infra.rpc.parent import Call, ChildProcess, Connection, Peer, ProgressSink
 from console.services.infra.rpc.pending import Pending
 
 __all__ = [
@@ -44,8 +52,10 @@ __all__ = [
     "CallCancelled",
     "ChildExited",
     "ChildProcess",
+    "Connection",
     "Handler",
     "Link",
+    "Peer",
     "Pending",
     "Portable",
     "ProgressSink",
@@ -53,6 +63,8 @@ __all__ = [
     "Reply",
     "link_to_parent",
     "portable_error",
+    "same_user",
     "serve_async",
+    "serve_listener",
     "serve_threads",
 ]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
+import pickle
 import socket
+import struct
 import sys
 import threading
 import traceback
@@ -18,6 +21,46 @@ from console.services.infra.rpc.link import Link
 #: Handlers of a child: handler(reply, *args) returns the answer (or, async, awaits it).
 Handler = Callable[..., Any]
 AsyncHandler = Callable[..., Awaitable[Any]]
+
+
+def same_user(sock: socket.socket) -> bool:
+    """Whether the process at the other end of a Unix socket runs as our user (the kernel's
+    word, SO_PEERCRED); where the kernel cannot say, the folder's mode is the only guard."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def serve_listener(
+    listener: socket.socket,
+    handlers: Mapping[str, Handler],
+    *,
+    portable: Portable = portable_error,
+    accept_hello: Callable[[Any], bool] = lambda hello: True,
+) -> None:
+    """Serve every connection to a listening Unix socket as `serve_threads` serves a parent,
+    each on a thread of its own, until the listener is closed. A peer of another user, or
+    whose hello `accept_hello` refuses, is hung up on before anything of it is run."""
+
+    def one(sock: socket.socket) -> None:
+        link = Link(sock)
+        try:
+            if same_user(sock) and accept_hello(link.receive_hello()):
+                serve_threads(link, handlers, portable=portable)
+        except (OSError, ValueError, pickle.UnpicklingError):
+            pass  # a peer that went away or spoke something else: only its connection ends
+        finally:
+            link.close()
+
+    while True:
+        try:
+            sock, _ = listener.accept()
+        except OSError:  # closed: the host is stopping
+            return
+        threading.Thread(target=one, args=(sock,), name="rpc connection", daemon=True).start()
 
 
 def link_to_parent(argv: Sequence[str] | None = None) -> Link:

@@ -1,4 +1,5 @@
-"""The parent's side: spawn the child, send calls, settle them from a reader thread."""
+"""The caller's side: send calls, settle them from a reader thread. A `ChildProcess` spawns the
+process it speaks to; a `Connection` reaches one already serving on a Unix socket."""
 
 from __future__ import annotations
 
@@ -48,7 +49,97 @@ class Call(Pending[Any]):
             self._on_progress(*values)
 
 
-class ChildProcess:
+class Peer:
+    """The calls sent over one link and their answers: a reader thread settles each call; when
+    the link ends, every call still pending fails with what `_exit` says of the other end."""
+
+    def __init__(self, link: Link, *, name: str, hello: Any, reader_name: str) -> None:
+        self.name = name
+        self._link = link
+        self._ids = itertools.count(1)
+        self._calls: dict[int, Call] = {}
+        self._lock = threading.Lock()
+        self._exited: ChildExited | None = None
+        self._send_quietly(("hello", hello))
+        self._reader = threading.Thread(target=self._read, name=reader_name, daemon=True)
+        self._reader.start()
+
+    @property
+    def exited(self) -> ChildExited | None:
+        """Why the other end is gone, once it is."""
+        return self._exited
+
+    def call(self, method: str, *args: Any, on_progress: ProgressSink | None = None) -> Call:
+        """Send a call; the answer settles the returned handle. `on_progress(*values)` runs on
+        the reader thread. Raises ChildExited at once if the other end is gone already."""
+        call_id = next(self._ids)
+        frame = Link.encode(("call", call_id, method, args))  # an unpicklable argument: raised here
+        call = Call(lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress)
+        with self._lock:
+            if self._exited is not None:
+                raise self._exited.with_traceback(None)  # raised again: no growing trace
+            self._calls[call_id] = call
+        try:
+            self._link.send_frame(frame)
+        except OSError:
+            pass  # the other end is going: the reader fails the call with its exit
+        return call
+
+    def stop(self) -> None:
+        """Say goodbye, without waiting for the other end."""
+        self._send_quietly(("close",))
+
+    def close(self, timeout: float = 3.0) -> None:
+        """Say goodbye and close the link; calls still pending fail."""
+        self.stop()
+        self._link.close()
+        self._reader.join(timeout)
+
+    def _send_quietly(self, message: Any) -> None:
+        with contextlib.suppress(OSError):
+            self._link.send(message)
+
+    def _read(self) -> None:
+        why = None
+        try:
+            while (message := self._link.receive()) is not None:
+                self._dispatch(message)
+        except Exception as exc:  # a frame that does not decode: nothing after it can be trusted
+            why = f"an unreadable answer ({type(exc).__name__}: {exc})"
+            self._link.close()  # the other end reads the end and stops
+        self._fail_all(self._exit(why))
+
+    def _dispatch(self, message: tuple[Any, ...]) -> None:
+        kind, call_id = message[0], message[1]
+        with self._lock:
+            if kind == "progress":
+                call = self._calls.get(call_id)
+            else:
+                call = self._calls.pop(call_id, None)
+        if call is None:
+            return
+        if kind == "progress":
+            try:
+                call.progressed(message[2])
+            except Exception:  # a caller's callback must not stop every other call's answers
+                log.exception("the progress callback of %s failed", call.method)
+        elif kind == "ok":
+            call.settle(message[2], None)
+        else:
+            call.settle(None, message[2])
+
+    def _exit(self, why: str | None) -> ChildExited:
+        return ChildExited(self.name, None, "", why or "ending the connection")
+
+    def _fail_all(self, error: ChildExited) -> None:
+        with self._lock:
+            self._exited = error
+            calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            call.settle(None, error)
+
+
+class ChildProcess(Peer):
     """A child process of ours serving calls: `python -m <module> --fd N`.
 
     `hello` is the first value the child reads (what it serves, for whom); `log` receives the
@@ -68,7 +159,6 @@ class ChildProcess:
         new_session: bool = False,
         tail_chars: int = 2000,
     ) -> None:
-        self.name = name
         self._tail_chars = tail_chars
         ours, theirs = socket.socketpair()
         argv = [python or sys.executable, "-m", module, "--fd", str(theirs.fileno())]
@@ -89,39 +179,7 @@ class ChildProcess:
             raise
         finally:
             theirs.close()
-        self._link = Link(ours)
-        self._ids = itertools.count(1)
-        self._calls: dict[int, Call] = {}
-        self._lock = threading.Lock()
-        self._exited: ChildExited | None = None
-        self._send_quietly(("hello", hello))
-        self._reader = threading.Thread(target=self._read, name=f"rpc {module}", daemon=True)
-        self._reader.start()
-
-    @property
-    def exited(self) -> ChildExited | None:
-        """Why the child is gone, once it is."""
-        return self._exited
-
-    def call(self, method: str, *args: Any, on_progress: ProgressSink | None = None) -> Call:
-        """Send a call; the child's answer settles the returned handle. `on_progress(*values)`
-        runs on the reader thread. Raises ChildExited at once if the child is gone already."""
-        call_id = next(self._ids)
-        frame = Link.encode(("call", call_id, method, args))  # an unpicklable argument: raised here
-        call = Call(lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress)
-        with self._lock:
-            if self._exited is not None:
-                raise self._exited.with_traceback(None)  # raised again: no growing trace
-            self._calls[call_id] = call
-        try:
-            self._link.send_frame(frame)
-        except OSError:
-            pass  # the child is going: the reader fails the call with the child's exit
-        return call
-
-    def stop(self) -> None:
-        """Ask the child to stop, without waiting for it."""
-        self._send_quietly(("close",))
+        super().__init__(Link(ours), name=name, hello=hello, reader_name=f"rpc {module}")
 
     def close(self, timeout: float = 3.0) -> None:
         """Ask the child to stop and wait for it, killing it after `timeout` seconds; calls
@@ -147,39 +205,6 @@ class ChildProcess:
             return ""
         return data.decode("utf-8", "replace").strip()
 
-    def _send_quietly(self, message: Any) -> None:
-        with contextlib.suppress(OSError):
-            self._link.send(message)
-
-    def _read(self) -> None:
-        why = None
-        try:
-            while (message := self._link.receive()) is not None:
-                self._dispatch(message)
-        except Exception as exc:  # a frame that does not decode: nothing after it can be trusted
-            why = f"an unreadable answer ({type(exc).__name__}: {exc})"
-            self._link.close()  # the child reads the end and stops
-        self._fail_all(self._exit(why))
-
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind, call_id = message[0], message[1]
-        with self._lock:
-            if kind == "progress":
-                call = self._calls.get(call_id)
-            else:
-                call = self._calls.pop(call_id, None)
-        if call is None:
-            return
-        if kind == "progress":
-            try:
-                call.progressed(message[2])
-            except Exception:  # a caller's callback must not stop every other call's answers
-                log.exception("the progress callback of %s failed", call.method)
-        elif kind == "ok":
-            call.settle(message[2], None)
-        else:
-            call.settle(None, message[2])
-
     def _exit(self, why: str | None) -> ChildExited:
         try:
             code: int | None = self.process.wait(EXIT_CODE_WAIT_S)
@@ -187,12 +212,24 @@ class ChildProcess:
             code = None
         return ChildExited(self.name, code, self.log_tail(), why)
 
-    def _fail_all(self, error: ChildExited) -> None:
-        with self._lock:
-            self._exited = error
-            calls, self._calls = list(self._calls.values()), {}
-        for call in calls:
-            call.settle(None, error)
+
+class Connection(Peer):
+    """A process serving calls on a Unix socket (not our child: it outlives us). `connect`
+    raises OSError when nothing serves there."""
+
+    @classmethod
+    def connect(
+        cls, path: Path, *, name: str, hello: Any = None, timeout: float = 2.0
+    ) -> Connection:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
+            sock.settimeout(None)
+        except BaseException:
+            sock.close()
+            raise
+        return cls(Link(sock), name=name, hello=hello, reader_name=f"rpc {path.name}")
 
 
 def _open_log(path: Path | None, argv: Sequence[str]) -> tuple[IO[bytes], int]:
