@@ -58,6 +58,9 @@ from console.services.infra.access import open_admin
 
 S = TypeVar("S")
 
+#: How long the seeding and the live traffic wait for each answer (see `sandbox`).
+SEED_TIMEOUT_S = 15.0
+
 
 @dataclass(frozen=True, slots=True)
 class SandboxOptions:
@@ -295,7 +298,10 @@ async def sandbox(options: SandboxOptions | None = None) -> AsyncIterator[Sandbo
         sb.timings.cluster_start = await sb.cluster.start(options.start_timeout)
         info = rundir.SandboxInfo(sb.namesrv_addr, sb.cluster_name, sb.broker_addrs)
         rundir.write_info(sb.run_dir, info)
-        async with sb.admin() as admin:
+        # Seeding sends hundreds of messages at once to brokers just started, on a machine the
+        # test streams load: 3 s was short of a first send's answer there (a send is not retried:
+        # a timed-out one may have been stored, and the seed's offsets would be off by it).
+        async with sb.admin(timeout=SEED_TIMEOUT_S) as admin:
             try:
                 await _populate(sb, admin, options, background)
                 sb.timings.total = time.monotonic() - started
