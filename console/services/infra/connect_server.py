@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 from console.errors import BadInput
 from console.locations import cache_root
 from console.processes import pid_alive
+from console.services.infra.record_files import read_record, write_record
 
 DEFAULT_PORT = 15002
 LOOPBACK = "127.0.0.1"
@@ -164,19 +165,10 @@ class ServerHome:
         self.root.chmod(0o700)  # the record holds the token
 
     def read(self) -> ServerRecord | None:
-        try:
-            return ServerRecord.from_json(self.record_path.read_text())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            # None there, or a torn or foreign file (a directory, another JSON shape): as good
-            # as no record.
-            return None
+        return read_record(self.record_path, ServerRecord.from_json)
 
     def write(self, record: ServerRecord) -> None:
-        tmp = self.record_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(record.to_json())
-        tmp.replace(self.record_path)
+        write_record(self.record_path, record.to_json())
 
     def forget(self) -> None:
         self.record_path.unlink(missing_ok=True)

@@ -36,6 +36,7 @@ from console.services.infra.connect_server import (
     log_tail,
     terminate,
 )
+from console.services.infra.record_files import read_record, write_record
 from console.services.infra.rpc import Connection, Peer, RemoteError
 from console.services.infra.spark_runner import HostOptions, SparkRunner
 
@@ -114,17 +115,10 @@ class HostFiles:
         return self.home.root / "host.log"
 
     def read(self) -> HostRecord | None:
-        try:
-            return HostRecord.from_json(self.record_path.read_text())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # none there, or torn or foreign: as good as none
+        return read_record(self.record_path, HostRecord.from_json)
 
     def write(self, record: HostRecord) -> None:
-        tmp = self.record_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(record.to_json())
-        tmp.replace(self.record_path)
+        write_record(self.record_path, record.to_json())
 
     def forget(self) -> None:
         self.record_path.unlink(missing_ok=True)
