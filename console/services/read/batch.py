@@ -168,19 +168,14 @@ class ReadBatch:
     async def group_topics(self, addr: str) -> dict[str, tuple[str, ...]]:
         """Group -> the topics the broker at `addr` holds offsets of it on, from its offset
         table (asked once for the batch)."""
-        future = self._group_topics.get(addr)
-        if future is None:
 
-            async def index() -> dict[str, tuple[str, ...]]:
-                by_group: dict[str, list[str]] = {}
-                for topic, group in await self.offset_table(addr):
-                    by_group.setdefault(group, []).append(topic)
-                return {g: tuple(sorted(t)) for g, t in by_group.items()}
+        async def index() -> dict[str, tuple[str, ...]]:
+            by_group: dict[str, list[str]] = {}
+            for topic, group in await self.offset_table(addr):
+                by_group.setdefault(group, []).append(topic)
+            return {g: tuple(sorted(t)) for g, t in by_group.items()}
 
-            future = asyncio.ensure_future(index())
-            future.add_done_callback(_retrieve)
-            self._group_topics[addr] = future
-        return await asyncio.shield(future)
+        return await _once(self._group_topics, addr, index)
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
