@@ -26,13 +26,13 @@ from console.services.infra.workspace import Workspace
 from console.services.read.lag_history import LagHistory, local_root
 from console.services.read.session import ClusterSession
 from console.services.read.source import SourceFactory
-from console.ui import typeahead
 from console.ui.commands import ScreenActions, WalkthroughCommands
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
 from console.ui.services import ConsoleServices, cluster_services
 from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
+from console.ui.typeahead import TypeAhead
 
 Clock = Callable[[], float]
 #: How often the app checks whether a full garbage collection can run (see quietgc).
@@ -72,6 +72,7 @@ class ConsoleApp(App[int]):
         self._problems: list[str] = list(themes.problems)
         self._error_shown: str | None = None
         self._collector = QuietCollector()
+        self._typeahead = TypeAhead()
         root = local_root(config.workspace_path)
         #: Every refresh's lag, shared by the clusters opened (one set of locks and caches).
         self.lag_history = LagHistory(root) if root is not None else None
@@ -99,16 +100,20 @@ class ConsoleApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
-            typeahead.note_handed(event, self.focused)  # where App.on_event hands it
+            later = self._typeahead.arrived(event, self.focused)  # where App.on_event hands it
+            if later is not None:
+                self.post_message(later)
+                return
             self._collector.key_seen()
         await super().on_event(event)
 
     def on_key(self, event: events.Key) -> None:
-        if typeahead.focus_moved_since(event, self.focused):
+        again = self._typeahead.came_back(event, self.focused)
+        if again is not None:
             # Skip App's own handling (bindings, then key_ methods): the key comes back through
             # it from the widget focused now.
             event.prevent_default()
-            self.post_message(events.Key(event.key, event.character))
+            self.post_message(again)
 
     def on_mount(self) -> None:
         if self.start_cluster is not None:

@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from textual import events
+from textual.widgets import Input
 
 from console.ui.app import ConsoleApp
+from console.ui.screens.apply import ConfirmApplyDialog, apply_summary
 from console.ui.screens.dialogs import SaveDialog
 from console.ui.screens.group import GroupScreen
 from console.ui.widgets.dataview import FilterInput
+from tests.support.checks import drifted_check
 
-from .fakes import fake_app
+from .fakes import STAGING, fake_app
 from .helpers import keys, settle, view
 
 
@@ -83,3 +88,28 @@ async def test_a_text_box_applies_its_own_keys_in_typing_order() -> None:
         type_in_one_read(app, "ctrl+u", *"/x.csv", "enter")
         await settle(pilot)
     assert submitted == [Path("/x.csv")]
+
+
+async def test_keys_of_two_reads_keep_their_order_when_the_first_follows_the_focus() -> None:
+    """shift+tab and "bill" in one read, "ing" in the next: "bill" goes to the button focused
+    when it was read and comes back to follow the focus to the name box, behind "ing", which
+    went there at once; the box once held "ingbill". The second read comes after a varying
+    number of event-loop turns, to land in every stage of the first read's way back."""
+    app, _ = fake_app(open_cluster=None)
+    summary = replace(apply_summary(drifted_check(), STAGING), drift=False)
+    typed: dict[int, str] = {}
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for turns in range(12):
+            dialog = ConfirmApplyDialog(summary)
+            app.push_screen(dialog)
+            await settle(pilot)
+            type_in_one_read(app, "shift+tab", *"bill")
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            type_in_one_read(app, *"ing")
+            await settle(pilot)
+            typed[turns] = dialog.query_one("#confirm-group", Input).value
+            dialog.dismiss(None)
+            await settle(pilot)
+    assert {t: v for t, v in typed.items() if v != "billing"} == {}

@@ -181,6 +181,9 @@ class ConfirmApplyDialog(ModalScreen[Confirmation | None]):
     session to check; None when cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+    #: Cancel holds the focus from the dialog's first frame. Focused later (from on_mount), it
+    #: took the focus from the name box while a quick operator's keys were going into it.
+    AUTO_FOCUS = "#cancel"
 
     def __init__(self, summary: WriteSummary) -> None:
         super().__init__(classes="dialog -write")
@@ -200,9 +203,6 @@ class ConfirmApplyDialog(ModalScreen[Confirmation | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel", compact=True)
                 yield Button("Apply", id="apply", variant="error", compact=True, disabled=True)
-
-    def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
 
     @property
     def ready(self) -> bool:
