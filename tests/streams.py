@@ -15,8 +15,8 @@ Files that share a cluster run in one stream, so it starts once. The split balan
 by the seconds each file took when last measured (tests/durations.json) plus each cluster's
 start. Each stream's output is printed whole when it ends, then one line per stream; the exit
 code is the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every
-stream; `python -m tests.streams --record` also writes what each integration file took
-(tests/durations.json, which the next split balances by).
+stream; `python -m tests.streams --record` also writes what each integration file and each of
+`apart`'s directories took (tests/durations.json, which the next split balances by).
 """
 
 from __future__ import annotations
@@ -46,9 +46,11 @@ CLUSTERS_S = {
     "proxy_cluster": 25,
 }
 _CLUSTER = re.compile(r"\b(" + "|".join(CLUSTERS_S) + r")\b")
-#: What a sandbox stream spends starting the main sandbox, and the unit, UI and Spark tests.
+#: What a sandbox stream spends starting the main sandbox.
 MAIN_START_S = 60
-APART_BASE_S = 500
+#: The directories `apart` always runs, and what they take when not measured yet.
+APART_DIRS = ("tests/unit", "tests/ui", "tests/spark")
+APART_BASE_S = 1100
 
 #: Seconds each integration file took in its stream, as last measured (`--record`): what the
 #: two sandbox streams are balanced by. A file not measured yet counts DEFAULT_S.
@@ -57,7 +59,8 @@ DEFAULT_S = 15.0
 
 
 def durations() -> dict[str, float]:
-    """The measured seconds of each integration file, by file name."""
+    """The measured seconds of each integration file, by file name, and of each of `apart`'s
+    directories, by path."""
     try:
         data = json.loads(DURATIONS.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -66,14 +69,20 @@ def durations() -> dict[str, float]:
 
 
 def measured(reports: Sequence[Path]) -> dict[str, float]:
-    """Seconds per integration file from pytest's JUnit reports: its tests' times, summed."""
+    """Seconds per integration file, and per directory of `apart` (APART_DIRS), from pytest's
+    JUnit reports: their tests' times, summed."""
     took: dict[str, float] = {}
     for report in reports:
         for case in ET.parse(report).getroot().iter("testcase"):
             module = case.get("classname", "").split(".")
             name = next((f"{part}.py" for part in module if part.startswith("test_")), None)
             if module[:2] == ["tests", "integration"] and name is not None:
-                took[name] = took.get(name, 0.0) + float(case.get("time") or 0)
+                key = name
+            elif "/".join(module[:2]) in APART_DIRS:
+                key = "/".join(module[:2])
+            else:
+                continue
+            took[key] = took.get(key, 0.0) + float(case.get("time") or 0)
     return took
 
 
@@ -84,9 +93,12 @@ def streams() -> dict[str, list[str]]:
     the master/slave pair, the newest release, the proxy) run in one stream, so that cluster
     starts once; a group with a file that also takes the main sandbox runs in a sandbox stream.
     Groups are shared out by cost, most costly first, to the stream least loaded so far: the
-    unit, UI and Spark tests start `apart` off, the main sandbox's start the sandbox streams.
+    unit, UI and Spark tests (as measured) start `apart` off, the main sandbox's start the
+    sandbox streams.
     Half the suite's time is waiting (JVMs, commit intervals, a terminal): a fourth stream
-    keeps both cores busier, which three did not."""
+    keeps both cores busier, which three did not. A third main sandbox (a fifth of the
+    integration files in the `clusters` stream) made every stream slower: its brokers, live
+    consumers and producers took more of the two cores than the balance gave back."""
     took = durations()
     files = sorted(INTEGRATION.glob("test_*.py"))
     needs = {f.name: set(_CLUSTER.findall(f.read_text())) for f in files}
@@ -108,7 +120,8 @@ def streams() -> dict[str, list[str]]:
 
     order = ("apart", "clusters", "sandbox-1", "sandbox-2")
     chosen: dict[str, list[str]] = {k: [] for k in order}
-    load: dict[str, float] = {"apart": APART_BASE_S, "clusters": 0.0}
+    apart = sum(took[d] for d in APART_DIRS) if all(d in took for d in APART_DIRS) else None
+    load: dict[str, float] = {"apart": APART_BASE_S if apart is None else apart, "clusters": 0.0}
     load |= {"sandbox-1": MAIN_START_S, "sandbox-2": MAIN_START_S}
     with_main = [g for g in groups if g[0] & main]
     alone = [g for g in groups if not g[0] & main]

@@ -18,6 +18,9 @@ REPORT = """<?xml version="1.0" encoding="utf-8"?>
 <testcase classname="tests.integration.test_apply.TestGroup" name="test_three" time="2" />
 <testcase classname="tests.integration.test_acl" name="test_acl" time="12" />
 <testcase classname="tests.unit.test_drift" name="test_unit" time="0.01" />
+<testcase classname="tests.spark.test_connect" name="test_spark" time="30" />
+<testcase classname="tests.spark.test_plan_job" name="test_spark" time="7" />
+<testcase classname="tests.benchmarks.test_nothing" name="test_other" time="99" />
 </testsuite></testsuites>
 """
 
@@ -27,7 +30,27 @@ def test_the_seconds_of_each_integration_file_are_summed_from_the_reports(
 ) -> None:
     report = tmp_path / "sandbox-1.xml"
     report.write_text(REPORT)
-    assert streams.measured([report]) == {"test_apply.py": 52.0, "test_acl.py": 12.0}
+    assert streams.measured([report]) == {
+        "test_apply.py": 52.0,
+        "test_acl.py": 12.0,
+        "tests/unit": 0.01,
+        "tests/spark": 37.0,
+    }
+
+
+def test_apart_starts_at_its_measured_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unit, UI and Spark tests, measured at more than every integration file together,
+    leave `apart` no integration file; measured at nothing, it takes some."""
+    files = sorted(streams.INTEGRATION.glob("test_*.py"))
+    measured = tmp_path / "durations.json"
+    spread = {p.name: 10.0 for p in files}
+    monkeypatch.setattr(streams, "DURATIONS", measured)
+    measured.write_text(json.dumps({**spread, **dict.fromkeys(streams.APART_DIRS, 5_000.0)}))
+    assert streams.streams()["apart"] == list(streams.APART_DIRS)
+    measured.write_text(json.dumps({**spread, **dict.fromkeys(streams.APART_DIRS, 0.0)}))
+    assert len(streams.streams()["apart"]) > len(streams.APART_DIRS)
 
 
 def test_the_sandbox_streams_are_balanced_by_the_measured_seconds(
