@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from console.cli.arguments import target_parent
+from console.cli.collection import for_one_answer
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target
 from console.domain.client_offsets import ClientStore
@@ -81,7 +82,8 @@ def _run(args: argparse.Namespace, body: Any) -> int:
                         print(f"rmq-console: {unanswered.line()}", file=sys.stderr)
             return result
 
-    return asyncio.run(go())
+    with for_one_answer():
+        return asyncio.run(go())
 
 
 def brokers_answered(health: Iterable[BrokerHealth], unreachable: Iterable[str] = ()) -> int:
