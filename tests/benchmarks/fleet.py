@@ -52,8 +52,9 @@ sandbox of `make bench`, on this 2-core machine shared with a test run):
   one scan (gc.get_stats), as the 160,000 QueueOffsets and their dicts stay alive until the
   JSON is written; 0.6-0.9 s of CPU that freed nothing (peak memory 110 MB with or without).
   A read now collects young objects in batches of 20,000 and never the whole heap on its own
-  (console/cli/collection.py): 34 young collections, 3.4-3.8 s against 4.0-4.3 s for the same
-  process before, on a sandbox of only the 10,000 (medians of 4-6 runs, interleaved).
+  (console/cli/collection.py): 34 young collections. On a sandbox of only the 10,000, the
+  process's median went from 4.15 to 3.9 s (4 runs each) and from 4.7 to 3.9 s (6 runs each,
+  interleaved with a checkout from before), with 0.2-0.8 s less CPU.
 - the floor of the approach, measured apart: the 20,000 consume-stats requests alone, sent
   and decoded with nothing else, are 1.7 s of CPU (85 us each), the 10,000 connection lists
   0.3 s; a group's read (its gaps, its clients, its QueueOffsets) and the JSON written are the
