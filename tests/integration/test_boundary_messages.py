@@ -178,8 +178,13 @@ async def test_boundary_messages_are_what_mqadmin_prints(sandbox: Sandbox) -> No
             )
 
     views = [v for v, _ in shown if v is not None]
-    for ours, mq in zip(views, await asyncio.gather(*(theirs(v) for v in views)), strict=True):
-        same_as_mqadmin(ours, mq)
+    # A task group, not a gather: when one mqadmin fails, the others are stopped here. A gather
+    # left them starting JVMs, and the loop's last cancellation, catching one while its pipes
+    # connected, waited for it forever (python/cpython#125502, #103847): the stream hung.
+    async with asyncio.TaskGroup() as tg:
+        asked = [tg.create_task(theirs(v)) for v in views]
+    for ours, task in zip(views, asked, strict=True):
+        same_as_mqadmin(ours, task.result())
     by_tag = {v.tags: v for v in views if v.topic == OWN_TOPIC}
     assert (by_tag["zlib"].compression, by_tag["zstd"].compression) == ("zlib", "zstd")
     assert by_tag["zlib"].body_head.startswith('{"order": 7')
