@@ -42,12 +42,12 @@ from pathlib import Path
 from tests.benchmarks.fleet_seed import fleet, seed
 from tests.benchmarks.stats import RUNS
 from tests.benchmarks.tui import (
-    KEY_ROUNDS,
     Terminal,
     _broker_names,
     _console,
     _env,
     _group_count,
+    filter_keypress_p95_ms,
 )
 
 GROUPS = 10_000
@@ -120,24 +120,7 @@ def _keys_while_refreshing(
     term = Terminal(_console(namesrv), env)
     try:
         term.wait_for(b"brokers", timeout=60)
-        term.send(b"g")
-        all_rows = f"groups · {total}/{total}".encode()
-        term.wait_for(all_rows, timeout=120)
-        term.forget()
-        term.wait_for(b" ago", timeout=300)  # the first refresh of all of them done
-        term.forget()
-        term.wait_for(b"refreshing", timeout=60)  # ... and the next one under way
-        term.send(b"/")
-        term.wait_for(b"filter:")
-        samples = []
-        for _ in range(KEY_ROUNDS):
-            # "~" matches no group: the table empties and the box echoes the tilde.
-            sent = term.send(b"~")
-            samples.append(term.wait_for(b"\xe2\x80\x9c~\xe2\x80\x9d") - sent)
-            # Backspace: all rows come back, which only the title's row count shows.
-            sent = term.send(b"\x7f")
-            samples.append(term.wait_for(all_rows) - sent)
-        p95 = statistics.quantiles(samples, n=20)[-1] * 1000
+        p95 = filter_keypress_p95_ms(term, total, first_refresh_s=300)
         return p95, _memory_mb(term.proc.pid)
     finally:
         term.close()
