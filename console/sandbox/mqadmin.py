@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import MqadminError
@@ -391,13 +392,19 @@ class Mqadmin:
     async def read(self, subcommand: str, *args: str, until: str | None = None) -> str:
         """`run` for a command that only reads: run again (up to READ_ATTEMPTS) when mqadmin's
         client ran out of time, which says nothing about the cluster."""
-        for attempt in range(1, READ_ATTEMPTS + 1):
+        return await self._run_again(TIMED_OUT, READ_ATTEMPTS, subcommand, *args, until=until)
+
+    async def _run_again(
+        self, markers: Sequence[str], attempts: int, subcommand: str, *args: str, **kwargs: Any
+    ) -> str:
+        """`run`, again while it fails with one of `markers` in its error, `attempts` in all."""
+        for _ in range(attempts - 1):
             try:
-                return await self.run(subcommand, *args, until=until)
+                return await self.run(subcommand, *args, **kwargs)
             except MqadminError as e:
-                if attempt == READ_ATTEMPTS or not any(t in str(e) for t in TIMED_OUT):
+                if not any(m in str(e) for m in markers):
                     raise
-        raise AssertionError("unreachable")
+        return await self.run(subcommand, *args, **kwargs)
 
     async def consumer_progress(self, group: str, topic: str | None = None) -> ConsumerProgress:
         args: Sequence[str] = ("-g", group, "-t", topic) if topic else ("-g", group)
@@ -438,20 +445,16 @@ class Mqadmin:
         ZSTD) is the codec it compresses a body over 4 KiB with (the client's
         `rocketmq.message.compressType`)."""
         props = {"rocketmq.message.compressType": compress_type} if compress_type else None
-        for attempt in range(1, SEND_ATTEMPTS + 1):
-            try:
-                out = await self.run(
-                    "sendMessage",
-                    *("-t", topic, "-p", body, "-k", keys, "-c", tags),
-                    *("-b", broker_name, "-i", str(queue_id)),
-                    system_props=props,
-                )
-                break
-            except MqadminError as e:
-                # The producer's 3 s budget ran out in its own start-up (a JVM on a loaded
-                # machine), before the message went out: sending again cannot send it twice.
-                if NOT_SENT_YET not in str(e) or attempt == SEND_ATTEMPTS:
-                    raise
+        # Sent again only when the producer's 3 s budget ran out before the message went out
+        # (a JVM's start on a loaded machine): that cannot send it twice.
+        out = await self._run_again(
+            (NOT_SENT_YET,),
+            SEND_ATTEMPTS,
+            "sendMessage",
+            *("-t", topic, "-p", body, "-k", keys, "-c", tags),
+            *("-b", broker_name, "-i", str(queue_id)),
+            system_props=props,
+        )
         if "SEND_OK" not in out:
             raise MqadminError(f"mqadmin sendMessage did not answer SEND_OK: {out[-500:]}")
 
