@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: deps jars lint test demo bench clean
+.PHONY: deps jars bytecode lint test demo bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,19 +19,25 @@ deps: $(STAMP)
 jars: deps
 	$(VENV)/bin/rmq-console sandbox fetch
 
+# The project's bytecode, written as `pip install` writes an installed package's: every command
+# is a new process, and where the environment says not to write bytecode on import
+# (PYTHONDONTWRITEBYTECODE) each of them would compile every module it imports again.
+bytecode: deps
+	$(PY) -m compileall -q -j 0 console jobs tests
+
 lint: deps
 	$(VENV)/bin/ruff check console jobs tests
 	$(VENV)/bin/ruff format --check console jobs tests
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: lint jars
+test: lint jars bytecode
 	$(PY) -m tests.streams
 
-demo: jars
+demo: jars bytecode
 	$(VENV)/bin/rmq-console demo
 
-bench: jars
+bench: jars bytecode
 	$(PY) -m tests.benchmarks
 
 clean:

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from console import __version__
 from console.cli.arguments import add_target_arguments
+from console.cli.ending import ANSWERS_ONCE, end_now
 from console.cli.pandas_refused import refuse_pandas
 from console.errors import UserError
 from console.redact import redact_text
@@ -114,15 +115,28 @@ def _open_console(args: argparse.Namespace) -> int:
 
 def run() -> int:
     """The program's entry (`rmq-console`, `python -m console`): this process is the console's
-    alone, so pyarrow goes without pandas (console/cli/pandas_refused.py)."""
+    alone, so pyarrow goes without pandas (console/cli/pandas_refused.py), and a read ends it
+    once its answer is written (console/cli/ending.py)."""
     refuse_pandas()
-    return main()
+    argv = sys.argv[1:]
+    args = parse(argv)
+    code = dispatch(args, argv)
+    if getattr(args, ANSWERS_ONCE, False):
+        end_now(code)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_modules(argv))
-    args = parser.parse_args(argv)
+    return dispatch(parse(argv), argv)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    return build_parser(command_modules(argv)).parse_args(argv)
+
+
+def dispatch(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the parsed command; sort what it raises (module docstring)."""
     handler: Handler = args.handler
     try:
         return handler(args)

@@ -21,6 +21,7 @@ from typing import Any
 
 from console.cli.arguments import target_parent
 from console.cli.collection import for_one_answer
+from console.cli.ending import ANSWERS_ONCE
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target
 from console.domain.client_offsets import ClientStore
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[parent])
         p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.set_defaults(**{ANSWERS_ONCE: True})
         return p
 
     command("clusters", "RocketMQ clusters and their brokers").set_defaults(handler=_clusters)
