@@ -1,21 +1,36 @@
 """The Spark Connect server of the test session, started and stopped by `rmq-console spark`
-itself (in a cache folder of its own), and job hosts that talk to it."""
+itself (in a cache folder of its own), and job hosts that talk to it.
+
+`make test`'s streams (tests/streams.py) share one server: each stream starting its own was
+four Spark JVMs starting at once on two cores (60-280 s each, the first test that used one
+waiting for it). tests/streams.py starts it beside the streams (`start_shared`) and names its
+folder in SHARED_ENV; a stream's session then joins it (`joined_server`) with a cache folder of
+its own, where `spark up` finds the server running and starts the stream's own warm job host
+(a test kills one: no other stream's). A session run by itself starts a server of its own.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.services.infra import warm_host
 from console.services.infra.connect_server import ServerHome, ServerRecord
 from console.services.infra.spark_runner import SparkRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_TIMEOUT_S = 300
+#: The folder of the server the streams share (tests/streams.py sets it for each stream).
+SHARED_ENV = "RMQ_TEST_SHARED_CONNECT"
+#: In the shared folder once its `spark up` has ended: its exit code and output.
+SHARED_UP = "up.json"
 
 
 @dataclass(frozen=True)
@@ -61,14 +76,19 @@ def console_env(cache: Path, config: Path) -> dict[str, str]:
     return env
 
 
-@contextmanager
-def connect_server(tmp: Path) -> Iterator[ConnectServer]:
-    """`rmq-console spark up` on a free port with two cores, `spark down` afterwards."""
+def _session_env(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A cache folder and a config of their own under `tmp`, and a console's environment for
+    them."""
     cache = tmp / "cache"
     config = tmp / "config.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f"workspace: {tmp / 'ws'}\n")
-    env = console_env(cache, config)
+    return cache, console_env(cache, config)
+
+
+def _spark_up(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
+    """`rmq-console spark up` on a free port with two cores, its cache folder under `tmp`."""
+    cache, env = _session_env(tmp)
     up = subprocess.run(
         [
             sys.executable,
@@ -90,6 +110,22 @@ def connect_server(tmp: Path) -> Iterator[ConnectServer]:
         text=True,
         timeout=CLI_TIMEOUT_S,
     )
+    return up, cache, env
+
+
+def _spark_down(env: Mapping[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "console", "spark", "down"],
+        env=env,
+        capture_output=True,
+        timeout=CLI_TIMEOUT_S,
+    )
+
+
+@contextmanager
+def connect_server(tmp: Path) -> Iterator[ConnectServer]:
+    """`rmq-console spark up` on a free port with two cores, `spark down` afterwards."""
+    up, cache, env = _spark_up(tmp)
     home = ServerHome(cache / "spark-connect")
     record = home.read()
     if up.returncode != 0 or record is None:
@@ -97,9 +133,55 @@ def connect_server(tmp: Path) -> Iterator[ConnectServer]:
     try:
         yield ConnectServer(record, env, cache)
     finally:
-        subprocess.run(
-            [sys.executable, "-m", "console", "spark", "down"],
-            env=env,
-            capture_output=True,
-            timeout=CLI_TIMEOUT_S,
-        )
+        _spark_down(env)
+
+
+def start_shared(folder: Path) -> None:
+    """Start the streams' server in `folder` (blocking: tests/streams.py runs it in a thread);
+    SHARED_UP says how it went, for the streams waiting on it."""
+    try:
+        up, _, _ = _spark_up(folder)
+        said = {"code": up.returncode, "output": up.stdout + up.stderr}
+    except (OSError, subprocess.SubprocessError) as exc:
+        said = {"code": -1, "output": f"spark up did not run: {exc}"}
+    (folder / SHARED_UP).write_text(json.dumps(said), encoding="utf-8")
+
+
+def stop_shared(folder: Path) -> None:
+    """`spark down` for the streams' server, once every stream has ended."""
+    _spark_down(console_env(folder / "cache", folder / "config.yaml"))
+
+
+@contextmanager
+def joined_server(shared: Path, tmp: Path) -> Iterator[ConnectServer]:
+    """The streams' server, once started, seen from a cache folder of this session's own:
+    its record copied there, and a warm job host of this session's (stopped afterwards)."""
+    said_path = shared / SHARED_UP
+    deadline = time.monotonic() + CLI_TIMEOUT_S
+    while not said_path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the streams' Spark Connect server: no word in {said_path}")
+        time.sleep(0.5)
+    said = json.loads(said_path.read_text(encoding="utf-8"))
+    record = ServerHome(shared / "cache" / "spark-connect").read()
+    if said["code"] != 0 or record is None:
+        raise RuntimeError(f"the streams' spark up failed ({said['code']}):\n{said['output']}")
+    cache, env = _session_env(tmp)
+    home = ServerHome(cache / "spark-connect")
+    home.prepare()
+    home.write(record)
+    # Finds the server running ("already running") and starts this session's warm host.
+    up = subprocess.run(
+        [sys.executable, "-m", "console", "spark", "up"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )
+    if up.returncode != 0:
+        raise RuntimeError(f"spark up on the streams' server failed:\n{up.stdout}\n{up.stderr}")
+    try:
+        yield ConnectServer(record, env, cache)
+    finally:
+        warm_host.stop(home)
+        home.forget()

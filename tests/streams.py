@@ -11,7 +11,8 @@ the tests run in four streams, each a pytest session of its own:
 - `sandbox-1`, `sandbox-2`: the files that take the main sandbox, each stream with a sandbox of
   its own (the tests make groups of their own, so nothing depends on which tests ran before).
 
-Files that share a cluster run in one stream, so it starts once. The split balances the streams
+Files that share a cluster run in one stream, so it starts once. The Spark Connect server is
+one for all four streams (tests/connect.py), started beside them. The split balances the streams
 by the seconds each file took when last measured (tests/durations.json) plus each cluster's
 start. Each stream's output is printed whole when it ends, then one line per stream; the exit
 code is the first failing stream's. `python -m tests.streams -- ARGS` passes ARGS to every
@@ -22,14 +23,18 @@ stream; `python -m tests.streams --record` also writes what each integration fil
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
+
+from tests.connect import SHARED_ENV, start_shared, stop_shared
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEGRATION = ROOT / "tests" / "integration"
@@ -143,31 +148,42 @@ def main(argv: Sequence[str]) -> int:
     started = time.monotonic()
     running: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     logs = Path(tempfile.mkdtemp(prefix="rmq-console-tests-"))
-    for name, paths in streams().items():
-        log = logs / f"{name}.log"
-        report = ["--junitxml", str(logs / f"{name}.xml")]
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "pytest", *paths, *report, *extra],
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        running.append((name, proc, log))
-        print(f"stream {name}: {len(paths)} path(s), output in {log}", flush=True)
-    results: list[tuple[str, int, float]] = []
-    while running:
-        for entry in list(running):
-            name, proc, log = entry
-            code = proc.poll()
-            if code is None:
-                continue
-            running.remove(entry)
-            results.append((name, code, time.monotonic() - started))
-            print(f"\n{'=' * 30} stream {name} {'=' * 30}", flush=True)
-            sys.stdout.write(log.read_text(errors="replace"))
-            sys.stdout.flush()
-        time.sleep(0.5)
+    # One Spark Connect server for every stream (tests/connect.py), started beside them.
+    shared = logs / "spark-connect"
+    shared.mkdir()
+    starting = threading.Thread(target=start_shared, args=(shared,), daemon=True)
+    starting.start()
+    env = {**os.environ, SHARED_ENV: str(shared)}
+    try:
+        for name, paths in streams().items():
+            log = logs / f"{name}.log"
+            report = ["--junitxml", str(logs / f"{name}.xml")]
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "pytest", *paths, *report, *extra],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            running.append((name, proc, log))
+            print(f"stream {name}: {len(paths)} path(s), output in {log}", flush=True)
+        results: list[tuple[str, int, float]] = []
+        while running:
+            for entry in list(running):
+                name, proc, log = entry
+                code = proc.poll()
+                if code is None:
+                    continue
+                running.remove(entry)
+                results.append((name, code, time.monotonic() - started))
+                print(f"\n{'=' * 30} stream {name} {'=' * 30}", flush=True)
+                sys.stdout.write(log.read_text(errors="replace"))
+                sys.stdout.flush()
+            time.sleep(0.5)
+    finally:
+        starting.join()
+        stop_shared(shared)
     print()
     for name, code, took in results:
         state = "passed" if code == 0 else f"FAILED (exit {code})"

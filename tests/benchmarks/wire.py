@@ -8,17 +8,21 @@ group on the same brokers: the bench sandbox takes both), and request rate by nu
 - `lag_cli_s`: `lag -g GROUP --json` in plaintext, the whole process (target < 0.15), each run's
   answer checked (the group's queues, complete). Of its time beyond `cli_startup_s`, most is
   importing what a read needs (`python -X importtime`): asyncio (which loads ssl whatever the
-  cluster speaks), the wire client's models and the read services' dataclasses; the name server
-  and brokers answer in milliseconds. Measured: 72-84 ms of imports for `lag` (214 modules;
-  asyncio with ssl, concurrent.futures and logging ~21 ms, the models' and the domain's
-  dataclasses ~10 ms) against ~13 ms for `python -c pass`. In all, beside the bench's sandbox
-  (its consumers and brokers on the same two cores): 0.144 s in a fresh clone's `make bench`,
-  0.160 s for this module alone right after it, 0.100-0.116 s alone on a quiet machine; two
-  earlier fresh-clone runs gave 0.171 and 0.190 s, with `python_floor_s` at the same 0.021-0.024
-  s. The target sits inside this machine's noise: met in some runs, not in others.
+  cluster speaks), the wire client's models and the read services' dataclasses (44 of them,
+  ~15 ms to create: a frozen dataclass execs six generated methods); the name server and
+  brokers answer in 12-15 ms in all. Two costs were not the command's own and are gone: the
+  interpreter's teardown at exit (~17 ms: a read now ends once its answer is flushed,
+  console/cli/ending.py), and compiling its modules in every process where the environment
+  sets PYTHONDONTWRITEBYTECODE, as this machine's does (`make bench` now compiles the
+  bytecode first): medians of 15 beside a sandbox, 161 ms without bytecode, 137 ms with it,
+  121 ms with it and no teardown. Fresh-clone runs before these: 0.144, 0.171 and 0.190 s;
+  after: 0.133 and 0.139 s (this module alone, right after the sandbox started).
 - `lag_cli_tls_s`: `lag -g GROUP --json` over TLS, the whole process (its handshakes with the
   name server and both brokers included); `lag_tls_cost` is its ratio to `lag_cli_s` (target
-  < 1.3).
+  < 1.3). The handshakes add ~45 ms whatever the client does (the name server's request takes
+  8-17 ms over TLS against 3 ms in plaintext, the brokers' first ones 10-18 ms against 2-3 ms;
+  closing is under 2 ms): as `lag_cli_s` fell from 0.14-0.19 to 0.13-0.14 s, the same cost is
+  a larger ratio (1.31 and 1.43 in the two runs after; 1.27 before).
 """
 
 from __future__ import annotations
