@@ -21,12 +21,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from console.services.infra import connect_server as server
 from console.services.infra import warm_host
-from console.services.infra.connect_server import ServerHome, ServerRecord
+from console.services.infra.connect_server import ConnectServerError, ServerHome, ServerRecord
 from console.services.infra.spark_runner import SparkRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_TIMEOUT_S = 300
+#: The session's Spark: two cores, two partitions.
+MASTER = "local[2]"
+CONF = {"spark.default.parallelism": "2", "spark.sql.shuffle.partitions": "2"}
 #: The folder of the server the streams share (tests/streams.py sets it for each stream).
 SHARED_ENV = "RMQ_TEST_SHARED_CONNECT"
 #: In the shared folder once its `spark up` has ended: its exit code and output.
@@ -89,37 +93,15 @@ def _session_env(tmp: Path) -> tuple[Path, dict[str, str]]:
 def _spark_up(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
     """`rmq-console spark up` on a free port with two cores, its cache folder under `tmp`."""
     cache, env = _session_env(tmp)
+    conf = [arg for key, value in CONF.items() for arg in ("--conf", f"{key}={value}")]
     up = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "console",
-            "spark",
-            "up",
-            "--port",
-            "0",
-            "--master",
-            "local[2]",
-            "--conf",
-            "spark.default.parallelism=2",
-            "--conf",
-            "spark.sql.shuffle.partitions=2",
-        ],
+        [sys.executable, "-m", "console", "spark", "up", "--port", "0", "--master", MASTER, *conf],
         env=env,
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,
     )
     return up, cache, env
-
-
-def _spark_down(env: Mapping[str, str]) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "console", "spark", "down"],
-        env=env,
-        capture_output=True,
-        timeout=CLI_TIMEOUT_S,
-    )
 
 
 @contextmanager
@@ -133,23 +115,34 @@ def connect_server(tmp: Path) -> Iterator[ConnectServer]:
     try:
         yield ConnectServer(record, env, cache)
     finally:
-        _spark_down(env)
+        subprocess.run(
+            [sys.executable, "-m", "console", "spark", "down"],
+            env=env,
+            capture_output=True,
+            timeout=CLI_TIMEOUT_S,
+        )
 
 
 def start_shared(folder: Path) -> None:
     """Start the streams' server in `folder` (blocking: tests/streams.py runs it in a thread);
-    SHARED_UP says how it went, for the streams waiting on it."""
+    SHARED_UP says how it went, for the streams waiting on it. The server only: each stream
+    starts a warm job host of its own (one here would be a Python process importing pyspark
+    for nobody, on a machine busy starting the streams' clusters)."""
+    _, env = _session_env(folder)
+    home = ServerHome(folder / "cache" / "spark-connect")
     try:
-        up, _, _ = _spark_up(folder)
-        said = {"code": up.returncode, "output": up.stdout + up.stderr}
-    except (OSError, subprocess.SubprocessError) as exc:
-        said = {"code": -1, "output": f"spark up did not run: {exc}"}
+        record = server.start(
+            home, master=MASTER, port=0, conf=CONF, env=env, timeout=CLI_TIMEOUT_S
+        )
+        said = {"code": 0, "output": f"up: {record.url} (pid {record.pid})"}
+    except (ConnectServerError, OSError) as exc:
+        said = {"code": 1, "output": f"the Spark Connect server did not start: {exc}"}
     (folder / SHARED_UP).write_text(json.dumps(said), encoding="utf-8")
 
 
 def stop_shared(folder: Path) -> None:
-    """`spark down` for the streams' server, once every stream has ended."""
-    _spark_down(console_env(folder / "cache", folder / "config.yaml"))
+    """Stop the streams' server, once every stream has ended."""
+    server.stop(ServerHome(folder / "cache" / "spark-connect"))
 
 
 @contextmanager

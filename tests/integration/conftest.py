@@ -41,6 +41,11 @@ from tests.support.terminal import Tmux
 CONSOLE_SPARK_MASTER = "local[2]"
 
 _HERE = Path(__file__).parent
+#: How long a cluster of the suite may take to start. The sandbox's own 120 s is enough for an
+#: operator's machine; `make test` starts its clusters while three more pytest sessions start
+#: theirs on the same two cores (load 18-20), and a proxy given what was left of 120 s (85 s)
+#: once failed to serve in time. A healthy start waits no longer for it.
+START_BUDGET_S = 300.0
 _measured: dict[str, str] = {}
 #: Clusters begun ahead of the tests that use them, by fixture name.
 _early: dict[str, Background[Any]] = {}
@@ -54,10 +59,14 @@ def _clusters(
 ) -> Iterator[None]:
     wanted = {n for item in request.session.items for n in getattr(item, "fixturenames", ())}
     if "legacy_cluster" in wanted:
-        legacy = LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"))
+        legacy = LegacyOptions(
+            run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S
+        )
         _early["legacy_cluster"] = BackgroundLegacySandbox(legacy)
     if "replica_cluster" in wanted:
-        replica = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
+        replica = ReplicaOptions(
+            run_dir=tmp_path_factory.mktemp("replica-cluster"), start_timeout=START_BUDGET_S
+        )
         _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
     if "proxy_cluster" in wanted:
         _early["proxy_cluster"] = BackgroundSandbox(_proxy_options(tmp_path_factory))
@@ -86,7 +95,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     """A seeded two-broker cluster on free ports in a fresh run directory; stopped at the end."""
     options = SandboxOptions(
-        run_dir=tmp_path_factory.mktemp("sandbox"), ports=free_ports(BROKER_NAMES)
+        run_dir=tmp_path_factory.mktemp("sandbox"),
+        ports=free_ports(BROKER_NAMES),
+        start_timeout=START_BUDGET_S,
     )
     background = BackgroundSandbox(options)
     try:
@@ -116,6 +127,7 @@ def newest_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
         version=NEWEST_RELEASE,
         mutual_tls=True,
         offset_store="rocksdb",
+        start_timeout=START_BUDGET_S,
     )
     background = BackgroundSandbox(options)
     try:
@@ -133,7 +145,9 @@ def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> AclSandbox:
     """A separate seeded cluster whose broker authenticates every request (ACL 2.0): a name
     server and one broker, a user with a random password (`acl_cluster.user`), topic, group,
     committed offsets and timed batches in `acl_cluster.seed`; stopped at the end."""
-    background = BackgroundAclSandbox(AclOptions(run_dir=tmp_path_factory.mktemp("acl-cluster")))
+    background = BackgroundAclSandbox(
+        AclOptions(run_dir=tmp_path_factory.mktemp("acl-cluster"), start_timeout=START_BUDGET_S)
+    )
     started = time.monotonic()
     try:
         acl = background.start()
@@ -152,7 +166,9 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     without disturbing any other cluster. Stopped at the end."""
     background = _early.pop("replica_cluster", None)
     if background is None:
-        options = ReplicaOptions(run_dir=tmp_path_factory.mktemp("replica-cluster"))
+        options = ReplicaOptions(
+            run_dir=tmp_path_factory.mktemp("replica-cluster"), start_timeout=START_BUDGET_S
+        )
         background = Background(lambda: replica_sandbox(options))
     started = time.monotonic()
     try:
@@ -172,6 +188,7 @@ def _proxy_options(tmp_path_factory: pytest.TempPathFactory) -> SandboxOptions:
         seed=False,
         live=True,
         proxy=True,
+        start_timeout=START_BUDGET_S,
     )
 
 
@@ -205,7 +222,9 @@ def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> LegacySandbox:
     offset (`legacy_cluster.seed`); stopped at the end."""
     background = _early.pop("legacy_cluster", None)
     if background is None:
-        legacy_options = LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"))
+        legacy_options = LegacyOptions(
+            run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S
+        )
         background = BackgroundLegacySandbox(legacy_options)
     started = time.monotonic()
     try:
