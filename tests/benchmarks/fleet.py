@@ -56,6 +56,10 @@ sandbox of `make bench`, on this 2-core machine shared with a test run):
   process's median went from 4.15 to 3.9 s (4 runs each) and from 4.7 to 3.9 s (6 runs each,
   interleaved with a checkout from before), with 0.2-0.8 s less CPU. In a fresh clone's
   `make bench` (load ~2.1 at the scan): 3.57 s, against 4.07 and 4.34 s in the two before.
+  The machine's speed moves by the hour: a later fresh-clone `make bench` gave 4.26 s (3.84 s
+  for the fleet modules alone right after), with the other figures 10-40 % slower too, while
+  8 interleaved scans of one 10,000-group sandbox gave the same medians for that code and the
+  code of the 3.57 s run (4.23 and 4.33 s).
 - the floor of the approach, measured apart: the 20,000 consume-stats requests alone, sent
   and decoded with nothing else, are 1.7 s of CPU (85 us each), the 10,000 connection lists
   0.3 s; a group's read (its gaps, its clients, its QueueOffsets) and the JSON written are the

@@ -16,13 +16,15 @@ group on the same brokers: the bench sandbox takes both), and request rate by nu
   sets PYTHONDONTWRITEBYTECODE, as this machine's does (`make bench` now compiles the
   bytecode first): medians of 15 beside a sandbox, 161 ms without bytecode, 137 ms with it,
   121 ms with it and no teardown. Fresh-clone runs before these: 0.144, 0.171 and 0.190 s;
-  after: 0.133 and 0.139 s (this module alone, right after the sandbox started).
+  after: 0.133 and 0.139 s (this module alone, right after the sandbox started) and 0.128 s
+  in a whole `make bench`.
 - `lag_cli_tls_s`: `lag -g GROUP --json` over TLS, the whole process (its handshakes with the
   name server and both brokers included); `lag_tls_cost` is its ratio to `lag_cli_s` (target
   < 1.3). The handshakes add ~45 ms whatever the client does (the name server's request takes
   8-17 ms over TLS against 3 ms in plaintext, the brokers' first ones 10-18 ms against 2-3 ms;
   closing is under 2 ms): as `lag_cli_s` fell from 0.14-0.19 to 0.13-0.14 s, the same cost is
-  a larger ratio (1.31 and 1.43 in the two runs after; 1.27 before).
+  a larger ratio (1.31 and 1.43 in the two runs of this module after, 1.306 in a whole
+  `make bench` with `lag_cli_tls_s` at 0.167 s; 1.27 before).
 """
 
 from __future__ import annotations
