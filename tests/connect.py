@@ -33,7 +33,7 @@ MASTER = "local[2]"
 CONF = {"spark.default.parallelism": "2", "spark.sql.shuffle.partitions": "2"}
 #: The folder of the server the streams share (tests/streams.py sets it for each stream).
 SHARED_ENV = "RMQ_TEST_SHARED_CONNECT"
-#: In the shared folder once its `spark up` has ended: its exit code and output.
+#: In the shared folder once its start has ended: whether it is up, and what was said.
 SHARED_UP = "up.json"
 
 
@@ -90,8 +90,9 @@ def _session_env(tmp: Path) -> tuple[Path, dict[str, str]]:
     return cache, console_env(cache, config)
 
 
-def _spark_up(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
-    """`rmq-console spark up` on a free port with two cores, its cache folder under `tmp`."""
+@contextmanager
+def connect_server(tmp: Path) -> Iterator[ConnectServer]:
+    """`rmq-console spark up` on a free port with two cores, `spark down` afterwards."""
     cache, env = _session_env(tmp)
     conf = [arg for key, value in CONF.items() for arg in ("--conf", f"{key}={value}")]
     up = subprocess.run(
@@ -101,13 +102,6 @@ def _spark_up(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path, dict[s
         text=True,
         timeout=CLI_TIMEOUT_S,
     )
-    return up, cache, env
-
-
-@contextmanager
-def connect_server(tmp: Path) -> Iterator[ConnectServer]:
-    """`rmq-console spark up` on a free port with two cores, `spark down` afterwards."""
-    up, cache, env = _spark_up(tmp)
     home = ServerHome(cache / "spark-connect")
     record = home.read()
     if up.returncode != 0 or record is None:
@@ -158,7 +152,7 @@ def joined_server(shared: Path, tmp: Path) -> Iterator[ConnectServer]:
     said = json.loads(said_path.read_text(encoding="utf-8"))
     record = ServerHome(shared / "cache" / "spark-connect").read()
     if said["code"] != 0 or record is None:
-        raise RuntimeError(f"the streams' spark up failed ({said['code']}):\n{said['output']}")
+        raise RuntimeError(f"the streams' Spark Connect server is not up: {said['output']}")
     cache, env = _session_env(tmp)
     home = ServerHome(cache / "spark-connect")
     home.prepare()
