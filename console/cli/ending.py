@@ -2,11 +2,11 @@
 interpreter's teardown.
 
 Tearing the interpreter down after `lag` (its final collection, then every module's dict and
-every object the read built, freed one by one) took ~20 ms of its ~135 ms: `import
-console.cli.browse` alone was 119 ms to exit normally and 99 ms with `os._exit`, medians of 15
-on the sandbox's machine. Nothing a read leaves needs that teardown: it writes no file, starts no
-child process and registers no atexit hook; its connections are closed and its event loop's
-threads joined before the handler returns.
+every object the read built, freed one by one) took ~17 ms of its ~137 ms (121 ms without
+it), and `import console.cli.browse` alone was 119 ms to exit normally against 99 ms with
+`os._exit`: medians of 15 beside a running sandbox. Nothing a read leaves needs that teardown:
+it writes no file, starts no child process and registers no atexit hook; its connections are
+closed and its event loop's threads joined before the handler returns.
 
 Only `console.cli.run` (the program's entry) ends this way, and only for a command that asks
 (`ANSWERS_ONCE` in its defaults). `console.cli.main` returns as before, for the tests that call

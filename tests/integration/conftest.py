@@ -59,14 +59,9 @@ def _clusters(
 ) -> Iterator[None]:
     wanted = {n for item in request.session.items for n in getattr(item, "fixturenames", ())}
     if "legacy_cluster" in wanted:
-        legacy = LegacyOptions(
-            run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S
-        )
-        _early["legacy_cluster"] = BackgroundLegacySandbox(legacy)
+        _early["legacy_cluster"] = BackgroundLegacySandbox(_legacy_options(tmp_path_factory))
     if "replica_cluster" in wanted:
-        replica = ReplicaOptions(
-            run_dir=tmp_path_factory.mktemp("replica-cluster"), start_timeout=START_BUDGET_S
-        )
+        replica = _replica_options(tmp_path_factory)
         _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
     if "proxy_cluster" in wanted:
         _early["proxy_cluster"] = BackgroundSandbox(_proxy_options(tmp_path_factory))
@@ -166,9 +161,7 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     without disturbing any other cluster. Stopped at the end."""
     background = _early.pop("replica_cluster", None)
     if background is None:
-        options = ReplicaOptions(
-            run_dir=tmp_path_factory.mktemp("replica-cluster"), start_timeout=START_BUDGET_S
-        )
+        options = _replica_options(tmp_path_factory)
         background = Background(lambda: replica_sandbox(options))
     started = time.monotonic()
     try:
@@ -179,6 +172,16 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     _started.append(background)
     _measured["replica start"] = f"waited {time.monotonic() - started:.1f}s"
     return replica
+
+
+def _legacy_options(tmp_path_factory: pytest.TempPathFactory) -> LegacyOptions:
+    return LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S)
+
+
+def _replica_options(tmp_path_factory: pytest.TempPathFactory) -> ReplicaOptions:
+    return ReplicaOptions(
+        run_dir=tmp_path_factory.mktemp("replica-cluster"), start_timeout=START_BUDGET_S
+    )
 
 
 def _proxy_options(tmp_path_factory: pytest.TempPathFactory) -> SandboxOptions:
@@ -222,10 +225,7 @@ def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> LegacySandbox:
     offset (`legacy_cluster.seed`); stopped at the end."""
     background = _early.pop("legacy_cluster", None)
     if background is None:
-        legacy_options = LegacyOptions(
-            run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S
-        )
-        background = BackgroundLegacySandbox(legacy_options)
+        background = BackgroundLegacySandbox(_legacy_options(tmp_path_factory))
     started = time.monotonic()
     try:
         legacy: LegacySandbox = background.start()
