@@ -259,6 +259,7 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
 
 def _group_summary(o: GroupOffsets) -> dict[str, Any]:
     read = o.answered
+    tally = o.tally()
     return {
         "group": o.group,
         "message_model": o.message_model,
@@ -274,12 +275,12 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         # up, so its total is unknown (null), as `lag` says.
         "client_local": o.client_local,
         # Lower bounds when partial; null when nothing of the group could be read.
-        "total_lag": o.total_lag if read and not o.client_local else None,
-        "retry_backlog": o.retry_backlog if read else None,
+        "total_lag": tally.total_lag if read and not o.client_local else None,
+        "retry_backlog": tally.retry_backlog if read else None,
         "dlq_messages": o.dlq_messages if read else None,
-        "unknown_queues": o.unknown_queues if read else None,
+        "unknown_queues": tally.unknown_queues if read else None,
         # Queues committed below their min offset (those messages are already deleted).
-        "below_min_queues": o.below_min_queues if read else None,
+        "below_min_queues": tally.below_min_queues if read else None,
         # Brokers read from a slave, their master down: complete, but the operator must know.
         "from_slave": list(o.from_slave),
         "partial": o.partial,

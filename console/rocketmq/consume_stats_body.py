@@ -12,6 +12,7 @@ the general parser reads it.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from typing import Any
 
@@ -28,6 +29,9 @@ _ENTRY = re.compile(
     rb'\{"brokerOffset":(-?\d+),"consumerOffset":(-?\d+),"lastTimestamp":(-?\d+)'
     rb'(?:,"pullOffset":(-?\d+))?\}(,?)'
 )
+
+#: A record's queue: a body's records are kept in queue order.
+_BY_QUEUE = operator.itemgetter(0)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -74,21 +78,21 @@ def parse(body: bytes) -> ConsumeStats | None:
             if entry is None:
                 return None
             broker, queue_id, topic, offset, committed, last, pull, comma = entry.groups()
-            mq = _queue(broker, queue_id, topic)
             rows.append(
                 QueueConsumeStats(
-                    queue=mq,
-                    broker_offset=int(offset),
-                    consumer_offset=int(committed),
-                    pull_offset=int(pull) if pull is not None else None,
-                    last_timestamp=int(last),
+                    _queue(broker, queue_id, topic),
+                    int(offset),
+                    int(committed),
+                    None if pull is None else int(pull),
+                    int(last),
                 )
             )
             pos = entry.end()
             more = bool(comma)
     except UnicodeDecodeError:
         return None
-    queues = {q.queue: q for q in sorted(rows, key=lambda q: q.queue)}
+    rows.sort(key=_BY_QUEUE)
+    queues = {q.queue: q for q in rows}
     if body[pos:] != b"}}" or len(queues) != len(rows):
         return None  # trailing text, or a queue twice: the general parser says what it is
     return ConsumeStats(queues=queues, consume_tps=float(head.group(1)))

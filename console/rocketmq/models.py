@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from .message import Message
 
 MASTER_ID = 0
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class MessageQueue:
+class MessageQueue(NamedTuple):
+    """One queue: topic, broker, queue id. A tuple: a scan of 10,000 groups hashes, compares and
+    sorts a million of them, each a call into Python code as a dataclass, in C as a tuple."""
+
     topic: str
     broker_name: str
     queue_id: int
@@ -62,9 +65,9 @@ class QueueStats:
     last_update_timestamp: int
 
 
-@dataclass(frozen=True, slots=True)
-class QueueConsumeStats:
-    """One queue of GET_CONSUME_STATS; consumer_offset is 0 when nothing is committed there."""
+class QueueConsumeStats(NamedTuple):
+    """One queue of GET_CONSUME_STATS; consumer_offset is 0 when nothing is committed there.
+    A tuple, as MessageQueue is: a scan of 10,000 groups reads 160,000 of these."""
 
     queue: MessageQueue
     broker_offset: int

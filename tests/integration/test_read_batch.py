@@ -43,8 +43,7 @@ def settled(offsets: GroupOffsets) -> GroupOffsets:
         offsets,
         taken_at_ms=0,
         queues=tuple(
-            dataclasses.replace(q, max_offset=0) if is_retry_topic(q.topic) else q
-            for q in offsets.queues
+            q._replace(max_offset=0) if is_retry_topic(q.topic) else q for q in offsets.queues
         ),
     )
 

@@ -168,7 +168,7 @@ class FakeCluster:
     def commit(self, group: str, topic: str, broker: str, qid: int, **changes: int | None) -> None:
         o = self.groups[group]
         queues = tuple(
-            replace(x, **changes) if x.key == (topic, broker, qid) else x  # type: ignore[arg-type]
+            x._replace(**changes) if x.key == (topic, broker, qid) else x  # type: ignore[arg-type]
             for x in o.queues
         )
         self.groups[group] = replace(o, queues=queues)

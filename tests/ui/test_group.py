@@ -110,8 +110,8 @@ async def test_a_broadcasting_group_shows_its_clients_own_offsets_never_a_zero()
         modified_ms=0,
         running=True,
         queues=(
-            replace(q("orders", "broker-a", 0, 1200, 1150), client_id="10.0.0.5@DEFAULT"),
-            replace(q("orders", "broker-b", 0, 990, 990), client_id="10.0.0.5@DEFAULT"),
+            q("orders", "broker-a", 0, 1200, 1150)._replace(client_id="10.0.0.5@DEFAULT"),
+            q("orders", "broker-b", 0, 990, 990)._replace(client_id="10.0.0.5@DEFAULT"),
         ),
     )
     fake.groups["billing"] = replace(

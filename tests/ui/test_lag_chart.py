@@ -44,7 +44,7 @@ def billing(minutes_ago: int) -> GroupOffsets:
     minute (1000 now)."""
     g = sample_groups(NOW_MS - minutes_ago * MINUTE_MS)["billing"]
     queues = tuple(
-        replace(q, committed=q.max_offset - (1000 - 10 * minutes_ago))
+        q._replace(committed=q.max_offset - (1000 - 10 * minutes_ago))
         if q.key == ("orders", "broker-a", 0)
         else q
         for q in g.queues

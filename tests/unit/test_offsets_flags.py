@@ -1,10 +1,14 @@
-"""What a group's offsets say of themselves: below min, client-local, delays from 1970."""
+"""What a group's offsets say of themselves: below min, client-local, delays from 1970, totals."""
 
 from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from console.domain.offsets import (
     EARLIEST_STORE_TIME_MS,
     GroupOffsets,
+    PopInFlight,
     QueueOffsets,
     known_delay,
 )
@@ -41,3 +45,33 @@ def test_a_delay_counted_from_1970_is_unknown() -> None:
     assert known_delay(0, NOW) == 0
     # Ten years behind is still a time.
     assert known_delay(10 * 365 * 86_400_000, NOW) == 10 * 365 * 86_400_000
+
+
+queues = st.lists(
+    st.builds(
+        QueueOffsets,
+        topic=st.sampled_from(["orders", "%RETRY%g"]),
+        broker=st.just("broker-a"),
+        queue_id=st.integers(0, 7),
+        min_offset=st.none() | st.integers(0, 600),
+        max_offset=st.integers(0, 600),
+        committed=st.none() | st.integers(0, 700),  # ahead of max, too: a reset past the end
+    ),
+    max_size=12,
+)
+
+
+@given(queues, st.integers(0, 50))
+def test_the_tally_sums_what_each_queue_says(qs: list[QueueOffsets], popped: int) -> None:
+    pops = (PopInFlight("orders", "broker-a", popped, "brokers"),)
+    group = GroupOffsets("g", NOW, tuple(qs), pop_in_flight=pops)
+    topics = [q for q in qs if q.topic == "orders"]
+    retries = [q for q in qs if q.topic != "orders"]
+    assert group.tally() == (
+        sum(q.lag or 0 for q in topics) + popped,
+        sum(q.lag or 0 for q in retries),
+        sum(q.committed is None for q in qs),
+        sum(q.below_min for q in qs),
+    )
+    assert (group.total_lag, group.retry_backlog) == group.tally()[:2]
+    assert (group.unknown_queues, group.below_min_queues) == group.tally()[2:]

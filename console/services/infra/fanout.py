@@ -60,6 +60,17 @@ async def gather_limited(
     return list(await asyncio.gather(*(gate.run(functools.partial(fn, item)) for item in items)))
 
 
+async def answers(aws: Sequence[Awaitable[V]]) -> list[V | BaseException]:
+    """What each of `aws` answered, or the exception it raised instead, in order (asyncio.gather
+    with return_exceptions). When every one is a future already answered (a batch's shared
+    answers: thousands of group reads ask for the few the first one waited for), they are read
+    as they stand: a gather would take two turns of the event loop and a callback for each."""
+    if all(isinstance(a, asyncio.Future) and a.done() and not a.cancelled() for a in aws):
+        settled: list[asyncio.Future[V]] = aws  # type: ignore[assignment]
+        return [f.exception() or f.result() for f in settled]
+    return list(await asyncio.gather(*aws, return_exceptions=True))
+
+
 async def ask_each(
     targets: Mapping[K, str], fn: Callable[[str], Awaitable[V]]
 ) -> dict[K, V | BaseException]:

@@ -77,31 +77,29 @@ class ReadBatch:
         self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
         self._ha: dict[str, asyncio.Future[HaStatus]] = {}
 
-    async def topic_route(self, topic: str) -> TopicRoute:
+    def topic_route(self, topic: str) -> Awaitable[TopicRoute]:
         """A topic's route from the name server, asked once for the batch (a slave's answers
         are checked against it for every group read there)."""
-        return await _once(self._routes, topic, lambda: self._admin.topic_route(topic))
+        return _once(self._routes, topic, lambda: self._admin.topic_route(topic))
 
-    async def ha_status(self, addr: str) -> HaStatus:
+    def ha_status(self, addr: str) -> Awaitable[HaStatus]:
         """A slave's replication status, asked once for the batch."""
-        return await _once(
-            self._ha, addr, lambda: self.ask(addr, lambda: self._admin.ha_status(addr))
-        )
+        return _once(self._ha, addr, lambda: self.ask(addr, lambda: self._admin.ha_status(addr)))
 
-    async def broker_metrics(self, url: str, timeout: float) -> list[Inflight]:
+    def broker_metrics(self, url: str, timeout: float) -> Awaitable[list[Inflight]]:
         """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
-        return await _once(self._metrics, url, lambda: scrape(url, timeout))
+        return _once(self._metrics, url, lambda: scrape(url, timeout))
 
-    async def proxies_seen(self, addr: str) -> tuple[str, ...]:
+    def proxies_seen(self, addr: str) -> Awaitable[tuple[str, ...]]:
         """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),
         asked once."""
-        return await _once(
+        return _once(
             self._proxies, addr, lambda: self.ask(addr, lambda: proxy_hosts(self._admin, addr))
         )
 
-    async def request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+    def request_modes(self, addr: str) -> Awaitable[dict[tuple[str, str], str]]:
         """The broker's message request modes ((topic, group) -> PULL/POP), asked once."""
-        return await _once(
+        return _once(
             self._modes,
             addr,
             lambda: self.ask(addr, lambda: self._admin.message_request_modes(addr)),
@@ -112,9 +110,9 @@ class ReadBatch:
         """Where the batch reads each broker (its master, else a slave); None: not known."""
         return None if self.routes is None else read_addrs(self.routes)
 
-    async def offset_table(self, addr: str) -> dict[tuple[str, str], dict[int, int]]:
+    def offset_table(self, addr: str) -> Awaitable[dict[tuple[str, str], dict[int, int]]]:
         """The broker's committed offsets of every group (GET_ALL_CONSUMER_OFFSET), once."""
-        return await _once(
+        return _once(
             self._tables,
             addr,
             lambda: self.ask(addr, lambda: self._admin.consumer_offset_table(addr)),
@@ -165,7 +163,7 @@ class ReadBatch:
                 )
         return await self.ask(addr, lambda: self._admin.consume_stats(addr, group))
 
-    async def group_topics(self, addr: str) -> dict[str, tuple[str, ...]]:
+    def group_topics(self, addr: str) -> Awaitable[dict[str, tuple[str, ...]]]:
         """Group -> the topics the broker at `addr` holds offsets of it on, from its offset
         table (asked once for the batch)."""
 
@@ -175,7 +173,7 @@ class ReadBatch:
                 by_group.setdefault(group, []).append(topic)
             return {g: tuple(sorted(t)) for g, t in by_group.items()}
 
-        return await _once(self._group_topics, addr, index)
+        return _once(self._group_topics, addr, index)
 
     def may_exist(self, topic: str) -> bool:
         return self.topics is None or topic in self.topics
@@ -184,17 +182,17 @@ class ReadBatch:
         """Send `request()` to `addr` once fewer than `in_flight` of the batch's are there."""
         return await self._in_flight.run(addr, request)
 
-    async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, QueueStats]:
-        return await _once(
+    def topic_stats(self, addr: str, topic: str) -> Awaitable[dict[MessageQueue, QueueStats]]:
+        return _once(
             self._stats,
             (addr, topic),
             lambda: self.ask(addr, lambda: self._admin.topic_stats(addr, topic)),
         )
 
-    async def subscription_groups(self, addr: str) -> dict[str, SubscriptionGroup]:
+    def subscription_groups(self, addr: str) -> Awaitable[dict[str, SubscriptionGroup]]:
         """The broker's subscription table, asked once for the batch (the whole fleet's
         groups: each group of a scan that has no queues would otherwise ask for it again)."""
-        return await _once(
+        return _once(
             self._groups,
             addr,
             lambda: self.ask(addr, lambda: self._admin.subscription_groups(addr)),

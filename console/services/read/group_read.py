@@ -21,7 +21,7 @@ from console.rocketmq.errors import (
     RocketMQError,
 )
 from console.rocketmq.models import ConsumeStats, MessageQueue, QueueConsumeStats
-from console.services.infra.fanout import ask_each
+from console.services.infra.fanout import answers, ask_each
 from console.services.read.batch import ReadBatch
 from console.services.read.broker_metrics import SOURCE as METRICS_SOURCE
 from console.services.read.broker_metrics import Inflight, MetricsUnavailable, in_flight_by_broker
@@ -211,13 +211,10 @@ async def _metrics_in_flight(
 ) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
     """A gRPC group's popped-but-unacked messages on each of `brokers` from the brokers'
     metrics; a broker whose metrics no endpoint gave is a gap (its part is unknown)."""
-    answers = await asyncio.gather(
-        *(batch.broker_metrics(u, reader.admin.timeout) for u in reader.metrics),
-        return_exceptions=True,
-    )
+    scraped = await answers([batch.broker_metrics(u, reader.admin.timeout) for u in reader.metrics])
     samples: list[Inflight] = []
     failed: list[str] = []
-    for answer in answers:
+    for answer in scraped:
         if isinstance(answer, list):
             samples += answer
         elif isinstance(answer, MetricsUnavailable):
@@ -267,11 +264,8 @@ async def _pops(
     setConsumeMode`): its remoting clients pop there, whatever their heartbeat says. None
     when a broker could not say: the clients are asked, and answer for themselves (one
     that pops says what it holds)."""
-    answers = await asyncio.gather(
-        *(batch.request_modes(a) for a in reachable.values()), return_exceptions=True
-    )
     unknown = False
-    for answer in answers:
+    for answer in await answers([batch.request_modes(a) for a in reachable.values()]):
         if isinstance(answer, dict):
             if any(answer.get((t, group)) == POP_MODE for t in topics):
                 return True
@@ -317,7 +311,7 @@ async def _committed(
     tables = dict(
         zip(
             legacy,
-            await asyncio.gather(*(batch.offset_table(a) for a in legacy), return_exceptions=True),
+            await answers([batch.offset_table(a) for a in legacy]),
             strict=True,
         )
     )
@@ -336,10 +330,10 @@ async def _committed(
             lambda: reader.admin.query_consumer_offset(addr, group, mq.topic, mq.queue_id),
         )
 
-    answers = await asyncio.gather(
+    queried = await asyncio.gather(
         *(query(addr, q.queue) for addr, q in ask), return_exceptions=True
     )
-    for (_, q), a in zip(ask, answers, strict=True):
+    for (_, q), a in zip(ask, queried, strict=True):
         mq = q.queue
         if isinstance(a, BaseException):
             if not isinstance(a, RocketMQError):
@@ -360,12 +354,9 @@ async def _min_offsets(
     gaps: list[Gap],
 ) -> dict[MessageQueue, int]:
     pairs = sorted({(addr, mq.topic, mq.broker_name) for addr, mq in queues})
-    answers = await asyncio.gather(
-        *(batch.topic_stats(addr, topic) for addr, topic, _ in pairs),
-        return_exceptions=True,
-    )
+    stats = await answers([batch.topic_stats(addr, topic) for addr, topic, _ in pairs])
     out: dict[MessageQueue, int] = {}
-    for (_, topic, broker), a in zip(pairs, answers, strict=True):
+    for (_, topic, broker), a in zip(pairs, stats, strict=True):
         if isinstance(a, dict):
             out.update({mq: s.min_offset for mq, s in a.items()})
         elif isinstance(a, RocketMQError):
