@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from console.cli.indented_json import indented
 from console.domain.gaps import Gap, distinct
 
 
@@ -39,7 +39,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | N
 def dump_json(value: Any, out: TextIO | None = None) -> None:
     out = sys.stdout if out is None else out
     # One write: json.dump writes every token on its own, which costs seconds on 2,000 rows.
-    out.write(json.dumps(value, indent=2, sort_keys=False) + "\n")
+    out.write(indented(value) + "\n")
 
 
 def timestamp(ms: int) -> str | None:

@@ -23,11 +23,12 @@ from .models import ConsumeStats, MessageQueue, QueueConsumeStats
 _NUMBER = rb"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _HEAD = re.compile(rb'\{"consumeTps":(' + _NUMBER + rb'),"offsetTable":\{')
 # One queue: fastjson writes fields in name order, an OffsetWrapper's all of them (no pullOffset
-# before 5.x); RocketMQ's topic and broker names hold no quote or backslash.
+# before 5.x); RocketMQ's topic and broker names hold no quote or backslash. The whole entry and
+# the comma after it are kept, to see that the entries found are the whole table.
 _ENTRY = re.compile(
-    rb'\{"brokerName":"([^"\\]*)","queueId":(0|[1-9]\d*),"topic":"([^"\\]*)"\}:'
+    rb'(\{"brokerName":"([^"\\]*)","queueId":(0|[1-9]\d*),"topic":"([^"\\]*)"\}:'
     rb'\{"brokerOffset":(-?\d+),"consumerOffset":(-?\d+),"lastTimestamp":(-?\d+)'
-    rb'(?:,"pullOffset":(-?\d+))?\}(,?)'
+    rb'(?:,"pullOffset":(-?\d+))?\}(,?))'
 )
 
 #: A record's queue: a body's records are kept in queue order.
@@ -67,32 +68,33 @@ def general(body: dict[Any, Any]) -> ConsumeStats:
 def parse(body: bytes) -> ConsumeStats | None:
     """The consume stats of a body of the usual shape; None for any other body."""
     head = _HEAD.match(body)
-    if head is None:
+    if head is None or not body.endswith(b"}}"):
         return None
-    pos = head.end()
-    rows: list[QueueConsumeStats] = []
-    more = body.startswith(b"{", pos)
+    start, end = head.end(), len(body) - 2
+    entries = _ENTRY.findall(body, start, end)
+    # Entries found one after the other from the table's start to its end, with a comma between
+    # each two and none after the last: the table is theirs and nothing else.
+    if (
+        sum(len(e[0]) for e in entries) != end - start
+        or any(not e[8] for e in entries[:-1])
+        or (entries and entries[-1][8])
+    ):
+        return None
     try:
-        while more:
-            entry = _ENTRY.match(body, pos)
-            if entry is None:
-                return None
-            broker, queue_id, topic, offset, committed, last, pull, comma = entry.groups()
-            rows.append(
-                QueueConsumeStats(
-                    _queue(broker, queue_id, topic),
-                    int(offset),
-                    int(committed),
-                    None if pull is None else int(pull),
-                    int(last),
-                )
+        rows = [
+            QueueConsumeStats(
+                _queue(broker, queue_id, topic),
+                int(offset),
+                int(committed),
+                int(pull) if pull else None,
+                int(last),
             )
-            pos = entry.end()
-            more = bool(comma)
+            for _, broker, queue_id, topic, offset, committed, last, pull, _ in entries
+        ]
     except UnicodeDecodeError:
         return None
     rows.sort(key=_BY_QUEUE)
     queues = {q.queue: q for q in rows}
-    if body[pos:] != b"}}" or len(queues) != len(rows):
-        return None  # trailing text, or a queue twice: the general parser says what it is
+    if len(queues) != len(rows):
+        return None  # a queue twice: the general parser says what it is
     return ConsumeStats(queues=queues, consume_tps=float(head.group(1)))

@@ -73,6 +73,10 @@ def test_a_real_looking_body_is_read_in_queue_order() -> None:
         USUAL.replace(b'"topic":"T"', b'"topic":"T\\u0041"', 1),
         USUAL.replace(b'"brokerOffset":10', b'"brokerOffset":10.5'),
         USUAL.replace(b'"brokerOffset":10', b'"brokerOffset":"10"'),
+        # two entries without their comma, or with a space after it
+        USUAL.replace(b'},{"brokerName"', b'}{"brokerName"'),
+        USUAL.replace(b'},{"brokerName"', b'}, {"brokerName"'),
+        USUAL[:-2] + b",}}",  # a comma after the last
         # a queue twice, trailing text, an empty table's trailing comma
         USUAL.replace(b"broker-b", b"broker-a").replace(b'"queueId":3', b'"queueId":0'),
         USUAL + b" ",
