@@ -85,5 +85,7 @@ def time_behind_ms(offsets: GroupOffsets, delays: Mapping[QueueKey, int]) -> int
         if is_partial(offsets):
             return None
         return 0 if any(q.committed is not None for q in offsets.topic_queues) else None
+    if not delays:
+        return None  # none asked yet (a first refresh shows the lags before)
     known = [d for q in lagging if (d := queue_delay(q, delays, at)) is not None]
     return max(known) if known else None
