@@ -58,8 +58,24 @@ sandbox of `make bench`, on this 2-core machine shared with a test run):
   `make bench` (load ~2.1 at the scan): 3.57 s, against 4.07 and 4.34 s in the two before.
   The machine's speed moves by the hour: a later fresh-clone `make bench` gave 4.26 s (3.84 s
   for the fleet modules alone right after), with the other figures 10-40 % slower too, while
-  8 interleaved scans of one 10,000-group sandbox gave the same medians for that code and the
-  code of the 3.57 s run (4.23 and 4.33 s).
+  5 interleaved scans of one 10,000-group sandbox gave the same medians for that code and the
+  code of the 3.57 s run (3.74 and 3.82 s). An A/B must run each checkout from outside it:
+  `python -m console` takes the working directory's package before PYTHONPATH's.
+- then the asyncio and object work left in a group's read (py-spy, 500 Hz; counts of tasks and
+  callbacks): 60,000 tasks a scan, 40,000 of them gathers wrapping the batch's shared answers
+  (min offsets, request modes) that were in long before; 960,000 calls of a MessageQueue's
+  dataclass __hash__ and 310,000 of its __lt__ (dict keys, sorts), each in Python; 320,000
+  frozen dataclasses made field by field through object.__setattr__ (0.77 us each, a tuple
+  0.2 us); the consume-stats bodies (15 us each, 20,000 of them); a group's totals summed in
+  six passes over its queues; the JSON's indent, which sends the standard library's encoder to
+  Python (82 ms). Now the shared answers are read as they stand (fanout.answers), MessageQueue,
+  QueueConsumeStats and QueueOffsets are named tuples, the totals one pass (GroupOffsets.tally),
+  a body one findall checked to cover its table (12 us), the indent written by the C encoder
+  where it can be (console/cli/indented_json.py, 43 ms): 3.76 -> 3.07 s whole process and 3.40
+  -> 2.75 s of CPU (medians of 6, interleaved with the checkout before, on one sandbox of the
+  10,000, load ~2). Of the 3.07 s, ~0.19 s is before the scan (imports, the brokers, the group
+  list and the two offset tables: asking the tables beside the list gained nothing, as both
+  are parsed on the one core), ~2.6 s the scan, ~0.1 s the rows and 0.04 s the JSON.
 - the floor of the approach, measured apart: the 20,000 consume-stats requests alone, sent
   and decoded with nothing else, are 1.7 s of CPU (85 us each), the 10,000 connection lists
   0.3 s; a group's read (its gaps, its clients, its QueueOffsets) and the JSON written are the

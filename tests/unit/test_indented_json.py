@@ -13,9 +13,11 @@ from console.cli.indented_json import indented
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=6) | st.integers(), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=6) | st.integers(), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
