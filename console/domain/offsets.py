@@ -296,7 +296,7 @@ class GroupOffsets:
                     retry += behind
                 else:
                     lag += behind
-            if q.min_offset is not None and committed < q.min_offset:
+            if q.below_min:
                 below_min += 1
         return Tally(lag + self.popped_unacked, retry, unknown, below_min)
 
