@@ -39,6 +39,7 @@ from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
 from tests.benchmarks.stats import RUNS, median_of
+from tests.support.sends import indexed
 from tests.support.writes import write_access
 
 TOPICS = 40
@@ -109,6 +110,11 @@ async def _seed(namesrv: str, topics: list[str]) -> None:
                 for _ in range(MESSAGES_PER_QUEUE)
             )
         )
+        for addr in brokers.values():
+            for topic in topics:
+                await indexed(
+                    admin, addr, topic, dict.fromkeys(range(QUEUES_PER_BROKER), MESSAGES_PER_QUEUE)
+                )
 
 
 async def _commit(admin: AdminClient, group: str, topics: list[str]) -> None:

@@ -31,6 +31,7 @@ from console.rocketmq import frame
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import FLAG_ONEWAY, RequestCode, ResponseCode
 from console.rocketmq.connection import split_addr
+from tests.support.sends import indexed
 
 PREFIX = "bench-fleet-"
 TOPIC = "bench-fleet"
@@ -147,6 +148,10 @@ async def _send(admin: AdminClient, brokers: Sequence[str]) -> None:
         for mq, s in stats.items():
             sends += [send(addr, mq.queue_id) for _ in range(MESSAGES_PER_QUEUE - s.max_offset)]
     await asyncio.gather(*sends)
+    for addr in brokers:
+        await indexed(
+            admin, addr, TOPIC, dict.fromkeys(range(QUEUES_PER_BROKER), MESSAGES_PER_QUEUE)
+        )
 
 
 def _group_list(groups: Sequence[str]) -> bytes:

@@ -152,6 +152,7 @@ async def _seed_group(namesrv: str) -> None:
     on all 1,000 of them (a real group's offsets: committed, min and max all known)."""
     from console.rocketmq.admin import AdminClient
     from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
+    from tests.support.sends import indexed
 
     async with AdminClient([namesrv], timeout=10.0) as admin:
         brokers = await admin.master_addrs()
@@ -166,6 +167,8 @@ async def _seed_group(namesrv: str) -> None:
                     await admin.send_message(addr, BENCH_TOPIC, q, b"bench")
 
         await asyncio.gather(*(send(a, q) for a in brokers.values() for q in range(500)))
+        for addr in brokers.values():
+            await indexed(admin, addr, BENCH_TOPIC, dict.fromkeys(range(500), 2))
         report = await OffsetWriter(admin).write(
             OffsetWrite(addr, BENCH_GROUP, BENCH_TOPIC, q, 1)
             for addr in brokers.values()

@@ -19,6 +19,7 @@ from console.rocketmq.errors import BrokerError, ConnectError
 from console.rocketmq.models import BoundaryType, MessageQueue
 from console.rocketmq.topics import group_topics
 from console.sandbox import scenario
+from tests.support.sends import indexed
 
 pytestmark = pytest.mark.integration
 
@@ -43,15 +44,6 @@ async def _topic(admin: AdminClient, brokers: dict[str, str], queues: int = 4) -
     for addr in brokers.values():
         await admin.create_topic(addr, topic, read_queues=queues, write_queues=queues)
     return topic
-
-
-async def _dispatched(admin: AdminClient, addr: str, topic: str, want: dict[int, int]) -> None:
-    """Wait until each queue's max offset shows what was sent: the broker fills its consume
-    queue asynchronously after acknowledging a send."""
-    deadline = time.monotonic() + 30
-    while {q: await admin.max_offset(addr, topic, q) for q in want} != want:
-        assert time.monotonic() < deadline, f"sent messages never reached {topic}'s queues"
-        await asyncio.sleep(0.05)
 
 
 async def test_cluster_info_lists_both_brokers(admin: AdminClient, sandbox: Any) -> None:
@@ -80,7 +72,7 @@ async def test_topics_route_and_stats(admin: AdminClient, brokers: dict[str, str
         result = await admin.send_message(addr, topic, 1, f"m{i}".encode(), tags="t", keys=f"k{i}")
         assert (result.queue_id, result.queue_offset) == (1, i)
         assert result.msg_id
-    await _dispatched(admin, addr, topic, {1: 5})
+    await indexed(admin, addr, topic, {1: 5})
     stats = await admin.topic_stats(addr, topic)
     assert set(stats) == {MessageQueue(topic, "broker-a", q) for q in range(3)}
     q1 = stats[MessageQueue(topic, "broker-a", 1)]
@@ -116,7 +108,7 @@ async def test_search_offset_by_timestamp_with_boundaries(
         await admin.send_message(addr, topic, 0, f"m{i}".encode())
         window.append((before, int(time.time() * 1000)))
         await asyncio.sleep(0.03)  # a gap between store times, so "between two messages" exists
-    await _dispatched(admin, addr, topic, {0: 6})
+    await indexed(admin, addr, topic, {0: 6})
     first = await admin.earliest_store_time(addr, topic, 0)
     assert first is not None
     assert window[0][0] <= first <= window[0][1]
@@ -148,7 +140,7 @@ async def test_groups_offsets_update_query_and_clone(
     assert "TOOLS_CONSUMER" in groups  # the broker's own groups are listed too
     for i in range(4):
         await admin.send_message(addr, topic, 0, f"m{i}".encode())
-    await _dispatched(admin, addr, topic, {0: 4})
+    await indexed(admin, addr, topic, {0: 4})
 
     assert await admin.query_consumer_offset(addr, group, topic, 0) is None
     assert await admin.update_consumer_offset(addr, group, topic, 0, 3) is None  # no remark
@@ -193,7 +185,7 @@ async def test_server_side_reset_and_broker_config(
     await admin.create_group(addr, group)
     for i in range(6):
         await admin.send_message(addr, topic, i % 2, b"x")
-    await _dispatched(admin, addr, topic, {0: 3, 1: 3})
+    await indexed(admin, addr, topic, {0: 3, 1: 3})
     await admin.update_consumer_offset(addr, group, topic, 0, 3)
     # Reset queue 0 to an explicit offset, then the whole topic to "latest".
     table = await admin.reset_offset(addr, group, topic, timestamp_ms=0, queue_id=0, offset=1)
@@ -216,7 +208,7 @@ async def test_reset_to_an_offset_outside_the_queue_is_refused(
     group = _name("group")
     await admin.create_group(addr, group)
     await admin.send_message(addr, topic, 0, b"x")
-    await _dispatched(admin, addr, topic, {0: 1})
+    await indexed(admin, addr, topic, {0: 1})
     with pytest.raises(BrokerError) as info:
         await admin.reset_offset(addr, group, topic, timestamp_ms=0, queue_id=0, offset=99)
     assert "not in consume queue range" in (info.value.remark or "")
@@ -271,6 +263,6 @@ async def test_hundreds_in_flight_on_one_connection(
     for q in range(4):
         for _ in range(q):
             await admin.send_message(addr, topic, q, b"x")
-    await _dispatched(admin, addr, topic, {0: 0, 1: 1, 2: 2, 3: 3})
+    await indexed(admin, addr, topic, {0: 0, 1: 1, 2: 2, 3: 3})
     results = await asyncio.gather(*(admin.max_offset(addr, topic, i % 4) for i in range(400)))
     assert results == [i % 4 for i in range(400)]

@@ -28,6 +28,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
 from tests.integration.faults import broker_answers
+from tests.support.sends import indexed
 from tests.support.terminal import EXE, console_env, own_terminal, read_until
 
 QUEUES = 64  # per broker
@@ -57,6 +58,8 @@ async def seed(sandbox: Sandbox) -> tuple[str, str, dict[tuple[str, int], int]]:
         await asyncio.gather(
             *(send(a, q) for a in brokers.values() for q in range(QUEUES) for _ in range(MESSAGES))
         )
+        for addr in brokers.values():
+            await indexed(admin, addr, topic, dict.fromkeys(range(QUEUES), MESSAGES))
         before = {(b, q): MESSAGES - 1 for b in brokers for q in range(QUEUES)}
         made = await OffsetWriter(admin).write(
             OffsetWrite(brokers[b], group, topic, q, o) for (b, q), o in before.items()

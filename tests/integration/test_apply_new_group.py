@@ -24,6 +24,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
+from tests.support.sends import indexed
 from tests.support.writes import write_access
 
 QUEUES = 128  # per broker
@@ -54,6 +55,8 @@ async def test_a_shadow_group_is_created_with_production_offsets_on_every_queue(
         await asyncio.gather(
             *(send(addr, q) for addr in brokers.values() for q in range(QUEUES) for _ in range(3))
         )
+        for addr in brokers.values():
+            await indexed(admin, addr, topic, dict.fromkeys(range(QUEUES), 3))
         theirs = {(b, q): 1 + q % 3 for b in brokers for q in range(QUEUES)}
         made = await OffsetWriter(admin).write(
             OffsetWrite(brokers[b], production, topic, q, o) for (b, q), o in theirs.items()

@@ -4,7 +4,6 @@ group in parallel all land, and a commit the broker drops is reported as such.""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from typing import Any
 
@@ -21,6 +20,7 @@ from console.services.apply.offset_writer import (
     WriteProgress,
     WriteResult,
 )
+from tests.support.sends import indexed
 
 pytestmark = pytest.mark.integration
 
@@ -80,13 +80,6 @@ async def test_hundreds_of_first_commits_of_a_new_group_all_land(
             }
 
 
-async def _dispatched(admin: AdminClient, addr: str, topic: str, want: dict[int, int]) -> None:
-    deadline = time.monotonic() + 30
-    while {q: await admin.max_offset(addr, topic, q) for q in want} != want:
-        assert time.monotonic() < deadline, f"sent messages never reached {topic}'s queues"
-        await asyncio.sleep(0.05)
-
-
 async def test_a_commit_dropped_for_a_pending_reset_is_kept_another_value(
     admin: AdminClient, sandbox: Any
 ) -> None:
@@ -94,7 +87,7 @@ async def test_a_commit_dropped_for_a_pending_reset_is_kept_another_value(
     topic, group = await _topic_and_group(admin, [addr], 2)
     for i in range(6):
         await admin.send_message(addr, topic, i % 2, b"x")
-    await _dispatched(admin, addr, topic, {0: 3, 1: 3})
+    await indexed(admin, addr, topic, {0: 3, 1: 3})
     writer = OffsetWriter(admin)
     first = await writer.write([OffsetWrite(addr, group, topic, q, 3) for q in (0, 1)])
     assert first.ok, first.summary()
