@@ -10,10 +10,11 @@ needs them, and every cluster is stopped at the end of the session, all at once.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sand
 from console.sandbox.runner import Sandbox, SandboxOptions
 from console.services.infra.spark_runner import SparkRunner, close_shared_runner, shared_runner
 from tests.connect import ConnectServer
+from tests.streams import BEGUN_EARLY
 from tests.support.releases import NEWEST_RELEASE
 from tests.support.terminal import Tmux
 
@@ -49,8 +51,13 @@ START_BUDGET_S = 300.0
 _measured: dict[str, str] = {}
 #: Clusters begun ahead of the tests that use them, by fixture name.
 _early: dict[str, Background[Any]] = {}
-#: Every cluster started in this session: stopped together at its end.
-_started: list[Background[Any]] = []
+#: Every cluster started in this session and still running, by fixture name: stopped after
+#: the last test that takes it (`pytest_runtest_teardown`), or together at the session's end.
+_started: dict[str, Background[Any]] = {}
+#: Clusters being stopped after their last test: the session's end waits for them.
+_retiring: list[Future[None]] = []
+_stopper = ThreadPoolExecutor(thread_name_prefix="retire-cluster")
+_LAST_TAKERS = pytest.StashKey[dict[str, str]]()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -58,25 +65,58 @@ def _clusters(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     wanted = {n for item in request.session.items for n in getattr(item, "fixturenames", ())}
-    if "legacy_cluster" in wanted:
-        _early["legacy_cluster"] = BackgroundLegacySandbox(_legacy_options(tmp_path_factory))
-    if "replica_cluster" in wanted:
-        replica = _replica_options(tmp_path_factory)
-        _early["replica_cluster"] = Background(lambda: replica_sandbox(replica))
-    if "proxy_cluster" in wanted:
-        _early["proxy_cluster"] = BackgroundSandbox(_proxy_options(tmp_path_factory))
+    makers: dict[str, Callable[[], Background[Any]]] = {
+        "legacy_cluster": lambda: BackgroundLegacySandbox(_legacy_options(tmp_path_factory)),
+        "replica_cluster": lambda: Background(
+            functools.partial(replica_sandbox, _replica_options(tmp_path_factory))
+        ),
+        "proxy_cluster": lambda: BackgroundSandbox(_proxy_options(tmp_path_factory)),
+    }
+    assert makers.keys() == BEGUN_EARLY
+    for name in sorted(BEGUN_EARLY & wanted):
+        _early[name] = makers[name]()
     for background in _early.values():
         background.begin()
     yield
     # Each JVM takes seconds to shut down cleanly: one cluster after another was most of a
     # minute at the end of every run.
-    everything = [*_started, *_early.values()]
+    everything = [*_started.values(), *_early.values()]
+    _started.clear()
     started = time.monotonic()
     with ThreadPoolExecutor(max(1, len(everything))) as pool:
         stops = [pool.submit(b.stop) for b in everything]
     _measured["teardown"] = f"{time.monotonic() - started:.1f}s ({len(everything)} clusters)"
-    for stop in stops:
+    _stopper.shutdown()
+    for stop in [*_retiring, *stops]:
         stop.result()  # a cluster that failed to stop fails the session
+
+
+def _last_takers(session: pytest.Session) -> dict[str, str]:
+    """The last test of the session to take each cluster (directly or through a fixture), by
+    fixture name."""
+    last: dict[str, str] = {}
+    for item in session.items:
+        for name in getattr(item, "fixturenames", ()):
+            last[name] = item.nodeid
+    return last
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A cluster no test left in the session takes is stopped as soon as the test that took it
+    last has torn down, in the background: left running to the end of a stream, its brokers,
+    consumers and trickle keep taking the two cores every stream shares (the proxy cluster
+    alone some 20 % of a core, for the ten minutes the newest release's tests take after it)."""
+    try:
+        return (yield)
+    finally:
+        stash = item.session.stash
+        if _LAST_TAKERS not in stash:
+            stash[_LAST_TAKERS] = _last_takers(item.session)
+        last = stash[_LAST_TAKERS]
+        for name in [n for n in _started if last.get(n) == item.nodeid]:
+            _retiring.append(_stopper.submit(_started.pop(name).stop))
+            _measured[f"{name} stopped"] = f"after {item.nodeid}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -100,7 +140,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     except Exception as exc:
         background.stop()  # whatever did start is stopped by now; this joins the thread
         pytest.fail(f"the RocketMQ sandbox did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["sandbox"] = background
     _measured["start"] = _describe_start(sb)
     _measured["rss"] = ", ".join(f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items()))
     return sb
@@ -130,7 +170,7 @@ def newest_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     except Exception as exc:
         background.stop()
         pytest.fail(f"the {NEWEST_RELEASE} TLS cluster did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["newest_cluster"] = background
     _measured[f"{NEWEST_RELEASE} TLS start"] = _describe_start(newest)
     return newest
 
@@ -149,7 +189,7 @@ def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> AclSandbox:
     except Exception as exc:
         background.stop()
         pytest.fail(f"the ACL cluster did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["acl_cluster"] = background
     _measured["acl start"] = f"{time.monotonic() - started:.1f}s"
     return acl
 
@@ -169,7 +209,7 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     except Exception as exc:
         background.stop()
         pytest.fail(f"the master/slave cluster did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["replica_cluster"] = background
     _measured["replica start"] = f"waited {time.monotonic() - started:.1f}s"
     return replica
 
@@ -210,7 +250,7 @@ def proxy_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     except Exception as exc:
         background.stop()
         pytest.fail(f"the proxy cluster did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["proxy_cluster"] = background
     _measured["proxy start"] = f"waited {time.monotonic() - started:.1f}s ({_describe_start(sb)})"
     _measured["proxy rss"] = ", ".join(
         f"{n} {kb // 1024} MiB" for n, kb in sorted(sb.rss_kb().items())
@@ -232,7 +272,7 @@ def legacy_cluster(tmp_path_factory: pytest.TempPathFactory) -> LegacySandbox:
     except Exception as exc:
         background.stop()
         pytest.fail(f"the RocketMQ 4.9.7 cluster did not start: {exc}", pytrace=False)
-    _started.append(background)
+    _started["legacy_cluster"] = background
     _measured["4.9.7 start"] = f"waited {time.monotonic() - started:.1f}s"
     return legacy
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +121,39 @@ def test_await_from_asyncio(runner: SparkRunner, snapshot: SnapshotRef, tmp_path
 
     totals = json.loads(asyncio.run(go()))["totals"][0]  # earliest re-consumes everything
     assert totals["re_consume"] == sum(10 * q for q in range(6))
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """Every live process: pid -> (parent, process group, command line)."""
+    out = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            argv = stat.with_name("cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        out[int(stat.parent.name)] = (int(fields[1]), int(fields[2]), argv)
+    return out
+
+
+def test_a_host_closed_while_its_session_starts_stops_now_with_its_jvm(tmp_path: Path) -> None:
+    """A command that fails before its first job (a spec error, a cluster that does not answer)
+    closes a host whose JVM is still starting: the host and its JVM are stopped then, not
+    after the session is up, and nothing of theirs is left running."""
+    runner = SparkRunner("local[1]", log_path=tmp_path / "host.log", warm_up=False)
+    runner.start()
+    me = os.getpid()
+    host = next(
+        p for p, (ppid, _, argv) in _processes().items() if ppid == me and "jobs.host" in argv
+    )
+    deadline = time.monotonic() + 120
+    while not any(ppid == host and "java" in argv for ppid, _, argv in _processes().values()):
+        assert time.monotonic() < deadline, "the host never launched its JVM"
+        time.sleep(0.05)
+    assert not runner.ready
+    runner.close()
+    # Had close waited for the host, the session would have come up first and `ready` held.
+    assert not runner.ready
+    while any(pgid == host for _, pgid, _ in _processes().values()):
+        assert time.monotonic() < deadline, "the host's JVM outlived it"
+        time.sleep(0.1)

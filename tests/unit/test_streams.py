@@ -83,3 +83,14 @@ def test_files_sharing_a_cluster_run_in_one_stream() -> None:
             if re.search(rf"\b{cluster}\b", p.read_text())
         ]
         assert len({where[u] for u in users}) <= 1, (cluster, users)
+
+
+def test_a_stream_runs_the_files_of_a_cluster_begun_early_before_its_others() -> None:
+    """A cluster begun as the session starts is used first and stopped after its last test,
+    not left running while the stream's other files run."""
+    for paths in streams.streams().values():
+        files = [Path(p) for p in paths if p.endswith(".py")]
+        early = [
+            bool(set(streams._CLUSTER.findall(f.read_text())) & streams.BEGUN_EARLY) for f in files
+        ]
+        assert early == sorted(early, reverse=True), [f.name for f in files]

@@ -179,10 +179,18 @@ class SparkRunner:
         return self._fatal is not None or (self._host is not None and self._host.exited is not None)
 
     def close(self, timeout: float = 30.0) -> None:
-        """Ask the host to stop, wait for it, and kill it if it does not."""
+        """Ask the host to stop, wait for it, and kill it if it does not. A host still opening
+        its session is stopped at once: nothing of ours ran there yet, and a command that failed
+        early (a spec error, a cluster that does not answer) waited 15-30 s for a JVM to finish
+        starting only to stop it."""
         with self._lock:
             host, self._host = self._host, None
-        if host is not None:
+            starting = self._info is None and self._fatal is None
+        if host is None:
+            return
+        if starting:
+            host.abort()
+        else:
             host.close(timeout)
 
     def __enter__(self) -> SparkRunner:

@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -95,6 +96,11 @@ class Peer:
         self._link.close()
         self._reader.join(timeout)
 
+    def abort(self, timeout: float = 3.0) -> None:
+        """Stop now, not after what the other end is doing: for a process we did not start, the
+        same as `close` (it is not ours to stop)."""
+        self.close(timeout)
+
     def _send_quietly(self, message: Any) -> None:
         with contextlib.suppress(OSError):
             self._link.send(message)
@@ -160,6 +166,7 @@ class ChildProcess(Peer):
         tail_chars: int = 2000,
     ) -> None:
         self._tail_chars = tail_chars
+        self._own_session = new_session
         ours, theirs = socket.socketpair()
         argv = [python or sys.executable, "-m", module, "--fd", str(theirs.fileno())]
         self._log, self._log_start = _open_log(log, argv)
@@ -193,6 +200,18 @@ class ChildProcess(Peer):
         self._link.close()
         self._reader.join(timeout)
         self._log.close()
+
+    def abort(self, timeout: float = 3.0) -> None:
+        """Stop the child and what it started at once: SIGTERM to its process group when it has
+        a session of its own (a JVM it launched runs its shutdown hooks, which remove its
+        temporary files), to the child alone otherwise; then `close`."""
+        if self.process.poll() is None:  # not reaped: its pid (and group) are still its own
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if self._own_session:
+                    os.killpg(self.process.pid, signal.SIGTERM)
+                else:
+                    self.process.terminate()
+        self.close(timeout)
 
     def log_tail(self) -> str:
         """The end of what the child wrote since it was started."""
