@@ -204,7 +204,8 @@ class ChildProcess(Peer):
     def abort(self, timeout: float = 3.0) -> None:
         """Stop the child and what it started at once: SIGTERM to its process group when it has
         a session of its own (a JVM it launched runs its shutdown hooks, which remove its
-        temporary files), to the child alone otherwise; then `close`."""
+        temporary files), to the child alone otherwise; then `close`. What is left of the
+        group after `timeout` seconds is killed: nothing of it outlives the caller."""
         if self.process.poll() is None:  # not reaped: its pid (and group) are still its own
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 if self._own_session:
@@ -212,6 +213,8 @@ class ChildProcess(Peer):
                 else:
                     self.process.terminate()
         self.close(timeout)
+        if self._own_session:
+            _end_group(self.process.pid, timeout)
 
     def log_tail(self) -> str:
         """The end of what the child wrote since it was started."""
@@ -249,6 +252,22 @@ class Connection(Peer):
             sock.close()
             raise
         return cls(Link(sock), name=name, hello=hello, reader_name=f"rpc {path.name}")
+
+
+def _end_group(pgid: int, grace: float) -> None:
+    """Wait up to `grace` seconds for every process of group `pgid` to exit, then kill the rest.
+    The group's id is not given to a new process while any of its members lives."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _open_log(path: Path | None, argv: Sequence[str]) -> tuple[IO[bytes], int]:
