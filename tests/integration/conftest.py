@@ -5,7 +5,9 @@ message says why (a missing JDK or Maven, a port in use, the tail of a JVM log, 
 
 The separate clusters whose start is mostly waiting (the 4.9.7 broker's commit logs expiring,
 the slave catching up with its master) are begun as the session starts, when a selected test
-needs them, and every cluster is stopped at the end of the session, all at once.
+needs them (tests/streams.py runs their files first). Each cluster is stopped, in the
+background, once the last test of the session that takes it has torn down; what is still
+running at the session's end is stopped then, all at once.
 """
 
 from __future__ import annotations

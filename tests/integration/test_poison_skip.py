@@ -65,6 +65,14 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
             )
 
         seen_from = log.stat().st_size
+
+        async def consuming() -> bool:
+            return any(kind == "DELIVERED" for kind, _ in queue_events(log, seen_from, *chosen))
+
+        # A test before this one may have stopped broker-b: the orderly consumer locks its
+        # queues there again in its own time (minutes, on a loaded machine). The clock below
+        # starts once it takes the ledger's trickle (a message a queue every 8 s) from this one.
+        await eventually(consuming, f"ledger-sync consumes {chosen} again", timeout=240)
         poison = (
             await admin.send_message(
                 addr, sc.TOPIC_LEDGER, QUEUE, b'{"poison":"test"}', tags="posted",
