@@ -25,6 +25,7 @@ from tests.support.acl import (
     spec_file,
     write_config,
 )
+from tests.support.processes import processes
 
 #: What points a console process at its cache folder, config, and the test helpers.
 _CONSOLE_KEYS = ("RMQ_CONSOLE_CACHE", "RMQ_CONSOLE_CONFIG", "PYTHONPATH")
@@ -33,15 +34,7 @@ _CONSOLE_KEYS = ("RMQ_CONSOLE_CACHE", "RMQ_CONSOLE_CONFIG", "PYTHONPATH")
 def argvs_holding(secret: str) -> list[str]:
     """Every running process whose command line holds `secret` (the executors live until the
     server stops, so theirs are among them)."""
-    hits = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes()
-        except OSError:
-            continue  # ended meanwhile
-        if secret.encode() in argv:
-            hits.append(argv.replace(b"\0", b" ").decode(errors="replace"))
-    return hits
+    return [p.command_line for p in processes() if secret.encode() in p.argv]
 
 
 def test_to_timestamp_with_credentials_on_a_standalone_cluster(

@@ -36,6 +36,7 @@ from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.themes import PROJECT_THEMES
 from tests.connect import ConnectServer
+from tests.support.processes import processes
 from tests.support.releases import NEWEST_RELEASE
 from tests.support.terminal import Tmux
 from tests.ui.helpers import banner as banner_text
@@ -171,25 +172,10 @@ def test_the_command_line_ca_without_the_client_certificate_mutual_tls_wants(
     assert "the cluster may require TLS" in err
 
 
-def child_pids() -> list[int]:
-    """This process's children (the console's network process among them)."""
+def child_command_lines() -> list[str]:
+    """The command lines of this process's children (the console's network process among them)."""
     me = os.getpid()
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[1]) == me:
-            pids.append(int(stat.parent.name))
-    return pids
-
-
-def cmdline(pid: int) -> str:
-    try:
-        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
+    return [p.command_line for p in processes() if p.ppid == me]
 
 
 def console_for(config_file: Path, name: str, workspace: Path) -> ConsoleApp:
@@ -218,7 +204,7 @@ async def test_the_console_reads_over_tls_and_names_a_tls_refusal(
         tls = newest_cluster.tls
         assert tls is not None
         # (The sandbox's own Java clients, children too, get theirs as system properties.)
-        ours = [c for pid in child_pids() if "console." in (c := cmdline(pid))]
+        ours = [c for c in child_command_lines() if "console." in c]
         assert any("console.remote.child" in c for c in ours), ours
         assert not any(str(tls.key) in c or str(tls.cert) in c for c in ours), ours
         assert "UNVERIFIED" not in banner_text(app)

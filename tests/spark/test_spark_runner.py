@@ -22,6 +22,7 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import SnapshotRef, Workspace
 from console.services.read.snapshots import Snapshot, SnapshotStore, snapshot_table
 from tests.spark.fakes import group
+from tests.support.processes import Process, processes
 
 pytestmark = pytest.mark.spark
 T = 1_795_338_300_000
@@ -123,19 +124,10 @@ def test_await_from_asyncio(runner: SparkRunner, snapshot: SnapshotRef, tmp_path
     assert totals["re_consume"] == sum(10 * q for q in range(6))
 
 
-def _processes() -> dict[int, tuple[int, int, str]]:
-    """Every running process: pid -> (parent, process group, command line). Not the zombies:
-    a JVM orphaned by its host is reaped by pid 1, which in some containers never does."""
-    out = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            argv = stat.with_name("cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z":
-            out[int(stat.parent.name)] = (int(fields[1]), int(fields[2]), argv)
-    return out
+def _running() -> list[Process]:
+    """Not the zombies: a JVM orphaned by its host is reaped by pid 1, which in some containers
+    never does."""
+    return [p for p in processes() if p.state != "Z"]
 
 
 def test_a_host_closed_while_its_session_starts_stops_now_with_its_jvm(tmp_path: Path) -> None:
@@ -143,16 +135,16 @@ def test_a_host_closed_while_its_session_starts_stops_now_with_its_jvm(tmp_path:
     closes a host whose JVM is still starting: the host and its JVM are stopped then, not
     after the session is up, and nothing of theirs is left running."""
     me = os.getpid()
-    before = set(_processes())  # the module's warm runner has a host of its own
+    before = {p.pid for p in _running()}  # the module's warm runner has a host of its own
     runner = SparkRunner("local[1]", log_path=tmp_path / "host.log", warm_up=False)
     runner.start()
     (host,) = (
-        p
-        for p, (ppid, _, argv) in _processes().items()
-        if ppid == me and "jobs.host" in argv and p not in before
+        p.pid
+        for p in _running()
+        if p.ppid == me and "jobs.host" in p.command_line and p.pid not in before
     )
     deadline = time.monotonic() + 120
-    while not any(ppid == host and "java" in argv for ppid, _, argv in _processes().values()):
+    while not any(p.ppid == host and "java" in p.command_line for p in _running()):
         assert time.monotonic() < deadline, "the host never launched its JVM"
         time.sleep(0.05)
     assert not runner.ready
@@ -160,6 +152,6 @@ def test_a_host_closed_while_its_session_starts_stops_now_with_its_jvm(tmp_path:
     # Had close waited for the host, the session would have come up first and `ready` held.
     assert not runner.ready
     deadline = time.monotonic() + 60
-    while left := [argv for _, pgid, argv in _processes().values() if pgid == host]:
+    while left := [p.command_line for p in _running() if p.pgid == host]:
         assert time.monotonic() < deadline, f"still running a minute after close: {left}"
         time.sleep(0.1)

@@ -17,6 +17,7 @@ import yaml
 
 from console.rocketmq.models import BoundaryType
 from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, AclSandbox
+from tests.support.processes import descendants, processes
 
 CLUSTER = "acl"
 
@@ -134,33 +135,9 @@ def run_cli(root: Path, env: dict[str, str], *args: str, timeout: float = 600) -
 def _watch(root_pid: int, done: threading.Event, seen: set[tuple[int, bytes]]) -> None:
     # Every argv a process shows is kept: a forked child shows its parent's until it execs.
     while not done.wait(0.05):
-        for pid in _descendants(root_pid):
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue  # exited between the listing and the read
-            if argv:  # empty for a zombie
-                seen.add((pid, argv))
-
-
-def _descendants(root_pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name (field 2) is in parentheses and may hold spaces.
-        parents[int(entry.name)] = int(stat.rpartition(")")[2].split()[1])
-    found = {root_pid}
-    grew = True
-    while grew:
-        more = {pid for pid, ppid in parents.items() if ppid in found} - found
-        found |= more
-        grew = bool(more)
-    return found
+        for p in descendants(root_pid, processes()):
+            if p.argv:  # empty for a zombie
+                seen.add((p.pid, p.argv))
 
 
 def files_holding(dirs: list[Path], secret: str) -> list[Path]:
