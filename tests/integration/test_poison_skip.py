@@ -29,7 +29,7 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
-from console.services.read.stuck import wait_moved_on, watch_group
+from console.services.read.stuck import consumercaches_of, wait_moved_on, watch_group
 from tests.integration.consumer_log import queue_events
 from tests.support.writes import write_access
 
@@ -111,11 +111,27 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
         assert finding.seconds == report.seconds
         # The client holding the queue caches the poison message and those behind it, far
         # below its threshold: it keeps pulling, so it will hear of the skip.
-        assert finding.cache is not None, report.cache_missing
-        assert finding.cache.cached_min == poison
-        assert finding.cache.cached >= 1 + BEHIND
-        assert finding.cache.threshold == sc.group_plan(sc.GROUP_POISON).pull_threshold
-        assert not finding.cache.flow_controlled
+        cache = finding.cache
+        if cache is None:
+            # Between two rebalances (20 s apart; the tests before this one stopped and froze
+            # broker-b) the client may hold no queue there: the report says so, never empty.
+            assert report.cache_missing == (
+                f"{sc.TOPIC_LEDGER}@{BROKER}:{QUEUE}: none of the 1 client(s) that answered "
+                "holds it (rebalancing?)",
+            ), report.cache_missing
+
+            async def held() -> bool:
+                nonlocal cache
+                read = await reader.group_offsets(sc.GROUP_POISON, topics=[sc.TOPIC_LEDGER])
+                cache = (await consumercaches_of(reader, read, [chosen]))[0].get(chosen)
+                return cache is not None
+
+            await eventually(held, f"a client of ledger-sync holds {chosen} again", timeout=60)
+        assert cache is not None
+        assert cache.cached_min == poison
+        assert cache.cached >= 1 + BEHIND
+        assert cache.threshold == sc.group_plan(sc.GROUP_POISON).pull_threshold
+        assert not cache.flow_controlled
         others = {k for k in report.clear if k[0] == sc.TOPIC_LEDGER}
         assert len(others) == 2 * sc.topic_plan(sc.TOPIC_LEDGER).queues_per_broker - len(expected)
 
