@@ -34,7 +34,8 @@ COMMANDS = {
     "console.cli.sandbox": ("sandbox", "demo"),
     "console.cli.plan": ("snapshot", "plan"),
     "console.cli.messages": ("message",),
-    "console.cli.apply": ("apply", "undo", "resume", "history"),
+    "console.cli.apply": ("apply", "undo", "resume"),
+    "console.cli.history": ("history",),
     "console.cli.spark": ("spark",),
     "console.cli.walkthrough": ("walkthrough",),
 }

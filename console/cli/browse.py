@@ -70,11 +70,8 @@ def _run(args: argparse.Namespace, body: Any) -> int:
     target = resolve_target(args)
 
     async def go() -> int:
-        async with target.admin() as admin:
-            cluster = target.cluster
-            reader = ClusterReader(
-                admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
-            )
+        async with target.reader() as reader:
+            admin = reader.admin
             try:
                 result: int = await body(reader, target)
             finally:

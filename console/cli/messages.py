@@ -21,7 +21,6 @@ from console.domain import mqadmin
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL
 from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView, local_time
 from console.services.read.boundary import read_boundaries
-from console.services.read.reader import ClusterReader
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,10 +83,8 @@ def _message(args: argparse.Namespace) -> int:
 
 def read_boundaries_of(target: Target, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
     async def go() -> list[Boundary]:
-        async with target.admin() as admin:
-            return await read_boundaries(
-                ClusterReader(admin, target.cluster.rocketmq_cluster), wanted
-            )
+        async with target.reader() as reader:
+            return await read_boundaries(reader, wanted)
 
     return asyncio.run(go())
 

@@ -246,7 +246,7 @@ def _plan(args: argparse.Namespace) -> int:
         return EXIT_NOTHING_READ
     boundaries = _boundaries(target, flow) if args.boundary and failure is None else None
     extra = {"boundaries": boundaries_document(boundaries)} if boundaries is not None else {}
-    code = finish_plan(flow, failure, workspace, as_json=args.json, extra=extra)[0]
+    code = finish_plan(flow, failure, as_json=args.json, extra=extra)[0]
     if boundaries is None:
         return code
     if not args.json:
@@ -264,16 +264,12 @@ def _boundaries(target: Target, flow: ResetFlow) -> list[Boundary] | None:
 def finish_plan(
     flow: ResetFlow,
     failure: str | None,
-    workspace: Workspace,
     *,
     as_json: bool,
     extra: Mapping[str, Any] | None = None,
 ) -> tuple[int, PlanResult | None]:
     """Print what `run_plan` gave (the preview, or why there is none); the exit code, and the
     plan when there is one. `extra` goes into the JSON document."""
-    # deferred: pyarrow (snapshots are Parquet files)
-    from console.services.read.snapshots import SnapshotStore
-
     if flow.stage is Stage.REJECTED:
         print(redact_text(f"rmq-console: error: {flow.error}"), file=sys.stderr)
         return 2, None
@@ -281,7 +277,7 @@ def finish_plan(
     if failure is not None or flow.stage is not Stage.PREVIEWED or result is None:
         print(redact_text(f"rmq-console: plan failed: {failure or flow.stage}"), file=sys.stderr)
         return 1, None
-    lacking = SnapshotStore(workspace).missing(result.snapshot)
+    lacking = result.missing
     warned = warning_counts(result.uri)
     if as_json:
         dump_json(
@@ -508,8 +504,8 @@ def _with_reader(target: Target, body: Callable[[ClusterReader], Awaitable[int]]
 
 
 async def _reading(target: Target, body: Callable[[ClusterReader], Awaitable[T]]) -> T:
-    async with target.admin() as admin:
-        return await body(ClusterReader(admin, target.cluster.rocketmq_cluster))
+    async with target.reader() as reader:
+        return await body(reader)
 
 
 def _json(text: str) -> Any:

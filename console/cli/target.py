@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from console.config import (
 )
 from console.rocketmq.admin import AdminClient
 from console.services.infra.access import open_admin
+from console.services.read.open_reader import open_reader
+from console.services.read.reader import ClusterReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,11 @@ class Target:
 
     def admin(self, *, write: bool = False) -> AdminClient:
         return open_admin(self.cluster, self.config, write=write)
+
+    def reader(self) -> AbstractAsyncContextManager[ClusterReader]:
+        """The cluster's reader on a read-only client (closed on leaving), built as every
+        door builds it (console/services/read/open_reader.py)."""
+        return open_reader(self.cluster, self.config)
 
 
 def command_config(args: argparse.Namespace) -> Config:

@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from console.cli.apply import write_in_terminal_result
 from console.cli.arguments import target_parent
 from console.cli.messages import print_boundaries, read_boundaries_of
 from console.cli.plan import add_engine_arguments, finish_plan, future_by_ms, run_plan
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target
+from console.cli.write_door import write_in_terminal
 from console.domain.journal import QueueState
 from console.domain.messages import boundary_requests
 from console.domain.spec import SpecError
@@ -149,8 +149,8 @@ async def _ask(
 ) -> int | None:
     """The evidence and every answer; an exit code when the walkthrough cannot go on."""
 
-    async with target.admin() as admin:
-        ctx = _context(args, target, run, _reader(admin, target))
+    async with target.reader() as reader:
+        ctx = _context(args, target, run, reader)
         try:
             await ctx.offsets()
         except NotFoundError as exc:
@@ -219,10 +219,6 @@ def _context(
     return EvidenceContext.of(reader, run, config)
 
 
-def _reader(admin: Any, target: Target) -> ClusterReader:
-    return ClusterReader(admin, target.cluster.rocketmq_cluster)
-
-
 # ---- planning and applying ------------------------------------------------------------------
 
 
@@ -247,7 +243,7 @@ def _plan(args: argparse.Namespace, target: Target, run: WalkthroughRun, spec: A
         print(f"rmq-console: no plan: {run.ended}", file=sys.stderr)
         return 2
     run.flow = flow
-    code, result = finish_plan(flow, failure, workspace, as_json=False)
+    code, result = finish_plan(flow, failure, as_json=False)
     if result is None:
         run.ended = f"no plan: {flow.error or failure or flow.stage}"
         return code
@@ -278,7 +274,7 @@ def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int
         json=False, confirm=args.confirm, accept_drift=args.accept_drift
     )
     flow.begin_apply()
-    result = write_in_terminal_result(apply_args, target, ApplyPlan(plan), also=flow)
+    result = write_in_terminal(apply_args, target, ApplyPlan(plan), also=flow.told)
     if result.journal is None:
         run.ended = "refused before writing: nothing was written"
     else:
@@ -291,8 +287,8 @@ async def _after(args: argparse.Namespace, target: Target, run: WalkthroughRun) 
     what could not be read)."""
     if not run.walkthrough.after:
         return False
-    async with target.admin() as admin:
-        ctx = _context(args, target, run, _reader(admin, target))
+    async with target.reader() as reader:
+        ctx = _context(args, target, run, reader)
         after = await _gather(ctx, run.walkthrough.after)
     run.after = after
     for e in after:

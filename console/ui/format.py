@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from console.domain.durations import age_text
 from console.domain.offsets import Consumption
 
 if TYPE_CHECKING:  # the lag trend's modules stay off the command line's `lag`
@@ -40,17 +41,8 @@ def offset(n: int | None) -> str:
     return UNKNOWN if n is None else str(n)
 
 
-def age(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    s = max(ms, 0) // 1000
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+#: An age or a span ("12s", "3h05m"), as the command line's text says it.
+age = age_text
 
 
 def behind(ms: int | None, *, at_least: bool = False) -> str:

@@ -16,6 +16,7 @@ from console.domain.plan import Impact, PlanRow
 from console.domain.triage import GroupSummary
 from console.domain.walkthrough import Evidence
 from console.rocketmq.models import QueueStats
+from console.services.apply.events import UndoPlanProgressed, WriteProgressed
 from console.services.read.routes import BrokerHealth
 from console.ui.widgets.tablemodel import Row
 
@@ -23,9 +24,8 @@ if TYPE_CHECKING:
     from console.config import ClusterConfig
 
     # Types only: the planning code loads when the first preview opens, not at start-up.
-    from console.domain.journal import Journal
+    from console.services.apply.events import SessionEvent
     from console.services.apply.history import WorkspaceHistory
-    from console.services.apply.progress import ApplyProgress
     from console.services.apply.session import Confirmation, WriteCheck
     from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
@@ -170,15 +170,22 @@ class BoundariesRead(Message):
     boundaries: tuple[Boundary, ...]
 
 
-# ---- an apply session's events (console/services/apply/session.py), as a door gets them ----
+# ---- an apply session's events (console/services/apply/events.py), as a door gets them ----
 
 
-@dataclass
-class ApplyChecked(Message):
-    """An apply's, undo's or resume's check: what the cluster holds before anything is
-    written."""
+class SessionTold(Message):
+    """What an apply, undo or resume session told its door: one event, in the order it came.
+    A newer progress of the same kind replaces an unread older one."""
 
-    check: WriteCheck
+    def __init__(self, event: SessionEvent) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        if not isinstance(message, SessionTold):
+            return False
+        progress = (WriteProgressed, UndoPlanProgressed)
+        return isinstance(self.event, progress) and type(message.event) is type(self.event)
 
 
 @dataclass
@@ -188,43 +195,6 @@ class ConfirmationAsked(Message):
 
     check: WriteCheck
     reply: Future[Confirmation | None]
-
-
-@dataclass
-class ApplyConfirmed(Message):
-    """The answer confirmed the write: the cluster is read again, then written."""
-
-    accept_drift: bool
-
-
-@dataclass
-class ApplyDeclined(Message):
-    """The operator cancelled: nothing was written."""
-
-
-@dataclass
-class ApplyRefused(Message):
-    """The session cannot go on (bad plan, read-only, drift, consumers online on the offline
-    path, the cluster moved while confirming ...); nothing was written."""
-
-    reasons: tuple[str, ...]
-
-
-class ApplyProgressed(Message):
-    """The apply's latest progress; a newer one replaces an unread older one."""
-
-    def __init__(self, progress: ApplyProgress) -> None:
-        super().__init__()
-        self.progress = progress
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ApplyProgressed)
-
-
-@dataclass
-class ApplyFinished(Message):
-    journal: Journal
-    journal_path: str
 
 
 @dataclass

@@ -2,8 +2,8 @@
 confirm dialog.
 
 A session runs on a worker's thread and event loop (console/services/apply/session.py). What it
-tells the door comes to the screen as messages (`PostedEvents`), handled on the UI thread in the
-order they were sent. When it needs the operator's answer, `DialogConfirm` posts
+tells the door comes to the screen as `SessionTold` messages (`posted`), handled on the UI
+thread in the order they were sent. When it needs the operator's answer, `DialogConfirm` posts
 `ConfirmationAsked` and the session waits until the screen's dialog sets the reply; a screen that
 goes away first answers None (`abandon`), so a session never waits on a dialog nobody will show.
 """
@@ -17,55 +17,22 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from console.ui.messages import (
-    ApplyChecked,
-    ApplyConfirmed,
-    ApplyDeclined,
-    ApplyFinished,
-    ApplyProgressed,
-    ApplyRefused,
-    ConfirmationAsked,
-    PlanProgressed,
-)
+from console.ui.messages import ConfirmationAsked, SessionTold
 
 if TYPE_CHECKING:
-    from console.domain.journal import Journal
-    from console.services.apply.progress import ApplyProgress
+    from console.services.apply.events import SessionEvent, Tell
     from console.services.apply.session import Confirmation, WriteCheck
-    from console.services.infra.spark_jobs import JobProgress
 
 Post = Callable[[Message], object]
 
 
-class PostedEvents:
-    """A session's events (an `ApplyEvents`) posted to a screen as messages."""
+def posted(post: Post) -> Tell:
+    """A session's events posted to a screen, each as a `SessionTold` message."""
 
-    def __init__(self, post: Post) -> None:
-        self._post = post
+    def tell(event: SessionEvent) -> None:
+        post(SessionTold(event))
 
-    def checking(self) -> None:
-        return None  # the screen showed it when it started the session
-
-    def planning(self, progress: JobProgress) -> None:
-        self._post(PlanProgressed(progress))
-
-    def checked(self, check: WriteCheck) -> None:
-        self._post(ApplyChecked(check))
-
-    def confirmed(self, accept_drift: bool) -> None:
-        self._post(ApplyConfirmed(accept_drift))
-
-    def declined(self) -> None:
-        self._post(ApplyDeclined())
-
-    def writing(self, progress: ApplyProgress) -> None:
-        self._post(ApplyProgressed(progress))
-
-    def applied(self, journal: Journal, journal_path: str) -> None:
-        self._post(ApplyFinished(journal, journal_path))
-
-    def refused(self, reasons: tuple[str, ...]) -> None:
-        self._post(ApplyRefused(reasons))
+    return tell
 
 
 class DialogConfirm:

@@ -43,7 +43,8 @@ from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
 from console.services.apply.check import ApplyCheck, check_apply
-from console.services.apply.session import Confirmation, QuietEvents, WriteCheck
+from console.services.apply.events import untold
+from console.services.apply.session import Confirmation, WriteCheck
 from console.services.apply.write_sessions import ClusterWrites
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import AuditLog, JournalStore
@@ -383,7 +384,7 @@ async def test_a_latest_push_journals_verifies_and_undoes_every_queue_it_moves(
             console.clusters[0],
             doors.undo(shown["apply_id"]),
             typed,
-            QuietEvents(),
+            untold,
             asyncio.Event(),
         )
         assert undone.journal is not None, undone.refused

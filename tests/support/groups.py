@@ -22,31 +22,33 @@ Queue = tuple[str, int]  # broker name, queue id
 BEHIND = 5  # the group's commits stay this far behind each queue's max offset
 
 
-async def new_group(sandbox: Sandbox, admin: AdminClient) -> tuple[str, dict[Queue, int]]:
-    """A group of its own on the orders topic, committed BEHIND messages short of the end of
-    every queue; returns it with those commits."""
+async def new_group(
+    sandbox: Sandbox, admin: AdminClient, topic: str = TOPIC_ORDERS
+) -> tuple[str, dict[Queue, int]]:
+    """A group of its own on `topic` (the scenario's orders), committed BEHIND messages short
+    of the end of every queue; returns it with those commits."""
     group = f"it-apply-{uuid.uuid4().hex[:8]}"
     commits: dict[Queue, int] = {}
     writes = []
     for broker, addr in sorted(sandbox.broker_addrs.items()):
         await admin.create_group(addr, group)
-        for mq, stats in (await admin.topic_stats(addr, TOPIC_ORDERS)).items():
-            assert stats.max_offset > BEHIND + 3, "the scenario seeds every orders queue"
+        for mq, stats in (await admin.topic_stats(addr, topic)).items():
+            assert stats.max_offset > BEHIND + 3, f"the scenario seeds every {topic} queue"
             commits[(broker, mq.queue_id)] = stats.max_offset - BEHIND
-            writes.append(
-                OffsetWrite(addr, group, TOPIC_ORDERS, mq.queue_id, stats.max_offset - BEHIND)
-            )
+            writes.append(OffsetWrite(addr, group, topic, mq.queue_id, stats.max_offset - BEHIND))
     report = await OffsetWriter(admin).write(writes)
     assert report.ok, report.summary()
     return group, commits
 
 
-async def committed(sandbox: Sandbox, admin: AdminClient, group: str) -> dict[Queue, int | None]:
+async def committed(
+    sandbox: Sandbox, admin: AdminClient, group: str, topic: str = TOPIC_ORDERS
+) -> dict[Queue, int | None]:
     out: dict[Queue, int | None] = {}
     for broker, addr in sorted(sandbox.broker_addrs.items()):
-        for mq in await admin.topic_stats(addr, TOPIC_ORDERS):
+        for mq in await admin.topic_stats(addr, topic):
             out[(broker, mq.queue_id)] = await admin.query_consumer_offset(
-                addr, group, TOPIC_ORDERS, mq.queue_id
+                addr, group, topic, mq.queue_id
             )
     return out
 

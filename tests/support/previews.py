@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from console.config import Config
+from console.domain.gaps import Gap
 from console.domain.plan import PLAN_COLUMNS, Impact, PlanHeader, PlanRow, SnapshotInfo, Totals
 from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import ResetSpec
@@ -55,6 +56,8 @@ class FakePlanner:
         self.cancelled = threading.Event()
         self.reported = threading.Event()
         self.fail: Exception | None = None
+        #: What the snapshot planned from lacks.
+        self.missing: tuple[Gap, ...] = ()
 
     async def plan(
         self,
@@ -91,7 +94,7 @@ class FakePlanner:
             },
         )
         ref = SnapshotRef("prod", "20261122T090500000Z", T, "file:///x")
-        return PlanResult(header, "file:///ws/plans/p", ref)
+        return PlanResult(header, "file:///ws/plans/p", ref, self.missing)
 
     def rows(self, plan_uri: str) -> pa.Table:
         names = [n for n, _ in PLAN_COLUMNS]

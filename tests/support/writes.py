@@ -12,8 +12,8 @@ from typing import Any
 from console.config import ClusterConfig, Config
 from console.domain.journal import Journal
 from console.errors import Refused
+from console.services.apply.events import Tell
 from console.services.apply.session import (
-    ApplyEvents,
     ApplyProgress,
     Confirm,
     Confirmation,
@@ -38,7 +38,7 @@ class ScriptedIntent:
     def __init__(self, kind: str, ref: str, writes: ScriptedWrites) -> None:
         self.kind, self.ref, self.writes = kind, ref, writes
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+    async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         refusal = self.writes.refuse.get((self.kind, self.ref))
         if refusal is not None:
             raise Refused([refusal])
@@ -95,11 +95,11 @@ class ScriptedWrites:
         cluster: ClusterConfig,
         intent: Intent,
         confirm: Confirm,
-        events: ApplyEvents,
+        tell: Tell,
         stop: asyncio.Event,
     ) -> SessionResult:
         return await run_session(
-            cluster, Config(), intent, confirm, events, stop, open_access=self._open
+            cluster, Config(), intent, confirm, tell, stop, open_access=self._open
         )
 
     @asynccontextmanager

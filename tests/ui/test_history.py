@@ -26,7 +26,7 @@ from console.services.infra.journal_store import JournalStore
 from console.ui.screens.apply import (
     ApplyResultDialog,
     ConfirmApplyDialog,
-    apply_summary,
+    write_summary,
 )
 from console.ui.screens.dialogs import CommandsDialog, ErrorDialog
 from console.ui.screens.history import HistoryScreen
@@ -133,7 +133,7 @@ async def test_the_confirm_dialog_says_cluster_replay_skip_time_span_and_drift()
     app, _ = fake_app(open_cluster=None)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        app.push_screen(ConfirmApplyDialog(apply_summary(drifted_check(), STAGING)))
+        app.push_screen(ConfirmApplyDialog(write_summary(drifted_check(), STAGING)))
         await pilot.pause()
         banner = app.screen.query_one("#apply-banner", ClusterBanner)
         assert banner.styles.background == Color.parse("green")  # staging's colour
@@ -142,10 +142,10 @@ async def test_the_confirm_dialog_says_cluster_replay_skip_time_span_and_drift()
         assert lines[:5] == [
             "cluster staging (green) · plan p-undo",
             "3 queue(s) of billing change",
-            "billing: replay 15 · skip 20 · lag after 295",
+            "billing: re-consume 15 · skip 20 · lag after 295",
             "billing time span: replays up to 1h00m of messages (stored since 2026-11-23 "
             "02:13:20 UTC) · skips up to 5m00s of messages · time not known on 1 queue(s)",
-            "billing (offline): server-side reset: every broker runs 5.1+",
+            "reset path for billing (offline): server-side reset - every broker runs 5.1+",
         ]
         assert lines[5:] == [
             "drift: 1 queue(s) moved since the plan was made",

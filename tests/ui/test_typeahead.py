@@ -11,7 +11,7 @@ from textual import events
 from textual.widgets import Input
 
 from console.ui.app import ConsoleApp
-from console.ui.screens.apply import ConfirmApplyDialog, apply_summary
+from console.ui.screens.apply import ConfirmApplyDialog, write_summary
 from console.ui.screens.dialogs import SaveDialog
 from console.ui.screens.group import GroupScreen
 from console.ui.widgets.dataview import FilterInput
@@ -96,7 +96,7 @@ async def test_keys_of_two_reads_keep_their_order_when_the_first_follows_the_foc
     went there at once; the box once held "ingbill". The second read comes after a varying
     number of event-loop turns, to land in every stage of the first read's way back."""
     app, _ = fake_app(open_cluster=None)
-    summary = replace(apply_summary(drifted_check(), STAGING), drift=False)
+    summary = replace(write_summary(drifted_check(), STAGING), drift=False)
     typed: dict[int, str] = {}
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

@@ -62,6 +62,7 @@ class LateConsumerAdmin:
 class Reader:
     def __init__(self, admin: LateConsumerAdmin) -> None:
         self.admin = admin
+        self.proxies = ()
 
     async def brokers(self) -> dict[str, str]:
         return {"broker-a": ADDR}

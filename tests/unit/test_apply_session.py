@@ -14,11 +14,17 @@ from typing import Any
 
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.check import ApplyCheck
+from console.services.apply.events import (
+    Checked,
+    Confirmed,
+    Declined,
+    SessionEvent,
+    WriteRefused,
+)
 from console.services.apply.session import (
     ApplyProgress,
     ApplySession,
     Confirmation,
-    QuietEvents,
     WriteCheck,
 )
 from console.services.apply.write_access import WriteAccess
@@ -73,21 +79,22 @@ def journal(state: QueueState) -> Journal:
     )
 
 
-class Told(QuietEvents):
+class Told:
+    """The events a door was told, as short names."""
+
     def __init__(self) -> None:
         self.events: list[str] = []
 
-    def checked(self, check: WriteCheck) -> None:
-        self.events.append("checked")
-
-    def confirmed(self, accept_drift: bool) -> None:
-        self.events.append(f"confirmed {accept_drift}")
-
-    def declined(self) -> None:
-        self.events.append("declined")
-
-    def refused(self, reasons: tuple[str, ...]) -> None:
-        self.events.append("refused")
+    def __call__(self, event: SessionEvent) -> None:
+        match event:
+            case Checked():
+                self.events.append("checked")
+            case Confirmed(accept_drift):
+                self.events.append(f"confirmed {accept_drift}")
+            case Declined():
+                self.events.append("declined")
+            case WriteRefused():
+                self.events.append("refused")
 
 
 def answering(*typed: str, accept_drift: bool = False) -> Any:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from console import __version__
-from console.cli import apply as apply_cli
+from console.cli import history as history_cli
 from console.cli import main
 from console.config import ConfigError
 from console.domain.client_offsets import ClientOffsetsError
@@ -42,7 +42,7 @@ def raising(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
     def handler(args: argparse.Namespace) -> int:
         raise exc
 
-    monkeypatch.setattr(apply_cli, "_history", handler)
+    monkeypatch.setattr(history_cli, "show_history", handler)
 
 
 @pytest.mark.parametrize(

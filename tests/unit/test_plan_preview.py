@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
+from console.domain.gaps import Gap, Part, Why
 from console.domain.spec import ByDuration, StrategyKind, ToTimestamp
 from console.services.apply.preview_flow import Stage
 from console.services.infra.spark_jobs import JobInputError
@@ -56,6 +57,23 @@ async def test_preview_shows_the_diff(planner: FakePlanner) -> None:
         assert "3/3 queues change" in summary
         assert "catch-up" in summary
         assert "re-consume 1280" in summary
+
+
+async def test_a_plan_from_a_partial_snapshot_says_what_it_lacks(planner: FakePlanner) -> None:
+    # `rmq-console plan` warns and exits 1 for it: the preview says it too, never a clean diff.
+    planner.missing = (
+        Gap(Part.CLIENTS, "billing via proxies", Why.NOT_REPORTED, "none was asked"),
+    )
+    app, _ = app_planning(planner)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_preview(pilot)
+        await pilot.click("#value")
+        await pilot.press(*"2026-11-22T10:05:00+01:00", "enter")
+        await settle(pilot)
+        summary = text_of(app, "#plan-summary")
+        assert "PARTIAL snapshot: the plan lacks clients billing via proxies: none was asked" in (
+            " ".join(summary.split())
+        )
 
 
 async def test_warnings_only_and_the_mqadmin_equivalent(planner: FakePlanner) -> None:

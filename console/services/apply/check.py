@@ -16,26 +16,21 @@ plan does not hold is refused.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from console.domain.drift import Drift, Reclamped, RowKey, find_drift, key_text, reclamp, row_key
 from console.domain.plan import PlanRow
-from console.domain.reset_paths import ResetPath, ResetPathKind, choose_reset_path, client_file_path
+from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import StrategyKind
-from console.rocketmq.errors import RocketMQError
-from console.services.apply.offset_writer import IN_FLIGHT
-from console.services.infra.fanout import gather_answers
+from console.services.apply.queues_now import QueuesNow, read_queues_now, unregistered
 from console.services.plan.load import LoadedPlan
+from console.services.plan.reset_paths import reset_path_now
 from console.services.read.broker_facts import broker_facts
 from console.services.read.client_offsets import read_store_file
-from console.services.read.group_clients import POP_MODE, read_clients
+from console.services.read.online import Consumers
 from console.services.read.reader import ClusterReader
-
-K = TypeVar("K", bound=Hashable)
-T = TypeVar("T")
 
 # The timestamp a legacy broker's client push carries for the two ends of a queue (§4.3:
 # 0 finds each queue's first offset, -1 its max offset).
@@ -135,70 +130,50 @@ def seen_of(
     return facts
 
 
-async def check_apply(
-    reader: ClusterReader, plan: LoadedPlan, proxies: Sequence[str] = ()
-) -> ApplyCheck:
-    """The plan read against the cluster (`proxies`: where its gRPC clients are listed)."""
+async def check_apply(reader: ClusterReader, plan: LoadedPlan) -> ApplyCheck:
+    """The plan read against the cluster (its gRPC clients listed by the reader's proxies)."""
     admin = reader.admin
     changed = plan.changed
     brokers = await reader.brokers()
     blockers: list[str] = []
     if not changed:
         blockers.append(NOTHING_TO_APPLY)
-    missing = sorted({r.broker for r in changed} - set(brokers))
-    for name in missing:
-        blockers.append(f"broker {name} is not registered with the name server (down?)")
+    blockers.extend(unregistered({r.broker for r in changed}, brokers))
     rows = [r for r in changed if r.broker in brokers]
     files = _client_files(plan)
     facts = await broker_facts(admin, {r.broker: brokers[r.broker] for r in rows})
     push_ts = _push_timestamp(plan)
 
     # Who is online and how each group would be moved decide which queues the write moves.
-    paths: dict[str, tuple[ResetPath, int, frozenset[str] | None]] = {}
-    pops: dict[str, bool] = {}
+    paths: dict[str, tuple[ResetPath, Consumers]] = {}
     for group in sorted({r.group for r in rows}):
         mine = [r for r in rows if r.group == group]
         asked = {r.broker: brokers[r.broker] for r in mine}
-        who = await consumers_of(reader, group, asked, proxies, {r.topic for r in mine})
-        if who.unknown is not None:
-            blockers.append(f"group {group}: could not tell who is online: {who.unknown}")
-        pops[group] = who.pop
-        if group in files:
-            planned = files[group]
-            running = None if who.unknown else planned.client_id in who.clients
-            path = client_file_path(planned.file or "", planned.client_id or "", running=running)
-            # The other clients keep their own offsets: only this one's file moves.
-            paths[group] = (path, 0, None if who.unknown else who.clients)
-            continue
-        path = choose_reset_path(
+        planned = files.get(group)
+        path, who = await reset_path_now(
+            reader,
+            group,
+            asked,
+            {r.topic for r in mine},
             [facts[b] for b in sorted(asked)],
-            consumers_online=who.online,
             broadcasting=_broadcasting(plan, group),
             per_queue=push_ts is None,
-            pop=who.pop,
+            client_file=(planned.file or "", planned.client_id or "") if planned else None,
         )
-        paths[group] = (path, who.online, who.clients)
-    for group, (path, _, _) in paths.items():
+        paths[group] = (path, who)
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
 
-    pushed = {g for g, (p, _, _) in paths.items() if p.kind is ResetPathKind.CLIENT_PUSH}
+    pushed = {g for g, (p, _) in paths.items() if p.kind is ResetPathKind.CLIENT_PUSH}
     moved = rows + _also_pushed(plan, rows, pushed)
-    stats = await gather_answers(
-        lambda bt: admin.topic_stats(brokers[bt[0]], bt[1]),
-        sorted({(r.broker, r.topic) for r in moved}),
-        limit=IN_FLIGHT,
+    read = await read_queues_now(
+        admin,
+        brokers,
+        [row_key(r) for r in moved],
+        committed_of=[row_key(r) for r in moved if r.group not in files and r.target is not None],
     )
-    min_now: dict[tuple[str, str, int], int] = {}
-    queue_ids: dict[tuple[str, str], set[int]] = {}
-    for (broker, topic), answer in stats.items():
-        if isinstance(answer, RocketMQError):
-            blockers.append(f"{topic} on {broker}: could not read the min offsets: {answer}")
-            continue
-        for mq, s in answer.items():
-            min_now[(topic, broker, mq.queue_id)] = s.min_offset
-            queue_ids.setdefault((broker, topic), set()).add(mq.queue_id)
-    blockers.extend(_uncovered(moved, pushed, queue_ids))
+    blockers.extend(read.blockers)
+    blockers.extend(_uncovered(moved, pushed, read))
     blockers.extend(
         f"{key_text(row_key(r))}: no target in the plan, and a client push would "
         "move it: plan again"
@@ -206,13 +181,7 @@ async def check_apply(
         if r.target is None
     )
     moved = [r for r in moved if r.target is not None]
-
-    async def committed(r: PlanRow) -> int | None:
-        return await admin.query_consumer_offset(brokers[r.broker], r.group, r.topic, r.queue_id)
-
-    rows_read = [r for r in moved if r.group not in files]
-    answers = await gather_answers(committed, rows_read, limit=IN_FLIGHT)
-    now: dict[RowKey, int | None | RocketMQError] = {row_key(r): a for r, a in answers.items()}
+    read_now = dict(read.committed)
     for group, path in files.items():
         # A broadcasting client's offsets are in its file: read that again, not the broker.
         found = await asyncio.to_thread(
@@ -223,22 +192,19 @@ async def check_apply(
             continue
         for r in moved:
             if r.group == group:
-                now[row_key(r)] = found.offsets.get((r.topic, r.broker, r.queue_id))
-    read_now: dict[RowKey, int | None] = {}
-    for key, value in now.items():
-        if isinstance(value, RocketMQError):
-            blockers.append(f"{key_text(key)}: could not read the committed offset: {value}")
-        else:
-            read_now[key] = value
+                read_now[row_key(r)] = found.offsets.get((r.topic, r.broker, r.queue_id))
     readable = [r for r in moved if row_key(r) in read_now]
-    rows_now, raised = reclamp(readable, min_now)
+    rows_now, raised = reclamp(readable, read.min_offsets)
 
     groups: list[GroupWrites] = []
     drift: list[Drift] = []
-    for group, (path, online, _) in paths.items():
+    for group, (path, who) in paths.items():
         mine = [r for r in rows_now if r.group == group]
         if not mine:
             continue
+        # The other clients of a broadcasting group keep their own offsets: only this one's
+        # file moves, so nobody is online for it.
+        online = 0 if group in files else who.online
         drift.extend(find_drift(mine, read_now, online=online > 0))
         writes = tuple(QueueWrite(r, brokers[r.broker], read_now[row_key(r)]) for r in mine)
         groups.append(
@@ -249,7 +215,7 @@ async def check_apply(
                 online,
                 push_ts if path.kind is ResetPathKind.CLIENT_PUSH else None,
                 writes,
-                pops.get(group, False),
+                who.pop,
             )
         )
     return ApplyCheck(plan, tuple(groups), tuple(drift), raised, tuple(blockers))
@@ -262,9 +228,7 @@ def _also_pushed(plan: LoadedPlan, rows: Sequence[PlanRow], pushed: set[str]) ->
     return [r for r in plan.rows if not r.changed and (r.group, r.broker, r.topic) in topics]
 
 
-def _uncovered(
-    moved: Sequence[PlanRow], pushed: set[str], queue_ids: Mapping[tuple[str, str], set[int]]
-) -> list[str]:
+def _uncovered(moved: Sequence[PlanRow], pushed: set[str], read: QueuesNow) -> list[str]:
     """A push moves every queue of the topic on its broker: one the plan does not hold would
     move with no before-image in the journal and no way back."""
     out = []
@@ -274,7 +238,7 @@ def _uncovered(
             if r.group == group:
                 held.setdefault((r.broker, r.topic), set()).add(r.queue_id)
         for (broker, topic), ids in sorted(held.items()):
-            lacking = sorted(queue_ids.get((broker, topic), set()) - ids)
+            lacking = sorted(read.queue_ids(broker, topic) - ids)
             if lacking:
                 out.append(
                     f"group {group}: a client push resets every queue of {topic} on {broker}, "
@@ -303,53 +267,3 @@ def _client_files(plan: LoadedPlan) -> dict[str, ResetPath]:
 def _broadcasting(plan: LoadedPlan, group: str) -> bool:
     path = plan.header.reset_paths.get(group)
     return path is not None and path.kind is ResetPathKind.NONE and "broadcasting" in path.reason
-
-
-@dataclass(frozen=True, slots=True)
-class Consumers:
-    """Who consumes a group right now, and how."""
-
-    clients: frozenset[str]
-    #: It pops (RocketMQ 5): its gRPC clients through a proxy always do, and remoting clients
-    #: do where a broker hands them the group's topic in POP mode.
-    pop: bool
-    #: Why who consumes it is unknown: no client was named and a broker or proxy that might
-    #: list one did not answer (None: known).
-    unknown: str | None
-
-    @property
-    def online(self) -> int:
-        return len(self.clients)
-
-
-async def consumers_of(
-    reader: ClusterReader,
-    group: str,
-    brokers: Mapping[str, str],
-    proxies: Sequence[str] = (),
-    topics: Iterable[str] = (),
-) -> Consumers:
-    """Who consumes `group`, asked of every broker in `brokers` (those holding the group's
-    queues: a client heartbeats only the brokers of the topics it uses, so one broker's "not
-    online" says nothing of the others) and of every proxy (the brokers list no gRPC client).
-    Any one naming a client means online."""
-
-    admin = reader.admin
-    wanted = set(topics)
-    modes = await gather_answers(
-        admin.message_request_modes, sorted(brokers.values()), limit=IN_FLIGHT
-    )
-    pops: bool | None = False
-    for answer in modes.values():
-        if isinstance(answer, RocketMQError):
-            pops = None if pops is False else pops
-        elif any(answer.get((t, group)) == POP_MODE for t in wanted):
-            pops = True
-    read = await read_clients(admin, group, brokers, proxies, every_broker=True, pop_topics=pops)
-    clients = frozenset(c.client_id for c in read.clients)
-    unknown = None
-    if not brokers and not proxies:
-        unknown = "no broker to ask"
-    elif not clients and read.gaps:
-        unknown = "; ".join(g.line() for g in read.gaps)
-    return Consumers(clients, read.consumption.pop, unknown)

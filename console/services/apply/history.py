@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.domain.journal import ApplyStatus, Journal, QueueState
+from console.domain.journal import Journal, QueueState
 from console.services.infra.journal_store import AuditLog, JournalStore, Unreadable, without_path
 from console.services.infra.workspace import Workspace
 
@@ -94,9 +94,7 @@ def _unreadable_entry(j: Unreadable) -> HistoryEntry:
 
 
 def _apply_entry(store: JournalStore, j: Journal) -> HistoryEntry:
-    status = str(j.status)
-    if j.status is ApplyStatus.RUNNING and not store.running(j.apply_id):
-        status = "interrupted"
+    status = store.status(j)
     verified = j.count(QueueState.VERIFIED)
     line = f"{status}: {verified}/{len(j.queues)} verified"
     if j.undo_of:

@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 
 from console.config import ClusterConfig, Config
 from console.domain.journal import Journal
+from console.errors import Refused
 from console.services.apply.check import ApplyCheck, check_apply
+from console.services.apply.events import Tell, UndoPlanProgressed
 from console.services.apply.journal_actions import UndoCheck, UndoIntent, load_applied, undo_of
 from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck, check_resume
-from console.services.apply.session import ApplyEvents, WriteCheck
+from console.services.apply.session import WriteCheck
 from console.services.infra.journal_store import JournalStore
 from console.services.infra.workspace import Workspace
-from console.services.plan.load import DEFAULT_MAX_AGE_S, LoadedPlan, load_plan
+from console.services.plan.load import DEFAULT_MAX_AGE_S, LoadedPlan, age_refusal, load_plan
 
 if TYPE_CHECKING:
     from console.services.apply.write_access import WriteAccess
@@ -46,14 +48,21 @@ class ApplyPlan:
         self.clock = clock
         self.plan: LoadedPlan | None = None if isinstance(plan, str) else plan
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+    async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         if isinstance(self.ref, str):
             self.plan = await asyncio.to_thread(_load, access, self.ref, self.clock, self.max_age_s)
         return None
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         assert self.plan is not None, "prepared first"
-        return await check_apply(access.reader, self.plan, access.cluster.proxies)
+        # Read again after the confirmation too: a prompt left waiting can outlive the plan.
+        max_age_s = DEFAULT_MAX_AGE_S if self.max_age_s is None else self.max_age_s
+        too_old = age_refusal(
+            self.plan.header, now_ms=int(self.clock() * 1000), max_age_s=max_age_s
+        )
+        if too_old is not None:
+            raise Refused([too_old])
+        return await check_apply(access.reader, self.plan)
 
     async def write(
         self,
@@ -101,12 +110,16 @@ class UndoApply:
         self.notes: tuple[str, ...] = ()
         self.plan: LoadedPlan | None = None
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+    async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         root, cluster = access.root, access.cluster.name
         journal = await asyncio.to_thread(load_applied, root, self.apply_id, cluster)
         intent = undo_of(journal, str(JournalStore(root).path(journal.apply_id)))
         uri = await self.planner(
-            access.cluster, access.config, access.reader, intent, events.planning
+            access.cluster,
+            access.config,
+            access.reader,
+            intent,
+            lambda progress: tell(UndoPlanProgressed(progress)),
         )
         self.plan = await asyncio.to_thread(_load, access, uri, self.clock, None)
         self.undone, self.notes = journal, intent.notes
@@ -115,7 +128,7 @@ class UndoApply:
     async def read(self, access: WriteAccess) -> WriteCheck:
         assert self.plan is not None, "prepared first"
         assert self.undone is not None
-        check = await check_apply(access.reader, self.plan, access.cluster.proxies)
+        check = await check_apply(access.reader, self.plan)
         return UndoCheck(self.undone, self.notes, check)
 
     async def write(
@@ -147,7 +160,7 @@ class ResumeApply:
         self.apply_id = apply_id
         self.journal: Journal | None = None
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+    async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         journal = await asyncio.to_thread(
             load_applied, access.root, self.apply_id, access.cluster.name
         )
@@ -156,7 +169,7 @@ class ResumeApply:
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         assert self.journal is not None, "prepared first"
-        return await check_resume(access.reader, self.journal, access.cluster.proxies)
+        return await check_resume(access.reader, self.journal)
 
     async def write(
         self,

@@ -8,9 +8,9 @@ and then told what the plan job did (`progressed`, `computed`, `impact_estimated
 the CLI hands it the flow itself; the console hands it an object that posts each event as a
 message, so the flow changes on the UI thread only.
 
-A previewed plan is applied the same way: `begin_apply`, then the apply session's events (the
-flow is an `ApplyEvents`: `checked`, `confirmed` or `declined`, `writing`, `applied`, `refused`;
-console/services/apply/session.py). The confirm dialog and `apply --confirm` both answer the
+A previewed plan is applied the same way: `begin_apply`, then the apply session's events
+(`told`: checked, confirmed or declined, write progress, applied, refused;
+console/services/apply/events.py). The confirm dialog and `apply --confirm` both answer the
 session's check; the session tells the flow which it was.
 
 Stages go editing -> planning -> previewed | rejected | cancelled | failed, and from any of the
@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, SpecError, StrategyKind, strategy_to_value
+from console.services.apply import events as e
+from console.services.apply.events import SessionEvent
 from console.services.infra.spark_jobs import JobCancelled, JobInputError
 from console.services.plan.spec_files import read_spec
 
@@ -378,13 +380,25 @@ class ResetFlow:
     def failed(self, reason: str) -> bool:
         return self._end(Stage.FAILED, reason)
 
-    # ---- what the apply session did (an ApplyEvents) ---------------------------------------------
+    # ---- what the apply session did (console/services/apply/events.py) ------------------------
 
-    def checking(self) -> bool:
-        return self.stage is Stage.CHECKING
-
-    def planning(self, progress: JobProgress) -> bool:
-        return False  # a plan's apply plans nothing more
+    def told(self, event: SessionEvent) -> bool:
+        """The apply session's event taken: whether the flow moved on it (one of another
+        stage, or that says nothing of the flow, leaves it as it is)."""
+        match event:
+            case e.Checked(check):
+                return self.checked(check)
+            case e.Confirmed(accept_drift):
+                return self.confirmed(accept_drift)
+            case e.Declined():
+                return self.declined()
+            case e.WriteProgressed(progress):
+                return self.writing(progress)
+            case e.Applied(journal, journal_path):
+                return self.applied(journal, journal_path)
+            case e.WriteRefused(reasons):
+                return self.refused(reasons)
+        return False
 
     def checked(self, check: WriteCheck) -> bool:
         if self.stage is not Stage.CHECKING:

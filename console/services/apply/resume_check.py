@@ -12,23 +12,26 @@ kept another value, or written when the console died) is read again now:
 - anywhere else: drift (someone else moved it), refused unless accepted.
 
 The reset path is chosen again for what is left (explicit per-queue targets: the broker's own
-reset, or a direct write with no consumer online). Targets below the min offset now are clamped
-again. It writes nothing.
+reset, or a direct write with no consumer online). The rest of a client push (4.x brokers, or
+5.x without server-side reset, with consumers online) is not resumed while its consumers are
+online: a push carries one time for every queue of a topic on a broker, so it cannot finish
+single queues without moving again those it verified, which have been consumed since; the
+refusal says to stop the consumers (the rest is then written directly) or to undo. Targets
+below the min offset now are clamped again. It writes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from console.domain.drift import Drift, Reclamped, holds, key_text, proves, reclamp, row_key
 from console.domain.journal import Journal, JournalQueue
 from console.domain.plan import PlanRow
-from console.domain.reset_paths import ResetPathKind, choose_reset_path
-from console.rocketmq.errors import RocketMQError
-from console.services.apply.check import GroupWrites, QueueWrite, consumers_of, seen_of
-from console.services.apply.offset_writer import IN_FLIGHT
-from console.services.infra.fanout import gather_answers
+from console.domain.reset_paths import ResetPathKind
+from console.services.apply.check import GroupWrites, QueueWrite, seen_of
+from console.services.apply.queues_now import QueueAt, read_queues_now, unregistered
+from console.services.plan.reset_paths import reset_path_now
 from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 
@@ -92,16 +95,11 @@ class ResumeCheck:
         return facts
 
 
-async def check_resume(
-    reader: ClusterReader, journal: Journal, proxies: Sequence[str] = ()
-) -> ResumeCheck:
+async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     admin = reader.admin
     left = journal.unfinished
     brokers = await reader.brokers()
-    blockers = [
-        f"broker {name} is not registered with the name server (down?)"
-        for name in sorted({q.broker for q in left} - set(brokers))
-    ]
+    blockers = unregistered({q.broker for q in left}, brokers)
     whole = sorted(g for g, kind in journal.paths.items() if kind == ResetPathKind.CLIENT_FILE)
     for group in whole:
         # Its file was rewritten in one step, so there is no part left to finish.
@@ -110,35 +108,14 @@ async def check_resume(
             f"reset again (or undo {journal.apply_id})"
         )
     queues = [q for q in left if q.broker in brokers and q.group not in whole]
-
-    async def committed(q: JournalQueue) -> int | None:
-        return await admin.query_consumer_offset(brokers[q.broker], q.group, q.topic, q.queue_id)
-
-    now = {
-        q.key: answer
-        for q, answer in (await gather_answers(committed, queues, limit=IN_FLIGHT)).items()
-    }
-    stats = await gather_answers(
-        lambda bt: admin.topic_stats(brokers[bt[0]], bt[1]),
-        sorted({(q.broker, q.topic) for q in queues}),
-        limit=IN_FLIGHT,
-    )
-    bounds: dict[tuple[str, str, int], tuple[int, int]] = {}
-    for (broker, topic), answer in stats.items():
-        if isinstance(answer, RocketMQError):
-            blockers.append(f"{topic} on {broker}: could not read the min offsets: {answer}")
-            continue
-        for mq, s in answer.items():
-            bounds[(topic, broker, mq.queue_id)] = (s.min_offset, s.max_offset)
-    readable: list[tuple[JournalQueue, int | None]] = []
-    for q in queues:
-        value = now[q.key]
-        if isinstance(value, RocketMQError):
-            blockers.append(f"{key_text(q.key)}: could not read the committed offset: {value}")
-        elif (q.topic, q.broker, q.queue_id) not in bounds:
-            continue  # its topic's min offsets are missing: named above
-        else:
-            readable.append((q, value))
+    read = await read_queues_now(admin, brokers, [q.key for q in queues])
+    blockers.extend(read.blockers)
+    # A queue whose committed offset or topic's min offsets are missing is named above.
+    readable = [
+        (q, read.committed[q.key])
+        for q in queues
+        if q.key in read.committed and (q.topic, q.broker, q.queue_id) in read.bounds
+    ]
 
     facts = await broker_facts(admin, {q.broker: brokers[q.broker] for q, _ in readable})
     groups: list[GroupWrites] = []
@@ -149,19 +126,20 @@ async def check_resume(
     for group in sorted({q.group for q, _ in readable}):
         mine = [(q, v) for q, v in readable if q.group == group]
         asked = {q.broker: brokers[q.broker] for q, _ in mine}
-        who = await consumers_of(reader, group, asked, proxies, {q.topic for q, _ in mine})
-        if who.unknown is not None:
-            blockers.append(f"group {group}: could not tell who is online: {who.unknown}")
-        online = who.online
-        path = choose_reset_path(
-            [facts[b] for b in sorted({q.broker for q, _ in mine})],
-            consumers_online=online,
+        path, who = await reset_path_now(
+            reader,
+            group,
+            asked,
+            {q.topic for q, _ in mine},
+            [facts[b] for b in sorted(asked)],
             broadcasting=False,
             per_queue=True,  # what is left is a set of queues, each with its own target
-            pop=who.pop,
         )
+        if path.blocker and who.online and journal.paths.get(group) == ResetPathKind.CLIENT_PUSH:
+            path = replace(path, blocker=_pushed_resume(journal, group, who.online))
         if path.blocker:
             blockers.append(f"group {group}: {path.kind}: {path.blocker}")
+        online = who.online
         to_write: list[tuple[JournalQueue, PlanRow]] = []
         for q, value in mine:
             if proves(q.before, q.target, value, online=online > 0):
@@ -175,8 +153,8 @@ async def check_resume(
             forward = online > 0 and value is not None and before is not None and value >= before
             if value != q.before and not forward:
                 drift.append(Drift(q.key, q.before, value, "moved since the apply", q.target))
-            to_write.append((q, _row(journal.cluster, q, value, bounds)))
-        rows, raised = reclamp([r for _, r in to_write], {k: lo for k, (lo, _) in bounds.items()})
+            to_write.append((q, _row(journal.cluster, q, value, read.bounds)))
+        rows, raised = reclamp([r for _, r in to_write], read.min_offsets)
         reclamped.extend(raised)
         by_key = {row_key(r): r for r in rows}
         writes = tuple(
@@ -195,11 +173,22 @@ async def check_resume(
     )
 
 
+def _pushed_resume(journal: Journal, group: str, online: int) -> str:
+    """Why the rest of a client push is not resumed while its consumers are online."""
+    return (
+        f"{journal.apply_id} moved {group} by client push (every queue of a topic to one time, "
+        f"sent through its {online} online consumer(s)), which cannot be repeated for single "
+        "queues: a push moves the whole topic on a broker again, and the queues it verified "
+        "have been consumed since. Stop the consumers and resume (each queue left is then "
+        f"written directly), or undo {journal.apply_id}"
+    )
+
+
 def _row(
     cluster: str,
     q: JournalQueue,
     now: int | None,
-    bounds: dict[tuple[str, str, int], tuple[int, int]],
+    bounds: Mapping[QueueAt, tuple[int, int]],
 ) -> PlanRow:
     low, high = bounds[(q.topic, q.broker, q.queue_id)]
     return PlanRow(

@@ -32,6 +32,17 @@ from typing import TYPE_CHECKING, Protocol
 from console.config import ClusterConfig, Config
 from console.domain.journal import ApplyStatus, Journal, JournalError, QueueState
 from console.errors import Refused
+from console.services.apply.events import (
+    Applied,
+    Checked,
+    CheckStarted,
+    Confirmed,
+    Declined,
+    Tell,
+    WriteProgressed,
+    WriteRefused,
+    untold,
+)
 from console.services.apply.progress import ApplyProgress
 from console.services.infra.access import write_refusal
 from console.services.infra.journal_store import JournalStore
@@ -40,7 +51,6 @@ if TYPE_CHECKING:
     from console.services.apply.check import GroupWrites, QueueWrite
     from console.services.apply.write_access import WriteAccess
     from console.services.apply.writer import Applier
-    from console.services.infra.spark_jobs import JobProgress
 
 #: Exit codes of a session, the same from every door.
 VERIFIED_EXIT = 0
@@ -84,56 +94,6 @@ class WriteCheck(Protocol):
         ...
 
 
-class ApplyEvents(Protocol):
-    """What a session tells its door, in this order (any of them may never come)."""
-
-    def checking(self) -> object: ...
-
-    def planning(self, progress: JobProgress) -> object:
-        """An undo's plan job under way (undo only)."""
-        ...
-
-    def checked(self, check: WriteCheck) -> object: ...
-
-    def confirmed(self, accept_drift: bool) -> object: ...
-
-    def declined(self) -> object: ...
-
-    def writing(self, progress: ApplyProgress) -> object: ...
-
-    def applied(self, journal: Journal, journal_path: str) -> object: ...
-
-    def refused(self, reasons: tuple[str, ...]) -> object: ...
-
-
-class QuietEvents:
-    """Events nobody shows: a door overrides what it renders."""
-
-    def checking(self) -> object:
-        return None
-
-    def planning(self, progress: JobProgress) -> object:
-        return None
-
-    def checked(self, check: WriteCheck) -> object:
-        return None
-
-    def confirmed(self, accept_drift: bool) -> object:
-        return None
-
-    def declined(self) -> object:
-        return None
-
-    def writing(self, progress: ApplyProgress) -> object:
-        return None
-
-    def applied(self, journal: Journal, journal_path: str) -> object:
-        return None
-
-    def refused(self, reasons: tuple[str, ...]) -> object:
-        return None
-
-
 #: How a door collects the operator's answer to a check; None: declined.
 Confirm = Callable[[WriteCheck], Awaitable[Confirmation | None]]
 
@@ -167,7 +127,7 @@ class Intent(Protocol):
 
     kind: str
 
-    async def prepare(self, access: WriteAccess, events: ApplyEvents) -> Journal | None:
+    async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         """Ready to read; or, when there is nothing left to write, the journal that says so
         (a resume of an apply every queue of which is verified)."""
         ...
@@ -200,33 +160,27 @@ class ApplySession:
         self._applier = applier
 
     async def run(
-        self,
-        confirm: Confirm,
-        events: ApplyEvents | None = None,
-        stop: asyncio.Event | None = None,
+        self, confirm: Confirm, tell: Tell = untold, stop: asyncio.Event | None = None
     ) -> SessionResult:
-        told: ApplyEvents = events if events is not None else QuietEvents()
         try:
-            return await self._run(confirm, told, stop or asyncio.Event())
+            return await self._run(confirm, tell, stop or asyncio.Event())
         except Refused as exc:
-            told.refused(exc.reasons)
+            tell(WriteRefused(exc.reasons))
             return SessionResult(refused=exc.reasons)
 
-    async def _run(
-        self, confirm: Confirm, events: ApplyEvents, stop: asyncio.Event
-    ) -> SessionResult:
-        events.checking()
-        done = await self.intent.prepare(self.access, events)
+    async def _run(self, confirm: Confirm, tell: Tell, stop: asyncio.Event) -> SessionResult:
+        tell(CheckStarted())
+        done = await self.intent.prepare(self.access, tell)
         if done is not None:  # nothing left to write: the journal is the answer
             path = str(JournalStore(self.access.root).path(done.apply_id))
             return SessionResult(done, path, written=False)
         check = await self.intent.read(self.access)
         if check.blockers:
             raise Refused(check.blockers)
-        events.checked(check)
+        tell(Checked(check))
         answer = await confirm(check)
         if answer is None:
-            events.declined()
+            tell(Declined())
             return SessionResult(declined=True)
         refusals = check.refusals(accept_drift=answer.accept_drift)
         if refusals:
@@ -234,7 +188,7 @@ class ApplySession:
         mistyped = _mistyped(check.names, answer.typed)
         if mistyped is not None:
             raise Refused([mistyped])
-        events.confirmed(answer.accept_drift)
+        tell(Confirmed(answer.accept_drift))
         fresh = await self.intent.read(self.access)
         if stop.is_set():
             raise Refused([f"stopped on request before the {self.intent.kind} wrote anything"])
@@ -253,13 +207,13 @@ class ApplySession:
                 applier,
                 fresh,
                 accept_drift=answer.accept_drift,
-                on_progress=events.writing,
+                on_progress=lambda progress: tell(WriteProgressed(progress)),
                 stop=stop,
             )
         except JournalError as exc:  # another console holds the apply's lock
             raise Refused([str(exc)]) from None
         path = str(JournalStore(self.access.root).path(journal.apply_id))
-        events.applied(journal, path)
+        tell(Applied(journal, path))
         return SessionResult(journal, path)
 
     def _make_applier(self) -> Applier:
@@ -314,7 +268,7 @@ async def run_session(
     config: Config,
     intent: Intent,
     confirm: Confirm,
-    events: ApplyEvents | None = None,
+    tell: Tell = untold,
     stop: asyncio.Event | None = None,
     *,
     open_access: OpenAccess | None = None,
@@ -326,13 +280,12 @@ async def run_session(
     # which imports this module, never does
     from console.services.apply.write_access import open_write_access
 
-    told: ApplyEvents = events if events is not None else QuietEvents()
     try:
         refusal = write_refusal(cluster)
         if refusal is not None:
             raise Refused([refusal])
         async with (open_access or open_write_access)(cluster, config) as access:
-            return await ApplySession(access, intent).run(confirm, told, stop)
+            return await ApplySession(access, intent).run(confirm, tell, stop)
     except Refused as exc:
-        told.refused(exc.reasons)
+        tell(WriteRefused(exc.reasons))
         return SessionResult(refused=exc.reasons)

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from console.config import ClusterConfig, Config
 from console.errors import Refused
-from console.services.infra.access import open_admin, write_refusal
+from console.services.infra.access import write_refusal
 from console.services.infra.workspace import Workspace
+from console.services.read.open_reader import open_reader
 from console.services.read.reader import ClusterReader
 
 
@@ -56,5 +57,5 @@ async def open_write_access(cluster: ClusterConfig, config: Config) -> AsyncIter
     if refusal is not None:
         raise Refused([refusal])
     root = local_root(config)
-    async with open_admin(cluster, config, write=True) as admin:
-        yield WriteAccess(cluster, config, ClusterReader(admin, cluster.rocketmq_cluster), root)
+    async with open_reader(cluster, config, write=True) as reader:
+        yield WriteAccess(cluster, config, reader, root)

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from console.config import ClusterConfig, Config
-from console.services.apply.session import ApplyEvents, Confirm, Intent, SessionResult, run_session
+from console.services.apply.events import Tell
+from console.services.apply.session import Confirm, Intent, SessionResult, run_session
 from console.services.plan.preview_planners import console_planner
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class WriteSessions(Protocol):
         cluster: ClusterConfig,
         intent: Intent,
         confirm: Confirm,
-        events: ApplyEvents,
+        tell: Tell,
         stop: asyncio.Event,
     ) -> SessionResult: ...
 
@@ -70,10 +71,10 @@ class ClusterWrites:
         cluster: ClusterConfig,
         intent: Intent,
         confirm: Confirm,
-        events: ApplyEvents,
+        tell: Tell,
         stop: asyncio.Event,
     ) -> SessionResult:
-        return await run_session(cluster, self.config, intent, confirm, events, stop)
+        return await run_session(cluster, self.config, intent, confirm, tell, stop)
 
 
 async def plan_on_console(

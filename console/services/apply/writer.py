@@ -42,10 +42,8 @@ from console.errors import Refused
 from console.rocketmq.errors import RocketMQError
 from console.services.apply.check import (
     ApplyCheck,
-    Consumers,
     GroupWrites,
     QueueWrite,
-    consumers_of,
 )
 from console.services.apply.client_file_writer import rewrite_store_file
 from console.services.apply.client_push import DEFAULT_TIMING, ClientPush, PushTiming
@@ -69,6 +67,7 @@ from console.services.infra.journal_store import (
     new_apply_id,
     operator,
 )
+from console.services.read.online import Consumers, consumers_of
 
 #: How long queues are read back for before they are left "not yet" (the client push watches
 #: its own queues: console/services/apply/client_push.py).
@@ -303,12 +302,11 @@ class _Run:
         return None
 
     async def _consumers(self, group: str, writes: Iterable[QueueWrite]) -> Consumers:
-        """Who consumes `group` now, asked as the check asked (console/services/apply/check)."""
+        """Who consumes `group` now, asked as the check asked (console/services/read/online)."""
         listed = list(writes)
         brokers = {w.row.broker: w.broker_addr for w in listed}
-        proxies = self.applier.access.cluster.proxies
         topics = {w.row.topic for w in listed}
-        return await consumers_of(self.applier.reader, group, brokers, proxies, topics)
+        return await consumers_of(self.applier.reader, group, brokers, topics)
 
     async def _write(
         self, writes: Iterable[QueueWrite], method: WriteMethod, *, online: bool

@@ -34,6 +34,8 @@ from console.errors import BadFile, read_text
 
 JOURNAL_DIR = "journal"
 AUDIT_LOG = "audit.log"
+#: The status of an apply left running by a console that is gone.
+INTERRUPTED = "interrupted"
 LOCK_DIR = ".locks"  # one lock per apply being written, held by the console writing it
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -137,6 +139,13 @@ class JournalStore:
                 return False
         except JournalBusy:
             return True
+
+    def status(self, j: Journal) -> str:
+        """The journal's status as listings say it: "running" told apart, a console writing it
+        now, or one that died mid-apply ("interrupted": resume or undo it)."""
+        if j.status is ApplyStatus.RUNNING and not self.running(j.apply_id):
+            return INTERRUPTED
+        return str(j.status)
 
     def unfinished(self) -> list[Journal]:
         """Applies a console left part-way (killed, stopped, or a broker lost): resume or undo."""

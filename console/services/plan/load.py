@@ -75,15 +75,24 @@ def load_plan(
         reasons.append(
             "the plan's rows do not match its content hash (changed after it was made): re-plan"
         )
-    age_s = (now_ms - header.created_at_ms) / 1000
-    if age_s > max_age_s:
-        reasons.append(
-            f"the plan is {_minutes(age_s)} old (limit {_minutes(max_age_s)}): the cluster has "
-            "moved on since; plan again"
-        )
+    too_old = age_refusal(header, now_ms=now_ms, max_age_s=max_age_s)
+    if too_old is not None:
+        reasons.append(too_old)
     if reasons:
         raise Refused(reasons)
     return LoadedPlan(uri, header, rows)
+
+
+def age_refusal(header: PlanHeader, *, now_ms: int, max_age_s: float) -> str | None:
+    """Why a plan is too old to apply at `now_ms` (None: it is not). Asked when the plan is
+    loaded and again after the operator's confirmation, however long the prompt waited."""
+    age_s = (now_ms - header.created_at_ms) / 1000
+    if age_s <= max_age_s:
+        return None
+    return (
+        f"the plan is {_minutes(age_s)} old (limit {_minutes(max_age_s)}): the cluster has "
+        "moved on since; plan again"
+    )
 
 
 def _minutes(seconds: float) -> str:

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from console.config import CredentialsRef, TlsRef
 from console.domain.checks import check_scope
+from console.domain.gaps import Gap
 from console.domain.job_requests import ImpactRequest, PlanRequest
 from console.domain.plan import Impact, PlanHeader, new_plan_id
 from console.domain.reset_paths import ResetPath
@@ -56,6 +57,8 @@ class PlanResult:
     header: PlanHeader
     uri: str  # the plan directory
     snapshot: SnapshotRef
+    #: What the snapshot it was planned from lacks: the plan lacks it too (every door says so).
+    missing: tuple[Gap, ...] = ()
 
 
 class Planner:
@@ -204,7 +207,8 @@ class Planner:
             request.snapshot.taken_at_ms,
             request.snapshot_uri,
         )
-        return PlanResult(header, request.out_uri, ref)
+        missing = await asyncio.to_thread(self.store.missing, ref)
+        return PlanResult(header, request.out_uri, ref, missing)
 
     async def impact(
         self, result: PlanResult, *, on_progress: ProgressCallback | None = None

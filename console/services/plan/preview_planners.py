@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from console.config import ClusterConfig, Config
 from console.domain.plan import Impact
 from console.domain.spec import ResetSpec
-from console.services.infra.access import open_admin
 from console.services.infra.workspace import Workspace
+from console.services.read.open_reader import open_reader
 from console.services.read.reader import ClusterReader
 from console.services.read.session import ClusterSession
 
@@ -74,8 +74,8 @@ class ClusterPlanners:
     @asynccontextmanager
     async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
         cluster = session.cluster
-        async with open_admin(cluster, config) as admin:
-            yield console_planner(cluster, config, ClusterReader(admin, cluster.rocketmq_cluster))
+        async with open_reader(cluster, config) as reader:
+            yield console_planner(cluster, config, reader)
 
 
 def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReader) -> Planner:

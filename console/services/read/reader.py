@@ -16,6 +16,7 @@ offsets, group_read.py's.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Sequence
 
 from console.domain.gaps import Gap, Part, gap, why_of
@@ -89,13 +90,24 @@ class ClusterReader:
         cluster: str | None = None,
         proxies: Sequence[str] = (),
         metrics: Sequence[str] = (),
+        *,
+        routes_ttl: float = 0.0,
     ) -> None:
+        """Built from a cluster's config by console/services/read/open_reader.py (`reader_for`),
+        the one place that does in the product."""
         self.admin = admin
         self.cluster = cluster
         #: The proxies' remoting addresses: who is connected through them (gRPC clients).
         self.proxies = tuple(proxies)
         #: The brokers' metrics endpoints (Prometheus): what gRPC groups popped and not acked.
         self.metrics = tuple(metrics)
+        #: How long one name-server answer about the brokers serves the reads after it: every
+        #: group read starts with the broker list, and a refresh of 500 groups would otherwise
+        #: send the name server 500 identical requests (0: asked each time).
+        self.routes_ttl = routes_ttl
+        self._routes: dict[str, BrokerRoute] | None = None
+        self._routes_at = 0.0
+        self._routes_lock = asyncio.Lock()
 
     # ---- brokers ------------------------------------------------------------------------------
 
@@ -104,7 +116,23 @@ class ClusterReader:
 
     async def routes(self) -> dict[str, BrokerRoute]:
         """Every broker of this reader's cluster (of all clusters when it has none) by name, as
-        the name server lists it now; a broker whose master is down is here with its slaves."""
+        the name server lists it now (or listed it less than `routes_ttl` ago); a broker whose
+        master is down is here with its slaves."""
+        if not self.routes_ttl:
+            return await self._ask_routes()
+        async with self._routes_lock:
+            if self._routes is None or time.monotonic() - self._routes_at > self.routes_ttl:
+                self._routes = await self._ask_routes()
+                self._routes_at = time.monotonic()
+            return dict(self._routes)
+
+    async def fresh_routes(self) -> dict[str, BrokerRoute]:
+        """Every broker, from the name server now (the reads within `routes_ttl` use this
+        answer)."""
+        self._routes = None
+        return await self.routes()
+
+    async def _ask_routes(self) -> dict[str, BrokerRoute]:
         info = await self.admin.cluster_info()
         names = info.clusters.get(self.cluster, []) if self.cluster else list(info.brokers)
         if self.cluster and self.cluster not in info.clusters:

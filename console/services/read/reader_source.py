@@ -2,8 +2,9 @@
 
 This runs in the console's network process (see console.remote.child), never in the UI
 process: decoding broker answers for hundreds of groups is CPU work that must not compete with
-key handling. Reading is `ClusterReader`'s; what is here is what a refresh adds to it (a cached
-broker list, delays that are not asked again).
+key handling. Reading is `ClusterReader`'s (built from the cluster's config by open_reader.py, with
+a broker list cached for a refresh); what is here is what a refresh adds to it (delays that are
+not asked again).
 No Textual here.
 """
 
@@ -17,7 +18,6 @@ from console.config import ClusterConfig, Config
 from console.domain.delays import NextStoreTimes
 from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey, known_delay
-from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
@@ -25,46 +25,12 @@ from console.services.infra.access import open_admin
 from console.services.infra.fanout import gather_bounded
 from console.services.read.boundary import read_boundaries
 from console.services.read.client_offsets import with_client_stores
-from console.services.read.reader import ClusterReader
-from console.services.read.routes import BrokerHealth, BrokerRoute
+from console.services.read.open_reader import reader_for
+from console.services.read.routes import BrokerHealth
 from console.services.read.source import Progress
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.
 BROKERS_TTL = 1.0
-
-
-class _Reader(ClusterReader):
-    """A ClusterReader that asks the name server for the brokers at most once per BROKERS_TTL.
-
-    Every group read starts with the broker list; a refresh of 500 groups would otherwise send the
-    name server 500 identical requests.
-    """
-
-    def __init__(
-        self,
-        admin: AdminClient,
-        cluster: str | None,
-        proxies: Sequence[str],
-        metrics: Sequence[str],
-    ) -> None:
-        super().__init__(admin, cluster, proxies, metrics)
-        self._routes: dict[str, BrokerRoute] | None = None
-        self._at = 0.0
-        self._lock = asyncio.Lock()
-
-    async def routes(self) -> dict[str, BrokerRoute]:
-        async with self._lock:
-            if self._routes is None or time.monotonic() - self._at > BROKERS_TTL:
-                self._routes = await ClusterReader.routes(self)
-                self._at = time.monotonic()
-            return dict(self._routes)
-
-    async def fresh_routes(self) -> dict[str, BrokerRoute]:
-        """Every broker, from the name server now (the reads after it use this answer)."""
-        async with self._lock:
-            self._routes = await ClusterReader.routes(self)
-            self._at = time.monotonic()
-        return await self.routes()
 
 
 class ReaderSource:
@@ -73,9 +39,7 @@ class ReaderSource:
 
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         self.admin = open_admin(cluster, config)
-        self.reader = _Reader(
-            self.admin, cluster.rocketmq_cluster, cluster.proxies, cluster.broker_metrics
-        )
+        self.reader = reader_for(self.admin, cluster, routes_ttl=BROKERS_TTL)
         self.client_offset_dirs = config.client_offset_dirs
         self.next_store_times = NextStoreTimes()
         #: What the last read_groups read: read_delays, next in a refresh, checks it for moves.

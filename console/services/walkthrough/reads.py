@@ -14,8 +14,7 @@ from typing import Protocol
 
 from console.config import Config
 from console.domain.walkthrough import Evidence
-from console.services.infra.access import open_admin
-from console.services.read.reader import ClusterReader
+from console.services.read.open_reader import open_reader
 from console.services.read.session import ClusterSession
 from console.services.walkthrough.runner import Answer, WalkthroughRun
 
@@ -45,5 +44,5 @@ class ClusterWalkthroughs:
         from console.services.walkthrough.evidence.registry import ClusterEvidence
 
         cluster = session.cluster
-        async with open_admin(cluster, config) as admin:
-            yield ClusterEvidence(ClusterReader(admin, cluster.rocketmq_cluster), config)
+        async with open_reader(cluster, config) as reader:
+            yield ClusterEvidence(reader, config)

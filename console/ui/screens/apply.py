@@ -1,19 +1,17 @@
 """Writing offsets from the console: the confirm dialog, then the result per queue. The
 preview's apply, and History's undo and resume, go through both.
 
-The confirm dialog says what will happen before anything is written: the cluster (in its
-colour), the groups, how many queues change, how many messages and how much time of them are
-replayed or skipped, the reset path and what it means for consumers online, the drift found and
-what blocks. The operator types the group name; focus starts on Cancel, so a stray Enter writes
-nothing. The result view lists every queue as the read-back found it (verified / not yet /
-failed), worst first.
+The confirm dialog says what will happen before anything is written, as the terminal says it
+(console/services/apply/check_text.py): the cluster (in its colour), the groups, how many queues
+change, how many messages and how much time of them are replayed or skipped, the reset path and
+what it means for consumers online, the drift found and what blocks. The operator types the
+group name; focus starts on Cancel, so a stray Enter writes nothing. The result view lists
+every queue as the read-back found it (verified / not yet / failed), worst first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -26,17 +24,12 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
 from console.domain.journal import QueueState
 from console.services.apply.session import Confirmation
-from console.ui import format as fmt
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
     from console.domain.journal import Journal
-    from console.domain.plan import PlanRow
-    from console.services.apply.check import ApplyCheck
-    from console.services.apply.journal_actions import UndoCheck
-    from console.services.apply.resume_check import ResumeCheck
     from console.services.apply.session import WriteCheck
 
 
@@ -52,126 +45,31 @@ class WriteSummary:
     blocked: bool  # something forbids writing whatever is typed
 
 
-def confirm_lines(check: ApplyCheck, cluster: ClusterConfig) -> list[str]:
-    """The dialog's summary, one fact a line."""
-    h = check.plan.header
-    groups = sorted({g.group for g in check.groups})
-    changed = check.changed
-    lines = [
-        f"cluster {cluster.name} ({cluster.colour}) · plan {h.plan_id}",
-        f"{len(changed)} queue(s) of {', '.join(groups)} change",
-    ]
-    for t in h.totals:
-        if t.topic is None:
-            lines.append(
-                f"{t.group}: replay {t.re_consume} · skip {t.skip} · lag after {t.lag_after}"
-            )
-    lines.extend(span_lines([w.row for w in changed]))
-    for g in check.groups:
-        online = f"{g.consumers_online} consumer(s) online" if g.consumers_online else "offline"
-        lines.append(f"{g.group} ({online}): {g.path.kind}: {g.path.reason}")
-    also = len(check.writes) - len(changed)
-    if also:
-        lines.append(
-            f"the client push also moves {also} queue(s) the plan leaves unchanged: journaled "
-            "and read back too"
-        )
-    lines.extend(f"warning: {r.line}" for r in check.reclamped)
-    if check.drift:
-        lines.append(f"drift: {len(check.drift)} queue(s) moved since the plan was made")
-        lines.extend(f"  {d.line()}" for d in check.drift[:5])
-        if len(check.drift) > 5:
-            lines.append(f"  … and {len(check.drift) - 5} more")
-    lines.extend(f"blocked: {b}" for b in check.blockers)
-    return lines
-
-
-def span_lines(rows: Sequence[PlanRow]) -> list[str]:
-    """Per group, how much time of messages the writes replay and skip (the longest over its
-    queues, from the store times at the current and target offsets), and on how many queues
-    the time is not known."""
-    lines = []
-    for group in sorted({r.group for r in rows}):
-        mine = [r for r in rows if r.group == group]
-        replay = [r for r in mine if r.span_ms is not None and r.span_ms > 0]
-        skip = [r for r in mine if r.span_ms is not None and r.span_ms < 0]
-        unknown = sum(1 for r in mine if r.span_ms is None)
-        parts = []
-        if replay:
-            longest = max(replay, key=lambda r: r.span_ms or 0)
-            parts.append(
-                f"replays up to {fmt.age(longest.span_ms)} of messages"
-                + _since(min((r.target_time for r in replay if r.target_time), default=None))
-            )
-        if skip:
-            longest = min(skip, key=lambda r: r.span_ms or 0)
-            parts.append(f"skips up to {fmt.age(-(longest.span_ms or 0))} of messages")
-        if unknown:
-            parts.append(f"time not known on {unknown} queue(s)")
-        lines.append(f"{group} time span: {' · '.join(parts) or 'no time moved'}")
-    return lines
-
-
-def _since(at_ms: int | None) -> str:
-    if at_ms is None:
-        return ""
-    return f" (stored since {datetime.fromtimestamp(at_ms / 1000, UTC):%Y-%m-%d %H:%M:%S} UTC)"
+#: How many queues that moved the dialog names (the rest are counted).
+DRIFT_SHOWN = 5
 
 
 def write_summary(check: WriteCheck, cluster: ClusterConfig) -> WriteSummary:
-    """The confirm dialog's summary of an apply's, an undo's or a resume's check."""
+    """The confirm dialog's summary of an apply's, an undo's or a resume's check: the check's
+    description (console/services/apply/check_text.py), as the terminal prints it."""
     # deferred: the write path's checks load when a write is confirmed, not with the
     # console's first frame
-    from console.services.apply.check import ApplyCheck
-    from console.services.apply.journal_actions import UndoCheck
-    from console.services.apply.resume_check import ResumeCheck
+    from console.services.apply.check_text import describe_check
 
-    if isinstance(check, UndoCheck):
-        return undo_summary(check, cluster)
-    if isinstance(check, ApplyCheck):
-        return apply_summary(check, cluster)
-    assert isinstance(check, ResumeCheck)
-    return resume_summary(check, cluster)
-
-
-def apply_summary(check: ApplyCheck, cluster: ClusterConfig) -> WriteSummary:
+    text = describe_check(check, cluster)
+    lines = list(text.facts)
+    if text.drift:
+        head, *moved = text.drift
+        lines += [head, *moved[:DRIFT_SHOWN]]
+        if len(moved) > DRIFT_SHOWN:
+            lines.append(f"  … and {len(moved) - DRIFT_SHOWN} more")
+    lines += [f"blocked: {b}" for b in text.blockers]
     return WriteSummary(
         cluster,
-        f"Apply to {cluster.name}?",
-        tuple(confirm_lines(check, cluster)),
-        check.names,
-        bool(check.drift),
-        bool(check.blockers),
-    )
-
-
-def undo_summary(undo: UndoCheck, cluster: ClusterConfig) -> WriteSummary:
-    """An undo is an apply of its own: its plan's summary, after what cannot be put back."""
-    check = undo.check
-    return WriteSummary(
-        cluster,
-        f"Undo {undo.undone.apply_id} on {cluster.name}?",
-        (*undo.notes, *confirm_lines(check, cluster)),
-        check.names,
-        bool(check.drift),
-        bool(check.blockers),
-    )
-
-
-def resume_summary(check: ResumeCheck, cluster: ClusterConfig) -> WriteSummary:
-    lines = [f"cluster {cluster.name} ({cluster.colour})", *check.lines()]
-    if check.drift:
-        lines.append(f"drift: {len(check.drift)} queue(s) moved since the apply")
-        lines.extend(f"  {d.line()}" for d in check.drift[:5])
-        if len(check.drift) > 5:
-            lines.append(f"  … and {len(check.drift) - 5} more")
-    lines.extend(f"blocked: {b}" for b in check.blockers)
-    return WriteSummary(
-        cluster,
-        f"Resume {check.journal.apply_id} on {cluster.name}?",
+        text.title,
         tuple(lines),
         check.names,
-        bool(check.drift),
+        check.has_drift,
         bool(check.blockers),
     )
 

@@ -23,18 +23,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
+from console.services.apply.events import (
+    Applied,
+    Confirmed,
+    Declined,
+    UndoPlanProgressed,
+    WriteProgressed,
+    WriteRefused,
+)
 from console.services.apply.history import read_history
 from console.services.apply.preview_flow import StopSwitch
 from console.services.infra.workspace import Workspace
 from console.ui.messages import (
-    ApplyConfirmed,
-    ApplyDeclined,
-    ApplyFinished,
-    ApplyProgressed,
-    ApplyRefused,
     ConfirmationAsked,
     HistoryRead,
-    PlanProgressed,
+    SessionTold,
     SnapshotGroupsRead,
 )
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
@@ -42,7 +45,7 @@ from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.tablemodel import Column, Row, cell
-from console.ui.writing import DialogConfirm, PostedEvents, answer
+from console.ui.writing import DialogConfirm, answer, posted
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
@@ -268,13 +271,33 @@ class HistoryScreen(ConsoleScreen):
         writes = self.console.services.writes
         intent = writes.undo(apply_id) if what == "undo" else writes.resume(apply_id)
         stop = self.stop_switch.event() if self.stop_switch is not None else asyncio.Event()
-        await writes.run(cluster, intent, self.confirm, PostedEvents(self.post_message), stop)
+        await writes.run(cluster, intent, self.confirm, posted(self.post_message), stop)
 
-    def on_plan_progressed(self, message: PlanProgressed) -> None:
-        if self.writing == "undo":
-            p = message.progress
-            tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
-            self._step(f"planning the undo: {p.step or p.state.value}{tasks}")
+    def on_session_told(self, message: SessionTold) -> None:
+        match message.event:
+            case UndoPlanProgressed(p) if self.writing == "undo":
+                tasks = f" · {p.done}/{p.total} tasks" if p.total else ""
+                self._step(f"planning the undo: {p.step or p.state.value}{tasks}")
+            case Confirmed():
+                self._step("reading the cluster again before writing…")
+            case Declined():
+                what = self.writing
+                self._ended()
+                self.notify(f"{what} cancelled: nothing was written", markup=False)
+            case WriteProgressed(p) if self.writing is not None:
+                stopping = self.stop_switch is not None and self.stop_switch.requested
+                stage = "stopping: no new writes, reading back" if stopping else p.stage
+                waiting = f" · {p.waiting}" if p.waiting else ""
+                self._step(
+                    f"{self.writing}: {stage}: {p.settled}/{p.total} answered · "
+                    f"{p.verified} verified" + waiting
+                )
+            case WriteRefused(reasons):
+                self._refused(self.writing or "write", reasons)
+            case Applied(journal, journal_path):
+                self._ended()
+                self.app.push_screen(ApplyResultDialog(journal, journal_path))
+                self.action_reload()  # the undo's journal, or the resumed apply's new status
 
     def on_confirmation_asked(self, message: ConfirmationAsked) -> None:
         assert self.target is not None
@@ -283,33 +306,6 @@ class HistoryScreen(ConsoleScreen):
         self.app.push_screen(
             ConfirmApplyDialog(summary), lambda confirmation: answer(message.reply, confirmation)
         )
-
-    def on_apply_confirmed(self, message: ApplyConfirmed) -> None:
-        self._step("reading the cluster again before writing…")
-
-    def on_apply_declined(self, message: ApplyDeclined) -> None:
-        what = self.writing
-        self._ended()
-        self.notify(f"{what} cancelled: nothing was written", markup=False)
-
-    def on_apply_progressed(self, message: ApplyProgressed) -> None:
-        if self.writing is not None:
-            p = message.progress
-            stopping = self.stop_switch is not None and self.stop_switch.requested
-            stage = "stopping: no new writes, reading back" if stopping else p.stage
-            waiting = f" · {p.waiting}" if p.waiting else ""
-            self._step(
-                f"{self.writing}: {stage}: {p.settled}/{p.total} answered · {p.verified} verified"
-                + waiting
-            )
-
-    def on_apply_refused(self, message: ApplyRefused) -> None:
-        self._refused(self.writing or "write", message.reasons)
-
-    def on_apply_finished(self, message: ApplyFinished) -> None:
-        self._ended()
-        self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
-        self.action_reload()  # the undo's journal, or the resumed apply's new status
 
     def on_unmount(self) -> None:
         self.confirm.abandon()  # a session waiting for its confirmation: nothing is written

@@ -282,7 +282,7 @@ class PreviewScreen(PreviewApplying, BoundaryReading):
         flow = self.flow
         diff = self.query_one(PlanDiff)
         if flow.result is not None:
-            diff.show_summary(flow.result.header, flow.group, flow.impact)
+            diff.show_summary(flow.result.header, flow.group, flow.impact, flow.result.missing)
             return
         note = summary_note(self.app, flow)
         if note is not None:

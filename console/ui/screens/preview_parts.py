@@ -14,18 +14,10 @@ from textual.widgets import Button, Label, ProgressBar
 
 from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.spec import ResetSpec
+from console.services.apply.events import Applied, Confirmed, Declined, WriteRefused
 from console.services.apply.preview_flow import ResetFlow, ResetForm, Stage
 from console.services.read.session import ClusterSession
-from console.ui.messages import (
-    ApplyChecked,
-    ApplyConfirmed,
-    ApplyDeclined,
-    ApplyFinished,
-    ApplyProgressed,
-    ApplyRefused,
-    BoundariesRead,
-    ConfirmationAsked,
-)
+from console.ui.messages import BoundariesRead, ConfirmationAsked, SessionTold
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import BoundaryDialog, ErrorDialog
@@ -33,7 +25,7 @@ from console.ui.screens.preview_text import message_commands, step_text
 from console.ui.widgets.boundary import detail_text
 from console.ui.widgets.plandiff import PlanDiff
 from console.ui.widgets.rowtable import RowTable
-from console.ui.writing import DialogConfirm, PostedEvents, answer
+from console.ui.writing import DialogConfirm, answer, posted
 
 if TYPE_CHECKING:
     from console.domain.journal import Journal
@@ -170,48 +162,34 @@ class PreviewApplying(PreviewBase):
             self.cluster_session.cluster,
             writes.apply_plan(plan_uri),
             self.confirm,
-            PostedEvents(self.post_message),
+            posted(self.post_message),
             stop,
         )
 
-    def on_apply_checked(self, message: ApplyChecked) -> None:
-        self.flow.checked(message.check)
+    def on_session_told(self, message: SessionTold) -> None:
+        event = message.event
+        if not self.flow.told(event):
+            return
+        match event:
+            case Confirmed():
+                # The keys go to the plan while it writes, not to the form: `x` stops it,
+                # whatever had the focus before the dialog.
+                self.query_one(PlanDiff).focus_table()
+            case Declined():
+                self.notify("apply cancelled: nothing was written", markup=False)
+            case WriteRefused(reasons):
+                text = "\n".join(reasons)
+                self.app.push_screen(ErrorDialog("Apply refused", f"{text}\nnothing was written"))
+            case Applied(journal, journal_path):
+                self.app.push_screen(ApplyResultDialog(journal, journal_path))
+                if self.on_applied is not None:
+                    known = self.query_one(PlanDiff).boundaries.values()
+                    read = tuple(b for b in known if isinstance(b, Boundary))
+                    self.on_applied(self.flow, journal, journal_path, read)
+        self._show_stage()
 
     def on_confirmation_asked(self, message: ConfirmationAsked) -> None:
         summary = write_summary(message.check, self.cluster_session.cluster)
         self.app.push_screen(
             ConfirmApplyDialog(summary), lambda confirmation: answer(message.reply, confirmation)
         )
-
-    def on_apply_confirmed(self, message: ApplyConfirmed) -> None:
-        if self.flow.confirmed(message.accept_drift):
-            # The keys go to the plan while it writes, not to the form: `x` stops it,
-            # whatever had the focus before the dialog.
-            self.query_one(PlanDiff).focus_table()
-            self._show_stage()
-
-    def on_apply_declined(self, message: ApplyDeclined) -> None:
-        if self.flow.declined():
-            self._show_stage()
-            self.notify("apply cancelled: nothing was written", markup=False)
-
-    def on_apply_progressed(self, message: ApplyProgressed) -> None:
-        if self.flow.writing(message.progress):
-            self._show_stage()
-
-    def on_apply_refused(self, message: ApplyRefused) -> None:
-        if not self.flow.refused(message.reasons):
-            return
-        self._show_stage()
-        reasons = "\n".join(message.reasons)
-        self.app.push_screen(ErrorDialog("Apply refused", f"{reasons}\nnothing was written"))
-
-    def on_apply_finished(self, message: ApplyFinished) -> None:
-        if not self.flow.applied(message.journal, message.journal_path):
-            return
-        self._show_stage()
-        self.app.push_screen(ApplyResultDialog(message.journal, message.journal_path))
-        if self.on_applied is not None:
-            known = self.query_one(PlanDiff).boundaries.values()
-            read = tuple(b for b in known if isinstance(b, Boundary))
-            self.on_applied(self.flow, message.journal, message.journal_path, read)

@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from console.domain.gaps import Gap
 from console.domain.messages import Boundary, BoundaryRequest, boundary_requests
 from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning
 from console.domain.reset_paths import ResetPathKind
@@ -73,8 +74,14 @@ class PlanDiff(Vertical):
         """A line in place of the summary: a prompt, a reason there is no plan."""
         self.query_one("#plan-summary", Static).update(text)
 
-    def show_summary(self, header: PlanHeader, group: str, impact: Sequence[Impact]) -> None:
-        self.note(summary_text(self.app, header, group, impact))
+    def show_summary(
+        self,
+        header: PlanHeader,
+        group: str,
+        impact: Sequence[Impact],
+        missing: Sequence[Gap] = (),
+    ) -> None:
+        self.note(summary_text(self.app, header, group, impact, missing))
 
     def show_rows(self, rows: tuple[PlanRow, ...]) -> None:
         if rows != self._rows:
@@ -172,8 +179,18 @@ def diff_row(app: Any, r: PlanRow) -> Row:
     )
 
 
-def summary_text(app: Any, header: PlanHeader, group: str, impact: Sequence[Impact]) -> Text:
+def summary_text(
+    app: Any,
+    header: PlanHeader,
+    group: str,
+    impact: Sequence[Impact],
+    missing: Sequence[Gap] = (),
+) -> Text:
     lines = [Text(f"{describe(header.spec.strategy)} · snapshot {header.snapshot.snapshot_id}")]
+    if missing:
+        # A partial snapshot: the plan lacks what it lacks, as `rmq-console plan` warns.
+        lacks = "; ".join(g.line() for g in missing)
+        lines.append(toned(app, f"PARTIAL snapshot: the plan lacks {lacks}", "text-warning"))
     for t in header.group_totals():
         lines.append(
             Text(

@@ -1,0 +1,196 @@
+"""A RocketMQ 5 cluster with a proxy, configured as an operator configures it (`proxies:` naming
+the proxy's remoting address): an offline group of the test's own is planned, applied, verified
+and undone through every door, the command line, a walkthrough and the console. Each door
+builds the cluster's reader from the config (console/services/read/open_reader.py), so each asks
+the proxy who consumes the group: none reads it as partial ("proxies nobody asked"), and the
+plan says the path the apply takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+
+from console.cli import main
+from console.config import load_config
+from console.locations import CACHE_ENV
+from console.remote.proxy import remote_sources
+from console.sandbox.pop import TOPIC_CLICKS
+from console.sandbox.runner import Sandbox
+from console.services.apply.preview_flow import Stage
+from console.services.infra.spark_runner import SparkRunner
+from console.ui.app import make_app
+from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
+from console.ui.screens.group import GroupScreen
+from console.ui.screens.history import HistoryScreen
+from console.ui.screens.preview import PreviewScreen
+from console.ui.themes import PROJECT_THEMES
+from tests.connect import ConnectServer
+from tests.support.groups import Queue, committed, new_group
+from tests.ui.helpers import asked, screen_lines, settle, status
+
+NAME = "proxied"
+STEP_TIMEOUT_S = 600.0
+
+
+@pytest.fixture
+def configured(
+    proxy_cluster: Sandbox,
+    connect: ConnectServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """The config file: the cluster with its proxy named; the CLI plans on the shared warm
+    Spark Connect server (as after `spark up`)."""
+    assert proxy_cluster.proxy_addr is not None
+    entry = {**proxy_cluster.config_entry(NAME), "proxies": [proxy_cluster.proxy_addr]}
+    settings = {"workspace": str(tmp_path / "ws"), "walkthrough_watch": 1}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"clusters": [entry], **settings}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(path))
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
+    return path
+
+
+def offline_group(sb: Sandbox) -> tuple[str, dict[Queue, int]]:
+    async def make() -> tuple[str, dict[Queue, int]]:
+        async with sb.admin(timeout=10) as admin:
+            return await new_group(sb, admin, TOPIC_CLICKS)
+
+    return asyncio.run(make())
+
+
+def offsets_of(sb: Sandbox, group: str) -> dict[Queue, int | None]:
+    async def read() -> dict[Queue, int | None]:
+        async with sb.admin(timeout=10) as admin:
+            return await committed(sb, admin, group, TOPIC_CLICKS)
+
+    return asyncio.run(read())
+
+
+def run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, "--cluster", NAME])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def undone(capfd: pytest.CaptureFixture[str], apply_id: str, group: str) -> None:
+    code, out, err = run(capfd, "undo", apply_id, "--confirm", group)
+    assert code == 0, out + err
+    assert "not reported" not in err
+
+
+def test_the_command_line_plans_applies_and_undoes_an_offline_group(
+    proxy_cluster: Sandbox, configured: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    group, before = offline_group(proxy_cluster)
+    spec = tmp_path / "reset.yaml"
+    spec.write_text(
+        yaml.safe_dump({"scope": {"cluster": NAME, "group": group}, "strategy": {"earliest": {}}})
+    )
+    code, out, err = run(capfd, "lag", "-g", group)
+    assert code == 0, out + err
+    assert "OFFLINE" in out
+
+    code, out, err = run(capfd, "plan", "--spec", str(spec), "--json")
+    assert code == 0, out + err
+    assert "partial" not in err
+    planned = json.loads(out)
+    assert (planned["partial"], planned["missing"]) == (False, [])
+    path = planned["plan"]["reset_paths"][group]
+    assert (path["kind"], path["blocker"]) == ("server-side reset", None)
+
+    code, out, err = run(capfd, "apply", planned["plan"]["id"], "--confirm", group, "--json")
+    assert code == 0, out + err
+    journal = json.loads(out)
+    assert {q["state"] for q in journal["queues"]} == {"verified"}
+    assert offsets_of(proxy_cluster, group) == dict.fromkeys(before, 0)
+
+    undone(capfd, journal["apply_id"], group)
+    assert offsets_of(proxy_cluster, group) == before
+
+
+def test_a_walkthrough_plans_and_applies_an_offline_group(
+    proxy_cluster: Sandbox, configured: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    group, before = offline_group(proxy_cluster)
+    since_ms = int(time.time() * 1000) - 24 * 3600 * 1000  # before every message of the topic
+    argv = ("walkthrough", "replay-since", "-g", group, "--answer", f"since={since_ms}")
+    code, out, err = run(capfd, *argv, "--confirm", group, "--json")
+    assert code == 0, out + err
+    assert "not reported" not in err
+    summary = json.loads(out)
+    assert summary["verified"] == summary["queues"] == len(before)
+    assert offsets_of(proxy_cluster, group) == dict.fromkeys(before, 0)
+
+    undone(capfd, summary["apply"], group)
+    assert offsets_of(proxy_cluster, group) == before
+
+
+async def settled(pilot: Pilot[int]) -> None:
+    await asyncio.wait_for(settle(pilot), STEP_TIMEOUT_S)
+
+
+async def confirmed(pilot: Pilot[int], group: str) -> ApplyResultDialog:
+    """The confirm dialog answered with the group's name; the result shown after the write."""
+    await asked(pilot, timeout_s=STEP_TIMEOUT_S)
+    app = pilot.app
+    assert isinstance(app.screen, ConfirmApplyDialog), status(app)
+    await pilot.click("#confirm-group")
+    await pilot.press(*group, "enter")
+    await settled(pilot)
+    result = app.screen
+    assert isinstance(result, ApplyResultDialog), "\n".join(screen_lines(app))
+    table = result.query_one("#apply-queues", DataTable)
+    assert {table.get_row_at(i)[0] for i in range(table.row_count)} == {"verified"}
+    return result
+
+
+async def test_the_console_previews_applies_and_undoes_an_offline_group(
+    proxy_cluster: Sandbox, configured: Path, plan_runner: SparkRunner
+) -> None:
+    group, before = await asyncio.to_thread(offline_group, proxy_cluster)
+    config = load_config(configured)
+    cluster = config.cluster(NAME)
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot)
+        await pilot.press("g")
+        await settled(pilot)
+        await pilot.press("slash", *group, "enter", "enter")
+        await settled(pilot)
+        assert isinstance(app.screen, GroupScreen), status(app)
+        assert "not reported" not in "\n".join(screen_lines(app))
+        await pilot.press("R")
+        await settled(pilot)
+        preview = app.screen
+        assert isinstance(preview, PreviewScreen)
+        await pilot.press("shift+tab", "enter", "up", "enter")  # the strategy list: shift-by
+        await pilot.press("tab", *"-2", "enter")
+        await settled(pilot)
+        assert preview.flow.stage is Stage.PREVIEWED, (preview.flow.error, status(app))
+        shown = "\n".join(screen_lines(app))
+        assert "server-side reset" in shown
+        assert "partial" not in shown.lower()
+        await pilot.press("a")
+        applied = await confirmed(pilot, group)
+        assert await asyncio.to_thread(offsets_of, proxy_cluster, group) == {
+            q: v - 2 for q, v in before.items()
+        }
+
+        await pilot.press("escape")
+        await settled(pilot)
+        await pilot.press("H")
+        await settled(pilot)
+        assert isinstance(app.screen, HistoryScreen), status(app)
+        await pilot.press("u")
+        back = await confirmed(pilot, group)
+        assert back.journal.undo_of == applied.journal.apply_id
+    assert await asyncio.to_thread(offsets_of, proxy_cluster, group) == before
