@@ -19,7 +19,9 @@ The writing stage of an apply session (console/services/apply/session.py), which
    past its target is "past the target, the reset not seen": never verified on that evidence.
 
 A stop request (ctrl-c) stops issuing writes; what was sent is still read back and recorded,
-and the journal says where it stopped. `resume` and `undo` work from the journal.
+and the journal says where it stopped. A broker that gives no answer (a hung JVM, a partition)
+costs one request timeout per table written to it, and leaves the journal stopped, naming it,
+when any of its queues is not verified. `resume` and `undo` work from the journal.
 
 One piece (over 400 lines): the order of events above is the write path's guarantee, kept in one
 place.
@@ -39,7 +41,7 @@ from console.domain.drift import holds, is_replay, key_text, proves
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.reset_paths import ResetPathKind
 from console.errors import Refused
-from console.rocketmq.errors import RocketMQError
+from console.rocketmq.errors import ConnectError, ConnectionLost, RequestTimeout, RocketMQError
 from console.services.apply.check import (
     ApplyCheck,
     GroupWrites,
@@ -231,6 +233,9 @@ class _Run:
         self.waiting: str | None = None
         #: Queues the client push watched to the end: the read-back leaves them as they are.
         self.watched: set[tuple[str, str, str, int]] = set()
+        #: Brokers a write or read-back got no answer from (timed out, unreachable, cut off),
+        #: by name: the first such error of each.
+        self.unanswered: dict[str, RocketMQError] = {}
 
     async def go(self) -> Journal:
         stopped_because: str | None = None
@@ -255,10 +260,11 @@ class _Run:
             self.audited.update(late)
             self.unaudited.extend(late)
             self._flush(force=True)
-        status = ApplyStatus.STOPPED if stopped_because else ApplyStatus.FINISHED
         if self.stop.is_set() and stopped_because is None:
             stopped_because = "stopped on request"
-            status = ApplyStatus.STOPPED
+        if stopped_because is None:
+            stopped_because = self._silent_brokers()
+        status = ApplyStatus.STOPPED if stopped_because else ApplyStatus.FINISHED
         self.journal = replace(
             self._journal(),
             status=status,
@@ -444,6 +450,7 @@ class _Run:
             last = time.monotonic() >= deadline
             for q, stored in answers.items():
                 if isinstance(stored, RocketMQError):
+                    self._heard(q.broker, stored)
                     if last:
                         self._record(q, QueueState.FAILED, q.stored, f"read-back: {stored}")
                     continue
@@ -460,7 +467,26 @@ class _Run:
 
     # ---- recording -------------------------------------------------------------------------
 
+    def _silent_brokers(self) -> str | None:
+        """Why the apply stopped short when a broker stopped answering (None: none did, or
+        every queue of those that did was verified after all): a broker that hangs mid-apply
+        leaves its queues unwritten or unread, which only `resume` can finish once it answers."""
+        reasons = []
+        for broker, error in sorted(self.unanswered.items()):
+            left = sum(1 for q in self.entries.values() if q.broker == broker and not q.state.done)
+            if left:
+                reasons.append(
+                    f"{broker} did not answer, {left} of its queue(s) not verified ({error})"
+                )
+        return "; ".join(reasons) or None
+
+    def _heard(self, broker: str, error: RocketMQError | None) -> None:
+        """Keep `error` when it says `broker` gave no answer at all."""
+        if isinstance(error, _NO_ANSWER):
+            self.unanswered.setdefault(broker, error)
+
     def _settle(self, w: QueueWrite, result: WriteResult, *, online: bool) -> None:
+        self._heard(w.row.broker, result.error)
         entry = _entry(w)
         if result.outcome is WriteOutcome.VERIFIED:
             self._record(entry, QueueState.VERIFIED, result.stored, result.remark)
@@ -475,6 +501,7 @@ class _Run:
 
     def _fail(self, writes: Iterable[QueueWrite], error: RocketMQError) -> None:
         for w in writes:
+            self._heard(w.row.broker, error)
             self._record(_entry(w), QueueState.FAILED, None, str(error))
 
     def _record(
@@ -549,6 +576,9 @@ def _unproved(q: JournalQueue, stored: int | None, *, online: bool) -> QueueStat
         return QueueState.PAST_TARGET
     return QueueState.NOT_YET
 
+
+#: Errors that mean a broker gave no answer (as opposed to an answer that refused).
+_NO_ANSWER = (RequestTimeout, ConnectError, ConnectionLost)
 
 #: States a queue does not leave during this run (NOT_YET and WRITTEN may still verify).
 _FINAL = frozenset(
