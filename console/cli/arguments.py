@@ -9,6 +9,23 @@ import argparse
 from typing import Any
 
 
+class Joined(argparse.Action):
+    """An option that may be given several times: each value is kept, ';' between them (as
+    one value with ';' or ',' would be), where a plain option keeps the last only and loses the
+    others without a word (`--broker-metrics URL_A --broker-metrics URL_B` read one broker's
+    metrics, and named the other's in-flight unknown)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, f"{before};{values}" if before else values)
+
+
 def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     """The cluster options. Subcommands take them too (`rmq-console lag --namesrv …`); there
     they default to SUPPRESS so they do not overwrite what was given before the subcommand."""
@@ -35,16 +52,18 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
     )
     group.add_argument(
         "--proxy",
+        action=Joined,
         metavar="HOST:PORT",
-        help="RocketMQ 5 proxy remoting address(es), ';' or ',' between them: their gRPC "
-        "clients (the brokers do not list them)",
+        help="RocketMQ 5 proxy remoting address(es), ';' or ',' between them or the option "
+        "given again: their gRPC clients (the brokers do not list them)",
         **kw,
     )
     group.add_argument(
         "--broker-metrics",
+        action=Joined,
         metavar="URL",
         help="the brokers' Prometheus metrics (http://HOST:5557/metrics), ';' or ',' between "
-        "them: what gRPC groups popped and did not ack",
+        "them or the option given again: what gRPC groups popped and did not ack",
         **kw,
     )
     group.add_argument(

@@ -30,6 +30,8 @@ class Part(StrEnum):
     BROKER = "broker"
     GROUP = "group"
     QUEUE = "queue"
+    #: The queues of one topic on one broker (`orders/broker-a`).
+    QUEUES = "queues"
     MIN_OFFSETS = "min offsets"
     DLQ = "DLQ"
     CLIENTS = "clients"
@@ -51,6 +53,7 @@ class Why(StrEnum):
     NOT_REPORTED = "not reported"  # nobody that answers keeps the number (a gRPC client's POP)
     NOT_SYNCED = "not synced yet"  # a slave has not copied the master's offsets yet
     NOT_REPLICATED = "not replicated yet"  # a slave has not copied the master's messages yet
+    UNCHECKED = "could not be checked"  # a slave's answer, not checked against what it lacks
 
 
 @dataclass(frozen=True, slots=True)

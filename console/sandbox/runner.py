@@ -219,6 +219,15 @@ class Sandbox:
         spec = ConsumerSpec(name=group, group=group, topics=(topic,), pop=True, orderly=orderly)
         return await factory.launch_program(spec, factory.classpath)
 
+    async def start_grpc_consumer(self, group: str, topic: str, *, hold: int) -> JavaConsumer:
+        """Start a gRPC SimpleConsumer of `group` on `topic` through the proxy that keeps the
+        first `hold` messages it receives without acking them; stopped with the sandbox."""
+        factory = self._consumer_factory
+        if self.proxy_grpc_addr is None or factory.grpc_classpath is None:
+            raise ValueError("this sandbox runs no proxy")
+        spec = GrpcConsumerSpec(group, group, topic, self.proxy_grpc_addr, hold=hold)
+        return await factory.launch_program(spec, factory.grpc_classpath)
+
 
 @dataclass(slots=True)
 class _ConsumerFactory:

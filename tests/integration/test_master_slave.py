@@ -28,10 +28,12 @@ import pytest
 import yaml
 
 from console.config import ClusterConfig, Config
+from console.domain.gaps import Part, Why
 from console.domain.offsets import FROM_SLAVE
 from console.remote.proxy import remote_sources
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import NotMaster
+from console.rocketmq.codes import RequestCode
+from console.rocketmq.errors import ConnectError, NotMaster, RequestTimeout
 from console.rocketmq.models import MessageQueue
 from console.sandbox.replica import ReplicaSandbox
 from console.services.apply.offset_writer import OffsetWrite, OffsetWriter, WriteOutcome
@@ -237,6 +239,42 @@ def test_a_group_the_slave_never_copied_reads_partial_with_the_reason(
     (ha,) = document["slave_lag"]
     assert ha["slave_addr"] == replica_cluster.slave_addr
     assert "not synced yet" in result.stderr
+
+
+async def test_a_slave_read_that_could_not_be_checked_is_partial_with_the_reason(
+    replica_cluster: ReplicaSandbox,
+    master_stopped: dict[QueueKey, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The real slave's answer, whole; then the slave's group list, then the topic's route, made
+    # to fail (no cheap way to make the real slave or name server refuse one request alone).
+    seed = replica_cluster.seed
+    assert seed is not None
+    broker, slave = replica_cluster.broker, replica_cluster.slave_addr
+    async with replica_cluster.admin() as admin:
+        reader = ClusterReader(admin)
+        o = await reader.group_offsets(seed.group)
+        assert (o.from_slave, o.partial, len(o.queues)) == ((broker,), False, 4)
+
+        async def no_group_list(addr: str) -> Any:
+            raise RequestTimeout(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, admin.timeout)
+
+        monkeypatch.setattr(admin, "subscription_groups", no_group_list)
+        o = await reader.group_offsets(seed.group)
+        assert [(g.part, g.name, g.why) for g in o.gaps] == [(Part.BROKER, broker, Why.UNCHECKED)]
+        assert f"read from slave {slave}, whose group list could not be read" in o.gaps[0].detail
+        assert len(o.queues) == 4  # what the slave holds is still shown, as a lower bound
+        monkeypatch.undo()
+
+        async def no_route(topic: str) -> Any:
+            raise ConnectError(replica_cluster.namesrv_addr, "refused")
+
+        monkeypatch.setattr(admin, "topic_route", no_route)
+        o = await reader.group_offsets(seed.group)
+        assert [(g.part, g.name, g.why) for g in o.gaps] == [
+            (Part.QUEUES, f"{seed.topic}/{broker}", Why.UNCHECKED)
+        ]
+        assert f"the route of {seed.topic} could not be read" in o.gaps[0].detail
 
 
 def test_brokers_shows_the_master_down_and_the_slave_up(

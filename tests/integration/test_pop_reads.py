@@ -7,17 +7,20 @@ lag 0. `click-counter` (remoting, POP) reports what it popped and did not ack in
 info: the console counts it in the lag, complete (exit 0). `click-audit` (a gRPC SimpleConsumer
 through the proxy) cannot be asked: the console lists it with its proxy and takes what it popped
 and did not ack from the brokers' metrics, or, without them, marks that part unknown (partial,
-exit 1), never lag 0 exit 0.
+exit 1), never lag 0 exit 0; so it does for a gRPC group whose clients stopped, while the
+brokers still list it (10 minutes), and with each broker's metrics given an option of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +32,10 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.running_info import consumer_running_info
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
+from console.sandbox.seed import commit_offsets
+from console.services.apply.offset_writer import OffsetWrite
 from console.services.read.broker_metrics import scrape
+from tests.support.pop import popped_everything
 from tests.support.terminal import Tmux
 
 
@@ -114,7 +120,7 @@ async def test_a_remoting_pop_group_counts_what_it_popped_and_did_not_ack(
     metrics = [s for u in sb.cluster.metrics_urls.values() for s in await scrape(u, 10.0)]
     ours = [s for s in metrics if s.group == GROUP_POP and s.topic == TOPIC_CLICKS]
     assert ours
-    assert sum(s.messages for s in ours) == 0
+    assert all(s.messages == 0 for s in ours)
 
 
 async def test_a_grpc_group_is_listed_with_its_proxy_and_its_lag_is_never_a_silent_zero(
@@ -180,6 +186,60 @@ async def test_a_grpc_group_is_listed_with_its_proxy_and_its_lag_is_never_a_sile
     assert rows[GROUP_POP]["popped_unacked"] >= sb.pop.messages if sb.pop else False
     # The proxy's own group is the brokers', not an operator's.
     assert "CID_DefaultHeartBeatSyncerTopic" not in rows
+
+
+def test_each_brokers_metrics_given_an_option_of_its_own_are_all_read(
+    proxy_cluster: Sandbox, config: Path
+) -> None:
+    # As an operator gives them: one --broker-metrics per broker. The option kept the last one
+    # only: broker-b's part counted, broker-a's "not among the endpoints", "≥28, partial".
+    sb = proxy_cluster
+    assert sb.proxy_addr is not None
+    assert sb.pop is not None
+    each = [arg for url in sb.cluster.metrics_urls.values() for arg in ("--broker-metrics", url)]
+    result = lag(sb, GROUP_GRPC, config, "--json", "--proxy", sb.proxy_addr, *each)
+    assert (result.returncode, result.stderr) == (0, "")
+    doc = json.loads(result.stdout)
+    assert doc["popped_unacked"] == sb.pop.messages == doc["total_lag"]
+
+
+async def test_a_grpc_group_whose_client_stopped_still_counts_what_it_held(
+    proxy_cluster: Sandbox, config: Path
+) -> None:
+    # A SimpleConsumer holds every message of `clicks`, then stops: its messages stay popped
+    # and unacked (invisible for an hour), the committed offsets at the max. No client is
+    # listed anywhere now; the brokers' metrics still count the group's in-flight (for 10
+    # minutes after its last pop). It read "OFFLINE, total lag 0", exit 0.
+    sb = proxy_cluster
+    assert sb.proxy_addr is not None
+    assert sb.pop is not None
+    group = f"audit-stopped-{uuid.uuid4().hex[:6]}"
+    async with sb.admin(timeout=10) as admin:
+        for addr in sb.broker_addrs.values():
+            await admin.create_group(addr, group)
+        writes = (
+            OffsetWrite(sb.broker_addrs[mq.broker_name], group, mq.topic, mq.queue_id, 0)
+            for mq in sb.pop.max_offsets
+        )
+        await commit_offsets(admin, writes)  # from the first message, as click-audit
+        consumer = await sb.start_grpc_consumer(group, TOPIC_CLICKS, hold=1_000_000)
+        await popped_everything(sb, group, TOPIC_CLICKS)
+        await consumer.stop()
+        await no_client_of(admin, sb.proxy_addr, group)
+    urls = ";".join(sb.cluster.metrics_urls.values())
+    result = lag(sb, group, config, "--json", "--proxy", sb.proxy_addr, "--broker-metrics", urls)
+    assert (result.returncode, result.stderr) == (0, "")
+    doc = json.loads(result.stdout)
+    assert (doc["online"], doc["clients"], doc["consumption"]["kinds"]) == (False, [], ["POP"])
+    assert doc["popped_unacked"] == sb.pop.messages == doc["total_lag"]
+
+
+async def no_client_of(admin: AdminClient, proxy: str, group: str, timeout: float = 30.0) -> None:
+    """Until the proxy lists no client of `group` (a stopped SimpleConsumer unregisters)."""
+    deadline = time.monotonic() + timeout
+    while (await admin.consumer_connections(proxy, group)).clients:
+        assert time.monotonic() < deadline, f"the proxy still lists a client of {group}"
+        await asyncio.sleep(0.2)
 
 
 @pytest.fixture

@@ -97,6 +97,7 @@ class FakeCluster:
         self.proxies_listed = proxies_listed
         self.server_versions: dict[str, int] = {}
         self.timeout = 3.0
+        self.tls = None
         self.asked: list[tuple[str, str]] = []
 
     def name_of(self, addr: str) -> str:
@@ -337,6 +338,30 @@ def test_proxies_come_from_the_config_or_the_command_line(tmp_path: Any) -> None
     assert resolve_target(args).cluster.proxies == ("10.0.0.5:8080", "10.0.0.6:8080")
 
 
+@pytest.mark.parametrize("suppress", [False, True])
+def test_an_option_given_once_per_broker_or_proxy_keeps_every_one(suppress: bool) -> None:
+    # `--broker-metrics A --broker-metrics B` read A's broker as unknown: the option kept B.
+    import argparse
+
+    from console.cli.arguments import add_target_arguments
+    from console.cli.target import resolve_target
+
+    parser = argparse.ArgumentParser()
+    add_target_arguments(parser, suppress=suppress)
+    args = parser.parse_args(
+        ["--namesrv", "10.0.0.1:9876", "--proxy", "10.0.0.5:8080", "--proxy", "10.0.0.6:8080"]
+        + ["--broker-metrics", "http://a:5557/metrics;http://b:5557/metrics"]
+        + ["--broker-metrics", "http://c:5557/metrics"]
+    )
+    cluster = resolve_target(args).cluster
+    assert cluster.proxies == ("10.0.0.5:8080", "10.0.0.6:8080")
+    assert cluster.broker_metrics == (
+        "http://a:5557/metrics",
+        "http://b:5557/metrics",
+        "http://c:5557/metrics",
+    )
+
+
 async def test_a_pop_groups_verdict_names_what_it_popped_and_did_not_ack() -> None:
     from console.domain import readings, triage
 
@@ -373,8 +398,11 @@ def test_the_brokers_in_flight_metric_is_read_per_broker_and_topic() -> None:
         ("broker-a", "g", True, 1),
         ("broker-a", "other", False, 5),
     ]
-    assert in_flight_by_broker(samples, "g", [TOPIC]) == {"broker-a": {TOPIC: 25}}
-    assert in_flight_by_broker(samples, "g", ["orders"]) == {"broker-a": {}}
+    (said,) = in_flight_by_broker(samples, "g", [TOPIC]).values()
+    assert (said.counted, said.unlisted, said.not_counts) == ({TOPIC: 25}, [], {})
+    # A topic the broker lists no sample of the group for is not 0: it says nothing of it.
+    (said,) = in_flight_by_broker(samples, "g", ["orders"]).values()
+    assert (said.counted, said.unlisted) == ({}, ["orders"])
 
 
 async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_exported(
@@ -382,7 +410,7 @@ async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_expo
 ) -> None:
     from console.services.read import batch, broker_metrics
 
-    async def scrape(url: str, timeout: float) -> list[broker_metrics.Inflight]:
+    async def scrape(url: str, timeout: float, tls: object = None) -> list[broker_metrics.Inflight]:
         if url.endswith("/b"):
             raise broker_metrics.MetricsUnavailable(f"{url}: refused")
         return broker_metrics.parse_inflight(METRICS)
@@ -403,6 +431,96 @@ async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_expo
     (g,) = o.gaps
     assert (g.part, g.name, g.why) == (Part.IN_FLIGHT, "g on broker-b", Why.NOT_REPORTED)
     assert "http://b: refused" in g.detail
+
+
+class MetricsRead:
+    """A gRPC group read with the brokers' metrics: `text` by URL (an endpoint not there does
+    not answer), the admin client's TLS `tls`; what each scrape was handed is kept."""
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, text: Mapping[str, str], tls: object = None
+    ) -> None:
+        from console.services.read import batch
+
+        self.text = text
+        self.scraped: list[tuple[str, object]] = []
+        monkeypatch.setattr(batch, "scrape", self.scrape)
+        grpc = connection(("vm@1@0@x", "10.0.0.7:47448"), consume_type="CONSUME_ACTIVELY")
+        fake = FakeCluster(proxy_clients=grpc)
+        fake.tls = tls  # type: ignore[assignment]
+        self.reader = ClusterReader(fake, proxies=(PROXY,), metrics=tuple(text))  # type: ignore[arg-type]
+
+    async def scrape(self, url: str, timeout: float, tls: object = None) -> list[Any]:
+        from console.services.read import broker_metrics
+
+        self.scraped.append((url, tls))
+        if url not in self.text:
+            raise broker_metrics.MetricsUnavailable(f"{url}: refused")
+        return broker_metrics.parse_inflight(self.text[url])
+
+
+OTHER_GROUP = METRICS.replace('consumer_group="g"', 'consumer_group="other"').replace(
+    "broker-a", "broker-b"
+)
+
+
+async def test_a_metric_that_is_not_a_count_leaves_that_brokers_in_flight_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    inf = METRICS.replace("broker-a", "broker-b").replace("24.0", "+Inf")
+    read = MetricsRead(monkeypatch, {"http://a": METRICS, "http://b": inf})
+    o = await read.reader.group_offsets("g")
+    assert [(p.broker, p.messages) for p in o.pop_in_flight] == [("broker-a", 25)]
+    assert o.total_lag == 25  # a lower bound: broker-b's part is unknown, not 0
+    (g,) = o.gaps
+    assert (g.part, g.name, g.why) == (Part.IN_FLIGHT, "g on broker-b", Why.NOT_REPORTED)
+    assert "on clicks they say +Inf, not a count" in g.detail
+
+
+async def test_a_broker_whose_metrics_list_no_sample_of_the_group_is_not_read_as_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # broker-b answers, for another group only (it forgot this one, or restarted).
+    read = MetricsRead(monkeypatch, {"http://a": METRICS, "http://b": OTHER_GROUP})
+    o = await read.reader.group_offsets("g")
+    assert [(p.broker, p.messages) for p in o.pop_in_flight] == [("broker-a", 25)]
+    (g,) = o.gaps
+    assert (g.part, g.name, g.why) == (Part.IN_FLIGHT, "g on broker-b", Why.NOT_REPORTED)
+    assert "list no rocketmq_consumer_inflight_messages of it on clicks" in g.detail
+    assert "10 minutes after its last pop there" in g.detail
+
+
+async def test_a_broker_no_endpoint_was_given_for_names_whose_endpoints_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    o = await MetricsRead(monkeypatch, {"http://a": METRICS}).reader.group_offsets("g")
+    (g,) = o.gaps
+    assert g.name == "g on broker-b"
+    assert "not among the endpoints given, which are broker-a's" in g.detail
+
+
+async def test_the_metrics_are_scraped_with_the_clusters_tls_and_a_refusal_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from console.services.read import broker_metrics
+
+    tls = object()
+    read = MetricsRead(monkeypatch, {"https://a": METRICS}, tls=tls)
+    await read.reader.group_offsets("g")
+    assert read.scraped == [("https://a", tls)]
+
+    refusal = "https://a: 10.0.0.1:5557: TLS certificate for 10.0.0.1 not trusted (unknown CA)"
+
+    async def refused(url: str, timeout: float, tls: object = None) -> list[Any]:
+        raise broker_metrics.MetricsUnavailable(refusal, tls=True)
+
+    monkeypatch.setattr("console.services.read.batch.scrape", refused)
+    o = await read.reader.group_offsets("g")
+    assert [(g.name, g.why) for g in o.gaps] == [
+        ("g on broker-a", Why.TLS),
+        ("g on broker-b", Why.TLS),
+    ]
+    assert all(f"({refusal})" in g.detail for g in o.gaps)
 
 
 async def test_when_the_brokers_cannot_say_whether_a_group_pops_its_clients_do() -> None:

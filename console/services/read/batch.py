@@ -87,8 +87,9 @@ class ReadBatch:
         return _once(self._ha, addr, lambda: self.ask(addr, lambda: self._admin.ha_status(addr)))
 
     def broker_metrics(self, url: str, timeout: float) -> Awaitable[list[Inflight]]:
-        """A broker's metrics endpoint's in-flight samples, scraped once for the batch."""
-        return _once(self._metrics, url, lambda: scrape(url, timeout))
+        """A broker's metrics endpoint's in-flight samples, scraped once for the batch (an
+        `https://` one verified with the cluster's TLS: its `tls.ca`)."""
+        return _once(self._metrics, url, lambda: scrape(url, timeout, self._admin.tls))
 
     def proxies_seen(self, addr: str) -> Awaitable[tuple[str, ...]]:
         """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),

@@ -21,10 +21,18 @@ from console.rocketmq.errors import (
     RocketMQError,
 )
 from console.rocketmq.models import ConsumeStats, MessageQueue, QueueConsumeStats
+from console.rocketmq.topics import is_retry_topic
 from console.services.infra.fanout import answers, ask_each
 from console.services.read.batch import ReadBatch
+from console.services.read.broker_metrics import FORGETS as METRICS_FORGET
+from console.services.read.broker_metrics import INFLIGHT as METRICS_INFLIGHT
 from console.services.read.broker_metrics import SOURCE as METRICS_SOURCE
-from console.services.read.broker_metrics import Inflight, MetricsUnavailable, in_flight_by_broker
+from console.services.read.broker_metrics import (
+    Inflight,
+    MetricsUnavailable,
+    in_flight_by_broker,
+    pops_on,
+)
 from console.services.read.group_clients import POP_MODE, pop_in_flight, read_clients, unasked
 from console.services.read.routes import BrokerRoute, QueuesRead, read_addrs
 from console.services.read.slave_checks import check_slave_reads
@@ -146,6 +154,7 @@ async def read_group(
     if not reader.proxies and not clients.clients and reachable:
         gaps.extend(await _unasked_proxies(reader, group, reachable, batch))
     in_flight: tuple[PopInFlight, ...] = ()
+    held = {(q.queue.broker_name, q.queue.topic) for _, q in rows}
     if pop_mode is None and clients.consumption.remoting and not clients.consumption.pop:
         # The brokers could not say whether it pops: its clients can.
         said, _ = await pop_in_flight(
@@ -160,12 +169,19 @@ async def read_group(
         if reader.metrics and not clients.consumption.remoting:
             # Only for a group the brokers know no remoting client of: they take it as
             # POP then, and count what it popped (console.services.read.broker_metrics).
-            brokers_of = sorted({q.queue.broker_name for _, q in rows})
-            counted, lacking = await _metrics_in_flight(
-                reader, group, topics_read, brokers_of, batch
-            )
+            samples, failed = await _scrape_metrics(reader, batch)
+            counted, lacking = _metrics_in_flight(group, held, samples, failed)
             in_flight += counted
         gaps.extend(lacking)
+    elif reader.metrics and not clients.clients and rows:
+        # Nobody is connected, to a broker or a proxy. A gRPC group that stopped left what it
+        # popped unacked (invisible until revived), past its committed offsets: the brokers'
+        # metrics say so while they still take the group as POP (their POP retry sample).
+        samples, failed = await _scrape_metrics(reader, batch)
+        if pops_on(samples, group):
+            clients = clients.popping()
+            in_flight, lacking = _metrics_in_flight(group, held, samples, failed)
+            gaps.extend(lacking)
     dlq = await _dlq_messages(reader, batch, group, reachable, gaps)
     queues = tuple(
         QueueOffsets(
@@ -206,40 +222,91 @@ async def read_group(
     )
 
 
-async def _metrics_in_flight(
-    reader: GroupReads, group: str, topics: set[str], brokers: Sequence[str], batch: ReadBatch
-) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
-    """A gRPC group's popped-but-unacked messages on each of `brokers` from the brokers'
-    metrics; a broker whose metrics no endpoint gave is a gap (its part is unknown)."""
+async def _scrape_metrics(
+    reader: GroupReads, batch: ReadBatch
+) -> tuple[list[Inflight], list[MetricsUnavailable]]:
+    """The in-flight samples of every metrics endpoint that answered, and why the others
+    did not."""
     scraped = await answers([batch.broker_metrics(u, reader.admin.timeout) for u in reader.metrics])
     samples: list[Inflight] = []
-    failed: list[str] = []
+    failed: list[MetricsUnavailable] = []
     for answer in scraped:
         if isinstance(answer, list):
             samples += answer
         elif isinstance(answer, MetricsUnavailable):
-            failed.append(str(answer))
+            failed.append(answer)
         else:
             raise answer
-    by_broker = in_flight_by_broker(samples, group, topics)
-    found = tuple(
-        PopInFlight(t, b, n, METRICS_SOURCE)
-        for b in brokers
-        for t, n in sorted(by_broker.get(b, {}).items())
-        if n
+    return samples, failed
+
+
+def _metrics_in_flight(
+    group: str,
+    held: set[tuple[str, str]],
+    samples: Sequence[Inflight],
+    failed: Sequence[MetricsUnavailable],
+) -> tuple[tuple[PopInFlight, ...], tuple[Gap, ...]]:
+    """A gRPC group's popped-but-unacked messages on each (broker, topic) of `held` from the
+    brokers' metrics (a POP retry topic is counted with its topic). Each broker whose part is
+    unknown is a gap naming its topics and why: no endpoint gave its metrics (`failed` says
+    why), they list no sample of the group there, or the sample is not a count."""
+    wanted: dict[str, list[str]] = {}
+    for broker, topic in sorted(held):
+        if not is_retry_topic(topic):
+            wanted.setdefault(broker, []).append(topic)
+    by_broker = in_flight_by_broker(samples, group, {t for ts in wanted.values() for t in ts})
+    found: list[PopInFlight] = []
+    gaps: list[Gap] = []
+    for broker, topics in wanted.items():
+        said = by_broker.get(broker)
+        if said is None:
+            gaps.append(_no_metrics_of(group, broker, failed, sorted(by_broker)))
+            continue
+        found += [
+            PopInFlight(t, broker, said.counted[t], METRICS_SOURCE)
+            for t in topics
+            if said.counted.get(t)
+        ]
+        unlisted = [t for t in topics if t in said.unlisted]
+        odd = {t: v for t, v in said.not_counts.items() if t in topics}
+        if unlisted or odd:
+            gaps.append(_unknown_on(group, broker, unlisted, odd))
+    return tuple(found), tuple(gaps)
+
+
+def _no_metrics_of(
+    group: str, broker: str, failed: Sequence[MetricsUnavailable], answered: Sequence[str]
+) -> Gap:
+    """No endpoint gave `broker`'s metrics: those that failed say why; those that answered,
+    whose they are."""
+    if failed:
+        why = "; ".join(str(f) for f in failed)
+    elif answered:
+        why = f"not among the endpoints given, which are {', '.join(answered)}'s"
+    else:
+        why = "not among the endpoints given"
+    return Gap(
+        Part.IN_FLIGHT,
+        f"{group} on {broker}",
+        Why.TLS if failed and all(f.tls for f in failed) else Why.NOT_REPORTED,
+        f"no metrics of {broker} answered ({why}): what its gRPC clients popped there and did "
+        "not ack is unknown",
     )
-    unknown = [b for b in brokers if b not in by_broker]
-    gaps = tuple(
-        Gap(
-            Part.IN_FLIGHT,
-            f"{group} on {b}",
-            Why.NOT_REPORTED,
-            f"no metrics of {b} answered ({'; '.join(failed) or 'not among the endpoints'}): "
-            f"what its gRPC clients popped there and did not ack is unknown",
-        )
-        for b in unknown
+
+
+def _unknown_on(group: str, broker: str, unlisted: Sequence[str], odd: Mapping[str, str]) -> Gap:
+    """`broker`'s metrics answered, but say no count of `group` on some of its topics."""
+    said = [f"on {t} they say {v}, not a count" for t, v in sorted(odd.items())]
+    if unlisted:
+        topics = ", ".join(unlisted)
+        said.insert(0, f"they list no {METRICS_INFLIGHT} of it on {topics} ({METRICS_FORGET})")
+    return Gap(
+        Part.IN_FLIGHT,
+        f"{group} on {broker}",
+        Why.NOT_REPORTED,
+        f"{broker}'s metrics answered, but {'; '.join(said)}: what its gRPC clients popped "
+        "there and did not ack is unknown",
     )
-    return found, gaps
 
 
 async def _unasked_proxies(

@@ -10,8 +10,13 @@ copied neither. Its answer is then short in ways that read as "caught up":
 - a committed offset beyond the slave's max offset (the offsets were copied, the messages not
   yet): max - committed would be 0, the true lag is unknown.
 
-Each becomes a gap with its reason; the read is partial. How far the slave is behind its master
-is read from the slave itself (GET_BROKER_HA_STATUS) and shown beside it.
+Each becomes a gap with its reason; the read is partial. So does a check that could not be
+made: the slave's group list or a topic's route that could not be read leaves the answer
+unchecked (`Why.UNCHECKED`), never believed. A topic the name server says does not exist has no
+route to compare with: its queues on the slave are all there is to read (the offsets of a
+deleted topic, which the master answers the same), so nothing is missing there. How far the
+slave is behind its master is read from the slave itself (GET_BROKER_HA_STATUS) and shown
+beside it.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from typing import TypeVar
 from console.domain.gaps import Gap, Part, Why
 from console.domain.offsets import SlaveLag
 from console.rocketmq.admin import AdminClient
-from console.rocketmq.errors import RocketMQError
+from console.rocketmq.codes import ResponseCode
+from console.rocketmq.errors import BrokerError, NotFoundError, RocketMQError
 from console.rocketmq.models import (
     HaStatus,
     MessageQueue,
@@ -93,7 +99,21 @@ async def check_slave_reads(
         *(groups_of(a) for a in slaves.values()), return_exceptions=True
     )
     for (name, addr), known in zip(slaves.items(), known_groups, strict=True):
-        if isinstance(known, dict) and group not in known:
+        if isinstance(known, BaseException):
+            if not isinstance(known, RocketMQError):
+                raise known
+            # Said of the broker, not the group: one line however many groups were read there.
+            gaps.append(
+                Gap(
+                    Part.BROKER,
+                    name,
+                    Why.UNCHECKED,
+                    f"read from slave {addr}, whose group list could not be read "
+                    f"({_said(known)}): whether it has copied the groups read there from its "
+                    f"master is unknown ({SYNC_EVERY})",
+                )
+            )
+        elif group not in known:
             unknown.append(name)
             gaps.append(
                 Gap(
@@ -108,10 +128,24 @@ async def check_slave_reads(
     route = route_of or admin.topic_route
     routes = await asyncio.gather(*(route(t) for t in wanted), return_exceptions=True)
     for topic, answer in zip(wanted, routes, strict=True):
+        if _no_such_topic(answer):
+            continue  # no route to compare with (see above): nothing is missing there
         if isinstance(answer, BaseException):
             if not isinstance(answer, RocketMQError):
                 raise answer
-            continue  # the name server does not know the topic (any more): nothing to compare
+            gaps.extend(
+                Gap(
+                    Part.QUEUES,
+                    f"{topic}/{name}",
+                    Why.UNCHECKED,
+                    f"read from slave {addr}; the route of {topic} could not be read "
+                    f"({_said(answer)}), so a queue of {topic} the slave holds no offset for "
+                    f"({SYNC_EVERY}) would not be seen: its lag may be missing",
+                )
+                for name, addr in slaves.items()
+                if name not in unknown
+            )
+            continue
         for data in answer.queues:
             name = data.broker_name
             if name not in slaves or name in unknown:
@@ -129,6 +163,18 @@ async def check_slave_reads(
                     )
     lags = await slave_lags(ha_of or admin.ha_status, slaves)
     return SlaveCheck(tuple(gaps), frozenset(unreplicated), lags, tuple(unknown))
+
+
+def _no_such_topic(answer: object) -> bool:
+    """The name server's answer that it routes no such topic (TOPIC_NOT_EXIST)."""
+    if isinstance(answer, BrokerError):
+        return answer.code == ResponseCode.TOPIC_NOT_EXIST
+    return isinstance(answer, NotFoundError)
+
+
+def _said(error: RocketMQError) -> str:
+    """The error on one line, as a gap's detail holds it."""
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 async def slave_lags(ha_of: Ask[str, HaStatus], slaves: Mapping[str, str]) -> tuple[SlaveLag, ...]:
