@@ -24,9 +24,14 @@ from console.cli.collection import for_one_answer
 from console.cli.ending import ANSWERS_ONCE
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target
-from console.domain.client_offsets import ClientStore
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
-from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets, QueueOffsets
+from console.domain.offsets import (
+    CLIENT_LOCAL_NOTE,
+    FROM_SLAVE,
+    ClientStore,
+    GroupOffsets,
+    QueueOffsets,
+)
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
 from console.services.read.client_offsets import with_client_stores

@@ -35,13 +35,8 @@ from console.services.apply.events import (
     tell_all,
 )
 from console.services.apply.progress import ApplyProgress
-from console.services.apply.session import (
-    Confirmation,
-    Intent,
-    SessionResult,
-    WriteCheck,
-    run_session,
-)
+from console.services.apply.session import Intent, SessionResult, run_session
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.journal_store import unfinished_lines
 from console.services.infra.workspace import Workspace
 

@@ -14,50 +14,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
-from console.domain.offsets import QueueKey, QueueOffsets
+from console.domain.offsets import QueueKey
 from console.errors import UserError
 from console.rocketmq import fastjson
 from console.rocketmq.errors import ProtocolError
 
 OFFSETS_FILE = "offsets.json"
-BACKUP_SUFFIX = ".bak"
 #: Where the Java client keeps them unless `rocketmq.client.localOffsetStoreDir` says otherwise.
 DEFAULT_STORE_DIR = "~/.rocketmq_offsets"
 
 
 class ClientOffsetsError(UserError, ValueError):
     """An offsets.json that is not one the Java client wrote (or could read)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClientStore:
-    """One client's offsets of one group, as read from its file, with the brokers' min and max
-    of each queue and whether the client is running now (connected to a broker)."""
-
-    client_id: str
-    group: str
-    path: str  # the file the offsets were read from: offsets.json, or its .bak
-    modified_ms: int
-    #: None when the brokers' connection list could not be read: nobody can say.
-    running: bool | None
-    queues: tuple[QueueOffsets, ...] = ()
-    #: Why the file could not be read (the queues are then empty), else None.
-    error: str | None = None
-    #: Queues in the file whose topic or queue the brokers did not list (deleted since).
-    unknown: tuple[QueueKey, ...] = field(default_factory=tuple)
-
-    @property
-    def from_backup(self) -> bool:
-        return self.path.endswith(BACKUP_SUFFIX)
-
-    @property
-    def total_lag(self) -> int | None:
-        """The client's lag over the group's topics; None when its file could not be read."""
-        if self.error is not None:
-            return None
-        return sum(q.lag or 0 for q in self.queues)
 
 
 def parse_offsets_json(text: str) -> dict[QueueKey, int]:

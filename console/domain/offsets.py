@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from console.domain.gaps import Gap, Part
 from console.rocketmq.topics import is_retry_topic
 
-if TYPE_CHECKING:
-    from console.domain.client_offsets import ClientStore
-
+#: The Java client's copy of a group's offsets.json, kept beside it (offsets.json.bak).
+BACKUP_SUFFIX = ".bak"
 #: One queue of one group's picture: topic, broker, queue id.
 QueueKey = tuple[str, str, int]
 
@@ -187,6 +186,35 @@ class SlaveLag:
                 f", last heard from its master {max(0, now_ms - self.last_contact_ms) // 1000}s ago"
             )
         return f"{self.broker}'s slave {self.slave_addr}: {behind}{heard}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStore:
+    """One client's offsets of one group, as read from its file, with the brokers' min and max
+    of each queue and whether the client is running now (connected to a broker)."""
+
+    client_id: str
+    group: str
+    path: str  # the file the offsets were read from: offsets.json, or its .bak
+    modified_ms: int
+    #: None when the brokers' connection list could not be read: nobody can say.
+    running: bool | None
+    queues: tuple[QueueOffsets, ...] = ()
+    #: Why the file could not be read (the queues are then empty), else None.
+    error: str | None = None
+    #: Queues in the file whose topic or queue the brokers did not list (deleted since).
+    unknown: tuple[QueueKey, ...] = field(default_factory=tuple)
+
+    @property
+    def from_backup(self) -> bool:
+        return self.path.endswith(BACKUP_SUFFIX)
+
+    @property
+    def total_lag(self) -> int | None:
+        """The client's lag over the group's topics; None when its file could not be read."""
+        if self.error is not None:
+            return None
+        return sum(q.lag or 0 for q in self.queues)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ planning and writing go through the injected `ConsoleServices` (console/ui/servi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,6 +27,7 @@ from console.services.read.lag_history import LagHistory, local_root
 from console.services.read.session import ClusterSession
 from console.services.read.source import SourceFactory
 from console.ui.commands import ScreenActions, WalkthroughCommands
+from console.ui.host import Clock
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp
@@ -34,7 +35,6 @@ from console.ui.services import ConsoleServices, cluster_services
 from console.ui.themes import FALLBACK_THEME, LoadedThemes, load_themes, theme_dirs
 from console.ui.typeahead import TypeAhead
 
-Clock = Callable[[], float]
 #: How often the app checks whether a full garbage collection can run (see quietgc).
 GC_TICK_S = 0.25
 

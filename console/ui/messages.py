@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.services.apply.events import SessionEvent
     from console.services.apply.history import WorkspaceHistory
-    from console.services.apply.session import Confirmation, WriteCheck
+    from console.services.apply.write_check import Confirmation, WriteCheck
     from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
     from console.services.read.lag_report import LagReport

@@ -21,7 +21,7 @@ from console.ui.messages import ConfirmationAsked, SessionTold
 
 if TYPE_CHECKING:
     from console.services.apply.events import SessionEvent, Tell
-    from console.services.apply.session import Confirmation, WriteCheck
+    from console.services.apply.write_check import Confirmation, WriteCheck
 
 Post = Callable[[Message], object]
 

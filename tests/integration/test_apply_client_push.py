@@ -44,7 +44,7 @@ from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
 from console.services.apply.check import ApplyCheck, check_apply
 from console.services.apply.events import untold
-from console.services.apply.session import Confirmation, WriteCheck
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.apply.write_sessions import ClusterWrites
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import AuditLog, JournalStore

@@ -30,7 +30,8 @@ from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.apply.intents import ApplyPlan
-from console.services.apply.session import ApplySession, Confirmation, WriteCheck
+from console.services.apply.session import ApplySession
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader

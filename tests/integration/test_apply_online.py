@@ -35,8 +35,9 @@ from console.sandbox.scenario import GROUP_LIVE, TOPIC_ORDERS, GroupPlan, Setup
 from console.sandbox.seed import send_patiently, wait_for_routes
 from console.services.apply.check import check_apply
 from console.services.apply.intents import ApplyPlan
-from console.services.apply.session import ApplySession, Confirmation, WriteCheck
+from console.services.apply.session import ApplySession
 from console.services.apply.write_access import WriteAccess
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import AuditLog
 from console.services.infra.spark_runner import SparkRunner

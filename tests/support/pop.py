@@ -15,7 +15,8 @@ from console.sandbox.pop import TOPIC_CLICKS, set_pop_mode
 from console.sandbox.runner import Sandbox
 from console.services.apply.check import ApplyCheck
 from console.services.apply.intents import ApplyPlan
-from console.services.apply.session import ApplySession, Confirmation, WriteCheck
+from console.services.apply.session import ApplySession
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan

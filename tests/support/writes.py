@@ -16,13 +16,12 @@ from console.services.apply.events import Tell
 from console.services.apply.session import (
     ApplyProgress,
     Confirm,
-    Confirmation,
     Intent,
     SessionResult,
-    WriteCheck,
     run_session,
 )
 from console.services.apply.write_access import WriteAccess
+from console.services.apply.write_check import Confirmation, WriteCheck
 
 
 def write_access(reader: Any, root: Path, cluster: str = "prod", **options: Any) -> WriteAccess:

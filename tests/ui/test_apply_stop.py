@@ -14,7 +14,7 @@ from pathlib import Path
 from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.preview_flow import Stage
 from console.services.apply.progress import ApplyProgress
-from console.services.apply.session import WriteCheck
+from console.services.apply.write_check import WriteCheck
 from console.ui.screens import preview
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from textual.widgets import Sparkline
 
-from console.domain.client_offsets import ClientStore
+from console.domain.offsets import ClientStore
 from console.ui.screens.group import GroupScreen
 
 from .fakes import fake_app, q

@@ -21,7 +21,7 @@ from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueStat
 from console.services.apply.journal_actions import UndoCheck
 from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck
-from console.services.apply.session import WriteCheck
+from console.services.apply.write_check import WriteCheck
 from console.services.infra.journal_store import JournalStore
 from console.ui.screens.apply import (
     ApplyResultDialog,

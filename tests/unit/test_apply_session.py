@@ -21,13 +21,9 @@ from console.services.apply.events import (
     SessionEvent,
     WriteRefused,
 )
-from console.services.apply.session import (
-    ApplyProgress,
-    ApplySession,
-    Confirmation,
-    WriteCheck,
-)
+from console.services.apply.session import ApplyProgress, ApplySession
 from console.services.apply.write_access import WriteAccess
+from console.services.apply.write_check import Confirmation, WriteCheck
 from tests.support.checks import drifted_check, plain_check
 from tests.support.writes import write_access
 

@@ -20,7 +20,7 @@ from console.domain.plan import PlanRow
 from console.services.apply.check import ApplyCheck, GroupWrites
 from console.services.apply.journal_actions import UndoCheck
 from console.services.apply.resume_check import ResumeCheck
-from console.services.apply.session import WriteCheck
+from console.services.apply.write_check import WriteCheck
 
 #: How many mqadmin commands a description lists (the rest are counted).
 MQADMIN_LIMIT = 10

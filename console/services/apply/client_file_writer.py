@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from console.domain.client_offsets import BACKUP_SUFFIX, ClientOffsetsError, render_offsets_json
-from console.domain.offsets import QueueKey
+from console.domain.client_offsets import ClientOffsetsError, render_offsets_json
+from console.domain.offsets import BACKUP_SUFFIX, QueueKey
 from console.errors import Refused
 from console.services.apply.write_access import WriteAccess
 from console.services.infra.access import write_refusal

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.services.apply.progress import ApplyProgress
-    from console.services.apply.session import WriteCheck
+    from console.services.apply.write_check import WriteCheck
     from console.services.infra.spark_jobs import JobProgress
 
 

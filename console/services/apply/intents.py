@@ -19,7 +19,7 @@ from console.services.apply.events import Tell, UndoPlanProgressed
 from console.services.apply.journal_actions import UndoCheck, UndoIntent, load_applied, undo_of
 from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck, check_resume
-from console.services.apply.session import WriteCheck
+from console.services.apply.write_check import WriteCheck
 from console.services.infra.journal_store import JournalStore
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import DEFAULT_MAX_AGE_S, LoadedPlan, age_refusal, load_plan

@@ -43,7 +43,7 @@ from console.services.plan.spec_files import read_spec
 if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.services.apply.progress import ApplyProgress
-    from console.services.apply.session import WriteCheck
+    from console.services.apply.write_check import WriteCheck
     from console.services.infra.spark_jobs import JobProgress
     from console.services.infra.spark_runner import JobHandle
     from console.services.infra.workspace import SnapshotRef

@@ -44,11 +44,11 @@ from console.services.apply.events import (
     untold,
 )
 from console.services.apply.progress import ApplyProgress
+from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.access import write_refusal
 from console.services.infra.journal_store import JournalStore
 
 if TYPE_CHECKING:
-    from console.services.apply.check import GroupWrites, QueueWrite
     from console.services.apply.write_access import WriteAccess
     from console.services.apply.writer import Applier
 
@@ -56,42 +56,6 @@ if TYPE_CHECKING:
 VERIFIED_EXIT = 0
 NOT_VERIFIED_EXIT = 1
 REFUSED_EXIT = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Confirmation:
-    """The operator's answer to a check: the group names as typed, and the drift accepted."""
-
-    typed: tuple[str, ...]
-    accept_drift: bool = False
-
-
-class WriteCheck(Protocol):
-    """What a session shows before writing (an apply's, an undo's or a resume's check)."""
-
-    @property
-    def groups(self) -> tuple[GroupWrites, ...]: ...
-
-    @property
-    def writes(self) -> tuple[QueueWrite, ...]: ...
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The group names the operator types to confirm, sorted."""
-        ...
-
-    @property
-    def has_drift(self) -> bool: ...
-
-    @property
-    def blockers(self) -> tuple[str, ...]: ...
-
-    def refusals(self, *, accept_drift: bool) -> tuple[str, ...]: ...
-
-    def seen(self) -> Mapping[str, object]:
-        """What the operator confirms, by a name for each fact: read again right before
-        writing, every fact must be the same."""
-        ...
 
 
 #: How a door collects the operator's answer to a check; None: declined.

@@ -13,15 +13,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from console.domain.client_offsets import (
-    BACKUP_SUFFIX,
-    OFFSETS_FILE,
-    ClientOffsetsError,
-    ClientStore,
-    parse_offsets_json,
-)
+from console.domain.client_offsets import OFFSETS_FILE, ClientOffsetsError, parse_offsets_json
 from console.domain.gaps import Gap, Part, gap
-from console.domain.offsets import BROADCASTING, GroupOffsets, QueueKey, QueueOffsets
+from console.domain.offsets import (
+    BACKUP_SUFFIX,
+    BROADCASTING,
+    ClientStore,
+    GroupOffsets,
+    QueueKey,
+    QueueOffsets,
+)
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
 from console.services.read.reader import ClusterReader

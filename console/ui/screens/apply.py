@@ -23,14 +23,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
 from console.domain.journal import QueueState
-from console.services.apply.session import Confirmation
+from console.services.apply.write_check import Confirmation
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
     from console.config import ClusterConfig
     from console.domain.journal import Journal
-    from console.services.apply.session import WriteCheck
+    from console.services.apply.write_check import WriteCheck
 
 
 @dataclass(frozen=True, slots=True)

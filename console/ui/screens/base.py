@@ -39,7 +39,7 @@ from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine
 
 if TYPE_CHECKING:
-    from console.ui.app import ConsoleApp
+    from console.ui.host import ConsoleHost
 
 REFRESH_GROUP = "refresh"
 
@@ -59,8 +59,8 @@ class ConsoleScreen(Screen[None]):
         self.session = session
 
     @property
-    def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
+    def console(self) -> ConsoleHost:
+        return cast("ConsoleHost", self.app)
 
     def compose(self) -> ComposeResult:
         yield ClusterBanner(self.session.cluster if self.session else None)
