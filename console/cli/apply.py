@@ -437,7 +437,8 @@ def _offer_unfinished(target: Target) -> None:
 
     root = Workspace(target.config.workspace_path).local_root
     if root is not None:
-        for line in unfinished_lines(root, target.cluster.name):
+        read_only = [target.cluster.name] if target.cluster.read_only else []
+        for line in unfinished_lines(root, target.cluster.name, read_only=read_only):
             print(f"rmq-console: {line}", file=sys.stderr)
 
 
