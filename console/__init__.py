@@ -8,8 +8,8 @@ The layout, one line per package (each layer imports only those below it; README
 - `services`: headless logic, one package per capability: `walkthrough` on `apply` on `plan` on
   `read` on `infra`;
 - `config`: the config file, typed; `domain`: values and pure rules, no I/O;
-- `rocketmq`: the async remoting client; `errors`, `lined_yaml`, `locations`, `processes`,
-  `redact`: what every layer may use;
+- `rocketmq`: the async remoting client; `errors`, `json_text`, `lined_yaml`, `locations`,
+  `processes`, `redact`: what every layer may use;
 - `sandbox`: the local RocketMQ sandbox (only its command imports it).
 """
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from console.errors import yaml_failure
+from console import json_text
+from console.errors import BadFile, yaml_failure
 
 if TYPE_CHECKING:
     import yaml
@@ -87,6 +88,36 @@ def load_lined(text: str, source: str | os.PathLike[str]) -> Any:
         return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise yaml_failure(source, exc, text) from None
+    except RecursionError:
+        # The loader builds nested lists and mappings by recursion: a document nested a
+        # thousand levels deep (`[[[[...`) is as unusable as one that is not YAML.
+        depth, line = _deepest(text)
+        raise BadFile(source, json_text.too_deep(depth), line=line) from None
+
+
+def _deepest(text: str) -> tuple[int, int | None]:
+    """How deep the lists and mappings of `text` nest, up to json_text.SHALLOW + 1, and the line
+    where that depth is first reached, from the parser's events (a loop, not the loader's
+    recursion; it slows down with the depth, so it stops there)."""
+    # deferred: yaml and its C extension, until a file is read
+    import yaml
+
+    depth = most = 0
+    line: int | None = None
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > most:
+                    mark = event.start_mark
+                    most, line = depth, (mark.line + 1 if mark is not None else None)
+                    if most > json_text.SHALLOW:
+                        break
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        pass  # the document ends there (cut short): as deep as it got
+    return most, line
 
 
 def line_at(doc: Any, path: Sequence[Any]) -> int | None:

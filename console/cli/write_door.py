@@ -183,7 +183,8 @@ def offer_unfinished(target: Target) -> None:
     """Name the applies on the target's cluster a console left part-way, and what to do."""
     root = Workspace(target.config.workspace_path).local_root
     if root is not None:
-        for line in unfinished_lines(root, target.cluster.name):
+        read_only = [target.cluster.name] if target.cluster.read_only else []
+        for line in unfinished_lines(root, target.cluster.name, read_only=read_only):
             print(f"rmq-console: {line}", file=sys.stderr)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from console import json_text
 from console.errors import UserError
 
 FORMAT = 1
@@ -166,7 +167,9 @@ class Journal:
     def loads(cls, text: str, where: str) -> Journal:
         """Parse a journal file's text; anything wrong is a JournalError naming `where`."""
         try:
-            raw = json.loads(text)
+            raw = json_text.loads(text)
+        except json_text.TooDeep as exc:
+            raise JournalError(f"{where}: not a journal ({exc.msg}, line {exc.lineno})") from None
         except json.JSONDecodeError as exc:
             raise JournalError(
                 f"{where}: not a whole journal ({exc.msg} at line {exc.lineno})"

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from console import json_text
 from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import ResetSpec, SpecError, parse_spec, spec_to_dict
 from console.errors import BadFile
@@ -249,11 +250,11 @@ class PlanHeader:
         """Parse plan.json's text; anything wrong is a BadFile naming `where` (and the line,
         for text that is not JSON)."""
         try:
-            d = json.loads(text)
+            d = json_text.loads(text)
+        except json_text.TooDeep as exc:
+            raise BadFile(where, f"not a plan header ({exc.msg})", line=exc.lineno) from None
         except json.JSONDecodeError as exc:
             raise BadFile(where, f"not JSON: {exc.msg}", line=exc.lineno) from None
-        except RecursionError:
-            raise BadFile(where, "not a plan header (nested too deep)") from None
         if not isinstance(d, dict):
             raise BadFile(where, "not a plan header (a JSON object is expected)")
         try:

@@ -5,10 +5,12 @@ single reader task resolves them as responses arrive in any order. A connection 
 closed (idle timeout, restart) is replaced on the next request.
 
 With TLS (console.rocketmq.tls) every connection is a TLS one, its handshake bounded by the
-request timeout. A connection that the server closes before answering anything at all is how a
-RocketMQ server refuses the other protocol (plaintext to an enforcing server, TLS to a disabled
-one, a refused client certificate): that fails the requests with `TlsRefused`, not as a lost
-connection, so it is never taken for a server that went down.
+request timeout. A server that refuses the protocol we speak says so in bytes where it can (a TLS
+alert to our plaintext, a failed handshake): that fails the requests with `TlsRefused`, a
+configuration problem, never a server down. A plaintext connection closed before any answer
+without a byte is `ClosedUnanswered`: a server starting or stopping, or one that requires TLS
+(a RocketMQ server in `enforcing` mode hangs up so), nothing tells which. A TLS connection closed
+so after its handshake is taken for a refused client certificate (`closed_after_handshake`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,23 @@ import ssl
 
 from . import frame
 from .codes import FLAG_ONEWAY, FLAG_RESPONSE, ResponseCode
-from .errors import ConnectError, ConnectionLost, ProtocolError, RequestTimeout, RocketMQError
+from .errors import (
+    ClosedUnanswered,
+    ConnectError,
+    ConnectionLost,
+    ProtocolError,
+    RequestTimeout,
+    RocketMQError,
+)
 from .frame import Command
 from .signing import Credentials, sign
-from .tls import TlsClient, closed_after_handshake, handshake_refused, plaintext_refused
+from .tls import (
+    TlsClient,
+    answered_with_tls,
+    closed_after_handshake,
+    handshake_refused,
+    is_tls_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +151,13 @@ class Connection:
         assert self._reader is not None
         error: RocketMQError | None = None
         reason = "closed by the server"
+        prefix = b""  # the first frame's length, once read: part of what a close cut short
         try:
             while True:
                 prefix = await self._reader.readexactly(4)
+                if not self._frames and self._tls is None and is_tls_record(prefix):
+                    error = answered_with_tls(self.addr)
+                    break
                 length = frame.frame_length(prefix)
                 cmd = frame.decode(await self._reader.readexactly(length))
                 self._frames += 1
@@ -148,8 +167,8 @@ class Connection:
                         future.set_result(cmd)
                 elif not cmd.flag & FLAG_ONEWAY:
                     self._refuse(cmd)
-        except asyncio.IncompleteReadError:
-            error = self._closed_unanswered()
+        except asyncio.IncompleteReadError as exc:
+            error = self._closed_unanswered(prefix + exc.partial)
         except ProtocolError as exc:
             # After a bad frame the stream position is unknown: drop the connection.
             reason = f"protocol error: {exc}"
@@ -159,14 +178,21 @@ class Connection:
         self._fail_all(error or ConnectionLost(self.addr, reason))
         self._close_transport()
 
-    def _closed_unanswered(self) -> RocketMQError | None:
-        """The server closed the connection: before it answered anything, that is its refusal
-        of the protocol we speak (see the module's docstring); after, an ordinary close."""
+    def _closed_unanswered(self, partial: bytes) -> RocketMQError | None:
+        """The server closed the connection (`partial`: the bytes of the frame it began): before
+        it answered anything, what those bytes prove, or that nothing was said (see the
+        module's docstring); after, an ordinary close."""
         if self._frames:
             return None
-        if self._tls is None:
-            return plaintext_refused(self.addr)
-        return closed_after_handshake(self.addr, self._tls)
+        if self._tls is not None:
+            return closed_after_handshake(self.addr, self._tls)
+        if is_tls_record(partial):
+            return answered_with_tls(self.addr)
+        if partial:
+            return ConnectionLost(
+                self.addr, f"closed the connection {len(partial)} bytes into its first answer"
+            )
+        return ClosedUnanswered(self.addr)
 
     def _lost(self, exc: BaseException) -> RocketMQError:
         """A read or write failed: a TLS alert (a refused client certificate arrives after the

@@ -41,7 +41,7 @@ class ConnectError(RocketMQError):
 class TlsCause(StrEnum):
     """Why TLS between us and a server did not work."""
 
-    PLAINTEXT = "plaintext refused"  # we spoke plaintext; the server requires TLS
+    PLAINTEXT = "plaintext refused"  # we spoke plaintext; the server answered with TLS
     NOT_TLS = "not TLS"  # we spoke TLS; the server does not
     UNKNOWN_CA = "unknown CA"
     EXPIRED = "expired"
@@ -72,6 +72,23 @@ class RequestTimeout(RocketMQError):
 class ConnectionLost(RocketMQError):
     def __init__(self, addr: str, reason: str) -> None:
         super().__init__(f"connection to {addr} lost: {reason}")
+        self.addr = addr
+        self.reason = reason
+
+
+class ClosedUnanswered(ConnectionLost):
+    """A plaintext connection the server closed before answering anything, without a byte that
+    says why. A server starting or stopping does this, and so does one that requires TLS (a
+    RocketMQ server in `enforcing` mode reads our first frame and hangs up without a word):
+    nothing tells them apart, so it is a lost connection (a master's slave may answer instead),
+    its line naming both. A server that answers with TLS bytes is `TlsRefused`."""
+
+    def __init__(self, addr: str) -> None:
+        reason = (
+            "closed the connection before answering (a server starting or stopping does this; "
+            "so does one that requires TLS: `tls:` in the config)"
+        )
+        RocketMQError.__init__(self, f"{addr} {reason}")
         self.addr = addr
         self.reason = reason
 

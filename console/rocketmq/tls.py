@@ -2,10 +2,12 @@
 
 A RocketMQ server speaks TLS and plaintext on the same port: it reads a connection's first byte,
 and 0x16 (a TLS handshake) switches that connection to TLS (`NettyRemotingServer.TlsModeHandler`).
-In `enforcing` mode it closes a plaintext connection at once, without a word; in `disabled` mode
-it closes a TLS one. So a client that speaks the wrong one learns it only from a connection
-closed before any answer, and this module turns that, and every handshake failure, into
-`TlsRefused` with its cause in the operator's words.
+In `enforcing` mode it closes a plaintext connection once it has read the first frame, without a
+byte; in `disabled` mode it closes a TLS one. A plaintext connection closed without a byte says
+nothing more than that (a server starting or stopping closes one the same way): it is
+`ClosedUnanswered`, its line naming both. Other TLS servers (a Java one, a TLS proxy in front of
+the cluster) answer plaintext with a TLS alert record (0x15 0x03 ...): that proves TLS, and is
+`TlsRefused`, as is every handshake failure, with its cause in the operator's words.
 
 The context is built from file paths by the process that connects (console.config.TlsRef); no
 certificate or key crosses a process boundary.
@@ -85,12 +87,27 @@ class TlsClient:
         return self.server_name or host
 
 
-def plaintext_refused(addr: str) -> TlsRefused:
-    """A plaintext connection the server closed before answering anything."""
+#: The first byte of a TLS record a server sends a client that is not speaking TLS: an alert
+#: (most servers), or a handshake (one that took our bytes for a hello it could answer).
+_TLS_RECORD_TYPES = (0x15, 0x16)
+
+
+def is_tls_record(data: bytes) -> bool:
+    """Whether the first bytes a server sent are a TLS record's header: its type, then version
+    3.x (SSL 3.0 to TLS 1.3 all write 0x03, then 0x00 to 0x04). No RocketMQ frame starts so: its
+    first four bytes are its length, and 0x1503.... is far beyond the largest frame."""
+    if len(data) < 2:
+        return False
+    version_minor_ok = len(data) < 3 or data[2] <= 0x04
+    return data[0] in _TLS_RECORD_TYPES and data[1] == 0x03 and version_minor_ok
+
+
+def answered_with_tls(addr: str) -> TlsRefused:
+    """A plaintext connection the server answered with a TLS record."""
     return TlsRefused(
         addr,
         TlsCause.PLAINTEXT,
-        f"{addr} closed the connection at once: the cluster may require TLS (`tls:` in the config)",
+        f"{addr} answered with TLS: the cluster requires TLS (`tls:` in the config)",
     )
 
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from console import json_text
 from console.processes import pid_alive
 from console.sandbox.pids import command_line, signal_group, wait_gone
 
@@ -66,7 +67,7 @@ class PidFile:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text())
+            data = json_text.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from console import json_text
 from console.processes import pid_alive
 from console.sandbox.cache import cache_root
 from console.sandbox.errors import StartupError
@@ -66,7 +67,7 @@ def write_info(run_dir: Path, info: SandboxInfo) -> None:
 
 def read_info(run_dir: Path) -> SandboxInfo | None:
     try:
-        body = json.loads((run_dir / INFO_FILE).read_text())
+        body = json_text.loads((run_dir / INFO_FILE).read_text())
         return SandboxInfo(str(body["namesrv"]), str(body["cluster"]), dict(body["brokers"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -142,9 +142,13 @@ class ConsoleApp(App[int]):
         resume or undo them (History, or the commands)."""
 
         root = Workspace(self.config.workspace_path).local_root
-        lines = unfinished_lines(root) if root is not None else []
+        read_only = [c.name for c in self.config.clusters if c.read_only]
+        lines = unfinished_lines(root, read_only=read_only) if root is not None else []
         if lines:
-            lines.append("History (H): R resumes the apply under the cursor, u undoes it")
+            lines.append(
+                "History (H): R resumes the apply under the cursor, u undoes it (not on a "
+                "read-only cluster)"
+            )
             self.call_from_thread(
                 self.notify,
                 "\n".join(lines),

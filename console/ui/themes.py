@@ -23,11 +23,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from console.config import config_path
+from console.errors import BadFile, read_text
+from console.lined_yaml import load_lined
 
 FALLBACK_THEME = "textual-dark"
 
@@ -91,9 +92,11 @@ class ThemeError(Exception):
 
 def parse_theme(path: Path) -> Theme:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ThemeError(f"{path}: cannot read: {exc}") from None
+        data = load_lined(read_text(path), path)
+    except BadFile as exc:
+        # Not YAML, not UTF-8, a directory, nested too deep to read: one line, the file named.
+        where = path if exc.line is None else f"{path}:{exc.line}"
+        raise ThemeError(f"{where}: cannot read: {exc.problem}") from None
     if not isinstance(data, dict):
         raise ThemeError(f"{path}: expected a mapping of theme settings")
     unknown = sorted(set(map(str, data)) - _FIELDS)

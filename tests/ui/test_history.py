@@ -1,9 +1,9 @@
 """The History screen (H): applies and undos from the workspace's journals, newest first, with
 how they ended (an apply whose console died is "interrupted"); a journal that cannot be read is
 named, not skipped; `m` gives the commands that resume or undo the apply under the cursor; `u`
-and `R` undo and resume it from the console, confirmed like an apply and refused on a read-only
-cluster. Also the start-up notice naming an unfinished apply, and the confirm dialog's summary.
-The undo against the real brokers: tests/integration/test_ui_apply.py."""
+and `R` undo and resume it from the console, confirmed like an apply, and not offered on a
+read-only cluster. Also the start-up notice naming an unfinished apply, and the confirm
+dialog's summary. The undo against the real brokers: tests/integration/test_ui_apply.py."""
 
 from __future__ import annotations
 
@@ -36,6 +36,11 @@ from tests.support.writes import ScriptedWrites
 
 from .fakes import PROD, STAGING, fake_app, fake_services
 from .helpers import settle, shown, text_of, toasts, until
+
+
+def footer_keys(app: Any) -> set[str]:
+    """The keys the footer offers (a binding whose action is unavailable is dimmed there)."""
+    return {key for key, active in app.screen.active_bindings.items() if active.enabled}
 
 
 def journal(
@@ -80,9 +85,12 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
     done = "20261124T000000000Z-apply-billing-aaaaaa"
     killed = "20261124T000100000Z-apply-billing-bbbbbb"
     undo = "20261124T000200000Z-undo-billing-cccccc"
-    store.write(journal(done, at=0, status=ApplyStatus.FINISHED, verified=4))
-    store.write(journal(killed, at=60_000, status=ApplyStatus.RUNNING, verified=1))
-    store.write(journal(undo, at=120_000, status=ApplyStatus.FINISHED, verified=4, undo_of=done))
+    on = {"cluster": "staging"}
+    store.write(journal(done, at=0, status=ApplyStatus.FINISHED, verified=4, **on))
+    store.write(journal(killed, at=60_000, status=ApplyStatus.RUNNING, verified=1, **on))
+    store.write(
+        journal(undo, at=120_000, status=ApplyStatus.FINISHED, verified=4, undo_of=done, **on)
+    )
     unreadable = "20261124T000300000Z-apply-x-dddddd"
     (store.dir / f"{unreadable}.json").write_text('{"format": 1, "apply')
     config = Config(
@@ -121,9 +129,33 @@ async def test_history_lists_applies_newest_first_and_names_what_to_do(tmp_path:
         dialog = app.screen
         assert isinstance(dialog, CommandsDialog)
         assert dialog.lines[1:] == [
-            f"rmq-console resume {killed} --cluster prod",
-            f"rmq-console undo {killed} --cluster prod",
+            f"rmq-console resume {killed} --cluster staging",
+            f"rmq-console undo {killed} --cluster staging",
         ]
+
+
+async def test_an_apply_left_part_way_on_a_read_only_cluster_is_named_without_commands(
+    tmp_path: Path,
+) -> None:
+    store = JournalStore(tmp_path / "ws")
+    killed = "20261124T000100000Z-apply-billing-bbbbbb"
+    store.write(journal(killed, at=60_000, status=ApplyStatus.RUNNING, verified=1))  # on prod
+    config = Config(
+        clusters=(PROD, STAGING),
+        refresh_interval=3600,
+        theme="rmq-dark",
+        workspace=str(tmp_path / "ws"),
+    )
+    app, _ = fake_app(open_cluster=None, config=config)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        said = " ".join(" ".join(toasts(app)).split())
+        assert (
+            f"apply {killed} on prod stopped part-way (3 queue(s) not verified); cluster 'prod' "
+            "is read-only (read_only: true in the config): no resume or undo from this console"
+        ) in said, said
+        assert "rmq-console resume" not in said
+        assert "rmq-console undo" not in said
 
 
 # ---- undo and resume from the console ---------------------------------------------------------
@@ -187,7 +219,7 @@ def history_writes(store: JournalStore) -> ScriptedWrites:
     return ScriptedWrites(store.dir.parent, check, write)
 
 
-async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_only(
+async def test_undo_and_resume_from_history_are_confirmed_and_not_offered_when_read_only(
     tmp_path: Path,
 ) -> None:
     store = JournalStore(tmp_path / "ws")
@@ -218,23 +250,40 @@ async def test_undo_and_resume_from_history_are_confirmed_and_refused_when_read_
         assert [r["ref"] for r in shown(app)] == [killed, done, on_prod]
         assert history.check_action("undo", ())
         assert history.check_action("resume", ())
+        assert {"u", "R"} <= footer_keys(app)
 
-        # prod is read-only: the session refuses it before any client is opened.
-        await pilot.press("end", "u")
+        # prod is read-only: on its apply neither `u` nor `R` is offered, the line above the
+        # table says why, and the keys do nothing; `m` gives no command the CLI would refuse.
+        await pilot.press("end")
         await settle(pilot)
-        assert isinstance(app.screen, ErrorDialog)
-        assert "cluster 'prod' is read-only" in text_of(app, "#error-message")
-        assert "nothing was written" in text_of(app, "#error-message")
-        await pilot.press("escape")
-        await pilot.press("R")
+        assert history.check_action("undo", ()) is None
+        assert history.check_action("resume", ()) is None
+        assert not {"u", "R"} & footer_keys(app)
+        read_only = (
+            "cluster 'prod' is read-only (read_only: true in the config): no undo or resume of "
+            f"apply {on_prod}"
+        )
+        assert text_of(app, "#history-step") == read_only
+        await pilot.press("u", "R")
         await settle(pilot)
-        assert isinstance(app.screen, ErrorDialog)
-        assert "read-only" in text_of(app, "#error-message")
+        assert app.screen is history
+        await pilot.press("m")
+        await settle(pilot)
+        commands = app.screen
+        assert isinstance(commands, CommandsDialog)
+        assert commands.lines == [f"# apply {on_prod}", f"# {read_only}"]
         await pilot.press("escape")
+        await settle(pilot)
         assert actions.opened == []
 
-        # A finished apply on staging: its undo, planned and checked, confirmed by typing.
-        await pilot.press("up", "u")
+        # A finished apply on staging: offered again; its undo, planned and checked, confirmed
+        # by typing.
+        await pilot.press("up")
+        await settle(pilot)
+        assert history.check_action("undo", ())
+        assert {"u", "R"} <= footer_keys(app)
+        assert text_of(app, "#history-step") == ""
+        await pilot.press("u")
         await until(pilot, lambda: isinstance(app.screen, ConfirmApplyDialog))
         dialog = app.screen
         assert isinstance(dialog, ConfirmApplyDialog), text_of(app, "#history-step")

@@ -6,7 +6,8 @@ written. Where no command reads a file without a cluster (a snapshot, a client's
 the reader itself is held to the same: a BadFile (or the store's error value) naming the file.
 
 Hypothesis makes the bad files: a valid file cut short, the same with bytes that are not UTF-8
-or a NUL, random bytes, another JSON type, a file emptied, and a directory in its place. The
+or a NUL, random bytes, another JSON type, a file emptied, a directory in its place, and (for
+the JSON lines logs) a line nested too deep to parse (every reader: test_deep_nesting.py). The
 valid files are written as one-line JSON (JSON is YAML too) so that every cut is invalid.
 """
 
@@ -76,6 +77,10 @@ def bad_file(
         at = draw(st.integers(0, len(valid)))
         junk = draw(st.sampled_from([b"\xff", b"\xfe\xfe", b"\xc3\x28", b"\xe2\x82", b"\x80"]))
         return kind, valid[:at] + junk + valid[at:]
+    if kind == "too deep":
+        # Past what the parsers' recursion can follow (YAML's is slow to get there: the JSON
+        # lines readers are given it here, every reader in tests/unit/test_deep_nesting.py).
+        return kind, draw(st.sampled_from([b"[", b'{"a":'])) * draw(st.integers(3_000, 100_000))
     if kind == "binary":
         data = draw(st.binary(max_size=120))
         at = draw(st.integers(0, len(data)))
@@ -371,7 +376,10 @@ AUDIT_LINE = json.dumps({"at": "2026-11-23T02:13:20.000+00:00", "apply_id": APPL
 
 @EXAMPLES
 @given(
-    bad=bad_file(AUDIT_LINE, kinds=("truncated", "wrong type", "not UTF-8", "binary", "directory"))
+    bad=bad_file(
+        AUDIT_LINE,
+        kinds=("truncated", "wrong type", "not UTF-8", "binary", "directory", "too deep"),
+    )
 )
 def test_a_bad_audit_log(capsys: pytest.CaptureFixture[str], bad: tuple[str, bytes | None]):
     kind, content = bad
@@ -403,7 +411,11 @@ def test_a_lag_history_that_is_a_directory(capsys: pytest.CaptureFixture[str]) -
 
 
 @EXAMPLES
-@given(bad=bad_file(b'{"v":1,"t":1}', kinds=("not UTF-8", "binary", "wrong type", "truncated")))
+@given(
+    bad=bad_file(
+        b'{"v":1,"t":1}', kinds=("not UTF-8", "binary", "wrong type", "truncated", "too deep")
+    )
+)
 def test_bad_lag_history_lines_are_counted_and_the_file_named(
     capsys: pytest.CaptureFixture[str], bad: tuple[str, bytes | None]
 ) -> None:

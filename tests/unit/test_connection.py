@@ -7,12 +7,14 @@ import struct
 
 import pytest
 
+from console.domain.gaps import Why, why_of
 from console.rocketmq import frame
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import FLAG_RESPONSE, ResponseCode
 from console.rocketmq.connection import ConnectionPool
 from console.rocketmq.errors import (
     BrokerError,
+    ClosedUnanswered,
     ConnectError,
     ConnectionLost,
     RequestTimeout,
@@ -118,19 +120,94 @@ async def test_server_closing_fails_pending_and_next_request_reconnects() -> Non
         assert await client.max_offset(addr, "T", 0) == 5
 
 
-async def test_a_server_closing_a_new_connection_unanswered_may_require_tls() -> None:
-    """What a TLS-enforcing RocketMQ server does with a plaintext client: reads its first
-    bytes and closes, without a word. Not a lost connection: a configuration problem."""
+#: What a Java (JSSE) TLS server answers a plaintext RocketMQ frame with, as seen from a JDK 17
+#: SSLServerSocket: a fatal alert record, unexpected_message (TLS 1.2 record version).
+JSSE_ALERT = bytes([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x0A])
+
+
+async def test_a_new_connection_closed_unanswered_is_lost_and_names_both_causes() -> None:
+    """What a RocketMQ server in TLS `enforcing` mode does with a plaintext client, and a broker
+    shutting down with it too: reads the first frame and closes, without a byte. Nothing tells
+    them apart: a lost connection (never a TLS refusal), its line naming both."""
 
     async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
         writer.close()
 
     async with serve(handler) as addr, AdminClient(addr, timeout=2) as client:
-        with pytest.raises(TlsRefused) as info:
+        with pytest.raises(ClosedUnanswered) as info:
             await client.max_offset(addr, "T", 0)
+    assert isinstance(info.value, ConnectionLost)
+    assert not isinstance(info.value, TlsRefused)
+    assert str(info.value) == (
+        f"{addr} closed the connection before answering (a server starting or stopping does "
+        "this; so does one that requires TLS: `tls:` in the config)"
+    )
+    assert why_of(info.value) is Why.DOWN
+
+
+@pytest.mark.parametrize("then_close", [True, False], ids=["then-closes", "stays-open"])
+async def test_a_tls_alert_to_plaintext_proves_the_cluster_requires_tls(then_close: bool) -> None:
+    """A TLS server (a Java one, a TLS proxy) answers plaintext with an alert record: that, and
+    only that, says the cluster requires TLS, at once, whether it then hangs up or not."""
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_command(reader)
+        writer.write(JSSE_ALERT)
+        await writer.drain()
+        if then_close:
+            writer.close()
+        else:
+            await reader.read()  # until the client hangs up
+
+    server = await asyncio.start_server(on_client, "127.0.0.1", 0)
+    addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with AdminClient(addr, timeout=5) as client:
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(TlsRefused) as info:
+                await client.max_offset(addr, "T", 0)
+            took = asyncio.get_running_loop().time() - started
+    finally:
+        server.close()
+        await server.wait_closed()
     assert info.value.cause is TlsCause.PLAINTEXT
     assert str(info.value) == (
-        f"{addr} closed the connection at once: the cluster may require TLS (`tls:` in the config)"
+        f"{addr} answered with TLS: the cluster requires TLS (`tls:` in the config)"
+    )
+    assert took < 2, f"took {took:.1f}s: the alert was not read as one"
+
+
+async def test_a_server_that_accepts_and_hangs_up_unread_is_not_called_tls() -> None:
+    """A broker being killed may accept a connection and drop it before reading a byte: the
+    reset is a lost connection that says so, never a TLS refusal."""
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.transport.abort()
+
+    server = await asyncio.start_server(on_client, "127.0.0.1", 0)
+    addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with AdminClient(addr, timeout=2) as client:
+            with pytest.raises(ConnectionLost) as info:
+                await client.max_offset(addr, "T", 0)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert type(info.value) is ConnectionLost
+    assert str(info.value) == f"connection to {addr} lost: [Errno 104] Connection reset by peer"
+
+
+async def test_a_first_answer_cut_short_is_lost_and_says_how_far_it_got() -> None:
+    async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
+        writer.write(_reply(cmd, ext_fields={"offset": "5"})[:10])
+        writer.close()
+
+    async with serve(handler) as addr, AdminClient(addr, timeout=2) as client:
+        with pytest.raises(ConnectionLost) as info:
+            await client.max_offset(addr, "T", 0)
+    assert not isinstance(info.value, ClosedUnanswered | TlsRefused)
+    assert str(info.value) == (
+        f"connection to {addr} lost: closed the connection 10 bytes into its first answer"
     )
 
 

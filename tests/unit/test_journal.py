@@ -192,6 +192,41 @@ def test_an_apply_killed_mid_write_is_offered_for_resume(tmp_path: Path) -> None
     assert unfinished_lines(tmp_path, "prod") == []
 
 
+def test_an_apply_left_part_way_on_a_read_only_cluster_is_offered_no_resume_or_undo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`read_only: true` refuses every write, a resume's and an undo's too: an apply left
+    part-way there is named with that, never with the commands the session would refuse."""
+    ws = tmp_path / "ws"
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"workspace: {ws}\nclusters:\n  - name: sandbox\n    namesrv: [127.0.0.1:1]\n"
+        "    read_only: true\n"
+    )
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    j = Journal(**{**_fields(journal()), "status": ApplyStatus.STOPPED})
+    JournalStore(ws).write(j)
+    said = (
+        f"apply {j.apply_id} on sandbox stopped part-way (5 queue(s) not verified); cluster "
+        "'sandbox' is read-only (read_only: true in the config): no resume or undo from this "
+        "console"
+    )
+    assert unfinished_lines(ws, read_only=["sandbox"]) == [said]
+    assert unfinished_lines(ws, read_only=["prod"]) == [
+        f"apply {j.apply_id} on sandbox stopped part-way (5 queue(s) not verified): "
+        f"rmq-console resume {j.apply_id}, or rmq-console undo {j.apply_id}"
+    ]
+
+    capsys.readouterr()
+    code = main(["apply", str(ws / "plans" / "p"), "--cluster", "sandbox", "--confirm", "billing"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"rmq-console: {said}\n" in err
+    assert "rmq-console resume" not in err
+    assert "rmq-console undo" not in err
+    assert "cluster 'sandbox' is read-only (read_only: true in the config)" in err
+
+
 def test_a_torn_audit_line_stays_alone_and_history_lists_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

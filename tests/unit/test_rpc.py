@@ -19,6 +19,7 @@ from console.rocketmq import errors
 from console.rocketmq.errors import (
     AccessDenied,
     BrokerError,
+    ClosedUnanswered,
     ConnectError,
     ConnectionLost,
     NotFoundError,
@@ -49,6 +50,7 @@ WIRE_ERRORS: list[RocketMQError] = [
     ConnectError("10.0.0.1:9876", "Connection refused"),
     RequestTimeout("10.0.0.2:10911", 208, 2.5),
     ConnectionLost("10.0.0.2:10911", "closed by the server"),
+    ClosedUnanswered("10.0.0.2:10911"),
     BrokerError("10.0.0.2:10911", 202, 17, "topic[x] not exist"),
     AccessDenied(
         "10.0.0.3:10911",

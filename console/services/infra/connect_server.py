@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from console import json_text
 from console.errors import BadInput
 from console.locations import cache_root
 from console.processes import pid_alive
@@ -131,7 +132,7 @@ class ServerRecord:
 
     @classmethod
     def from_json(cls, text: str) -> ServerRecord:
-        d = json.loads(text)
+        d = json_text.loads(text)
         return cls(
             pid=int(d["pid"]),
             port=int(d["port"]),

@@ -22,12 +22,13 @@ import json
 import os
 import re
 import socket
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from console import json_text
 from console.domain.journal import ApplyStatus, Journal, JournalError, JournalQueue
 from console.domain.plan import stamp
 from console.errors import BadFile, read_text
@@ -155,10 +156,14 @@ class JournalStore:
         return j.status is not ApplyStatus.FINISHED and not self.running(j.apply_id)
 
 
-def unfinished_lines(root: Path, cluster: str | None = None) -> list[str]:
+def unfinished_lines(
+    root: Path, cluster: str | None = None, *, read_only: Collection[str] = ()
+) -> list[str]:
     """One line per apply (on `cluster`, or any) a console left part-way, naming what to do,
     and one per journal that could not be read (whether it finished is unknown): what the CLI
-    prints before an apply and the console shows when it starts."""
+    prints before an apply and the console shows when it starts. An apply on a cluster named in
+    `read_only` is said to be on a read-only cluster: neither a resume nor an undo may write
+    to it, so neither is offered."""
     store = JournalStore(root)
     lines = []
     for j in store.all():
@@ -168,11 +173,19 @@ def unfinished_lines(root: Path, cluster: str | None = None) -> list[str]:
                 f"{without_path(j.error, j.path)}"
             )
         elif store._left(j) and (cluster is None or j.cluster == cluster):
-            lines.append(
+            left = (
                 f"apply {j.apply_id} on {j.cluster} stopped part-way ({len(j.unfinished)} "
-                f"queue(s) not verified): rmq-console resume {j.apply_id}, or rmq-console undo "
-                f"{j.apply_id}"
+                "queue(s) not verified)"
             )
+            if j.cluster in read_only:
+                lines.append(
+                    f"{left}; cluster {j.cluster!r} is read-only (read_only: true in the "
+                    "config): no resume or undo from this console"
+                )
+            else:
+                lines.append(
+                    f"{left}: rmq-console resume {j.apply_id}, or rmq-console undo {j.apply_id}"
+                )
     return lines
 
 
@@ -272,7 +285,10 @@ class AuditLog:
             if not raw.strip():
                 continue  # the end of the file, or the newline put after a cut line
             try:
-                value = json.loads(raw.decode("utf-8"))
+                value = json_text.loads(raw.decode("utf-8"))
+            except json_text.TooDeep as exc:
+                problems.append(f"{self.path}:{number}: not an audit line ({exc.msg}): skipped")
+                continue
             except (UnicodeDecodeError, ValueError):
                 problems.append(
                     f"{self.path}:{number}: not a whole audit line (cut short by a crash "

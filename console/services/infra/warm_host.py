@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import console
+from console import json_text
 from console.processes import pid_alive
 from console.services.infra.connect_server import (
     STOP_TIMEOUT_S,
@@ -83,7 +84,7 @@ class HostRecord:
 
     @classmethod
     def from_json(cls, text: str) -> HostRecord:
-        d = json.loads(text)
+        d = json_text.loads(text)
         return cls(
             pid=int(d["pid"]),
             socket=str(d["socket"]),

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from console import json_text
 from console.domain.offsets_csv import parse_offsets_csv
 from console.domain.spec import FileOffset, ResetSpec, SpecError, parse_spec
 from console.errors import BadFile, read_text
@@ -57,7 +58,7 @@ def _file_where(exc: BadFile) -> str:
 def _parse_document(text: str, path: Path) -> Any:
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            return json_text.loads(text)
         except json.JSONDecodeError as exc:
             raise SpecError(f"{path}:{exc.lineno}", f"invalid JSON: {exc.msg}") from None
     try:

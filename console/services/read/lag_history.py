@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from console import json_text
 from console.domain.lag import LagPoint, LagSeries, PointError, at_or_before
 from console.domain.offsets import GroupOffsets
 from console.errors import read_failure
@@ -165,7 +166,7 @@ def _parse(data: bytes) -> tuple[list[LagPoint], int]:
         if not raw.strip():
             continue
         try:
-            points.append(LagPoint.from_json(json.loads(raw)))
+            points.append(LagPoint.from_json(json_text.loads(raw)))
         except (ValueError, PointError, UnicodeDecodeError):
             skipped += 1
     return points, skipped
@@ -243,7 +244,7 @@ class LagHistory:
         try:
             with path.open("rb") as f:
                 first = f.readline()
-            oldest = LagPoint.from_json(json.loads(first)).at_ms
+            oldest = LagPoint.from_json(json_text.loads(first)).at_ms
         except (OSError, ValueError, PointError):
             return False
         return now_ms - oldest > self.tiers[-1].age_ms

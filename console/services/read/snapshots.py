@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from console import json_text
 from console.domain.gaps import Gap, Part, gap
 from console.domain.offsets import GroupOffsets
 from console.domain.plan import SNAPSHOT_COLUMNS, stamp
@@ -253,7 +254,7 @@ class SnapshotStore:
         """What the snapshot lacks, as its file records it (none: it is whole)."""
         raw = self._metadata(ref).get(MISSING_KEY)
         try:
-            return tuple(Gap.from_dict(d) for d in json.loads(raw)) if raw else ()
+            return tuple(Gap.from_dict(d) for d in json_text.loads(raw)) if raw else ()
         except (ValueError, KeyError, TypeError):
             raise BadFile(ref.uri, "its record of what it lacks cannot be read") from None
 
@@ -261,7 +262,7 @@ class SnapshotStore:
         """The brokers the snapshot read from a slave, master down, as its file records it."""
         raw = self._metadata(ref).get(FROM_SLAVE_KEY)
         try:
-            names = json.loads(raw) if raw else []
+            names = json_text.loads(raw) if raw else []
         except ValueError:
             names = None
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

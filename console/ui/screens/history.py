@@ -7,8 +7,9 @@ the session plans the undo, or reads again what is left, against the cluster; th
 dialog shows it and opens only to the typed group name (focus starts on Cancel); the session
 reads the cluster again, writes through the journal and reads every queue back; the result lists
 each queue; `x` while it writes sends no more writes (what was sent is read back and recorded:
-`R` finishes it). A read-only cluster is refused by the session before anything is read. `m` on
-a row shows the same as commands.
+`R` finishes it). On an apply of a read-only cluster `u` and `R` are not offered (the line above
+the table says why), as the preview offers no apply there; the session refuses one all the same
+before anything is read. `m` on a row shows the same as commands (none on a read-only cluster).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, writ
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.widgets.dataview import DataView
+from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell
 from console.ui.writing import DialogConfirm, answer, posted
 
@@ -143,7 +145,10 @@ class HistoryScreen(ConsoleScreen):
         self.query_one(DataView).set_rows(history_rows(message.history.entries))
         self.query_one("#history-summary", Static).update(Text(summary_line(message.history)))
         self.status.update_state(busy=self.writing is not None)
-        self.refresh_bindings()
+        self._offer()
+
+    def on_row_table_cursor_moved(self, message: RowTable.CursorMoved) -> None:
+        self._offer()  # `u` and `R` follow the cluster of the row under the cursor
 
     @property
     def current(self) -> HistoryEntry | None:
@@ -158,16 +163,22 @@ class HistoryScreen(ConsoleScreen):
         e = self.current
         if e is None:
             return []
+        if e.commands and self._read_only(e):
+            return [f"# {e.what} {e.ref}", f"# {self._read_only_line(e)}"]
         return [f"# {e.what} {e.ref}", *e.commands] if e.commands else [f"# {e.what} {e.ref}"]
 
     # ---- undo and resume -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("undo", "resume"):
-            applies = self.history is not None and any(
-                e.what in _APPLIES for e in self.history.entries
+            # Offered while an apply of a cluster that may be written is listed, unless the
+            # row under the cursor is one of a read-only cluster (the session would refuse it).
+            writable = self.history is not None and any(
+                e.what in _APPLIES and not self._read_only(e) for e in self.history.entries
             )
-            return True if applies and self.writing is None else None
+            current = self.current if self.history is not None else None
+            here = current is None or not self._read_only(current)
+            return True if writable and here and self.writing is None else None
         if action == "stop":
             switch = self.stop_switch
             return True if switch is not None and not switch.requested else None
@@ -235,6 +246,29 @@ class HistoryScreen(ConsoleScreen):
         self.app.push_screen(
             WalkthroughScreen(session, chosen, "put-back", prefill={"back_to": message.snapshot_id})
         )
+
+    def _read_only(self, e: HistoryEntry) -> bool:
+        """An apply or undo of a cluster the config marks `read_only`: never written from here."""
+        if e.what not in _APPLIES:
+            return False
+        cluster = next((c for c in self.console.config.clusters if c.name == e.cluster), None)
+        return cluster is not None and cluster.read_only
+
+    @staticmethod
+    def _read_only_line(e: HistoryEntry) -> str:
+        return (
+            f"cluster {e.cluster!r} is read-only (read_only: true in the config): "
+            f"no undo or resume of {e.what} {e.ref}"
+        )
+
+    def _offer(self) -> None:
+        """The keys for the row under the cursor, and why there are none on a read-only
+        cluster's apply (unless an undo or a resume is under way: its step is shown)."""
+        if self.writing is not None:
+            self.refresh_bindings()
+            return
+        e = self.current
+        self._step(self._read_only_line(e) if e is not None and self._read_only(e) else "")
 
     def action_undo(self) -> None:
         self._begin("undo")
@@ -325,7 +359,7 @@ class HistoryScreen(ConsoleScreen):
     def _ended(self) -> None:
         self.writing = None
         self.stop_switch = None
-        self._step("")
+        self._offer()
 
     def _step(self, text: str) -> None:
         self.query_one("#history-step", Label).update(Text(text))
