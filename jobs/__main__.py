@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(command: str, request_location: str, master: str | None) -> int:
     # deferred: pyspark, which `python -m jobs package` does not need
     from jobs.run import PlanExistsError, run_impact, run_plan
-    from jobs.session import build_session
+    from jobs.spark_session import build_session
 
     text = files.read_text(files.to_uri(request_location))
     spark = build_session(master)

@@ -17,6 +17,10 @@ host stops when the console closes the socket (or exits).
 its ListenOptions come pickled on stdin; it serves the same calls to every process that connects
 to its Unix socket, one connection per command, and stops on SIGTERM, when its Connect server's
 process is gone, or when its session no longer answers the keepalive.
+
+One piece (over 400 lines): the child host and the warm one serve the same calls with the same
+session, trackers and cancelling; what differs (who starts it, how it learns to stop) is a few
+lines each, and split in two the serving would be written twice.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from console.services.infra.spark_runner import HostInfo, HostOptions
 from console.services.infra.warm_host import LISTEN_FLAG, ListenOptions
 from jobs.run import PlanExistsError, run_impact, run_plan
 from jobs.schema import SNAPSHOT_SCHEMA
-from jobs.session import build_session, is_connect
+from jobs.spark_session import build_session, is_connect
 
 POLL_S = 0.2
 KEPT_JOBS = 64

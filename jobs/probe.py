@@ -10,7 +10,7 @@ import json
 import re
 import sys
 
-from jobs.session import build_session
+from jobs.spark_session import build_session
 
 
 def main() -> int:

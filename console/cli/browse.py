@@ -34,7 +34,7 @@ from console.domain.offsets import (
 )
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
-from console.services.read.client_offsets import with_client_stores
+from console.services.read.client_offset_files import with_client_stores
 from console.services.read.reader import ClusterReader
 from console.services.read.routes import BrokerHealth, read_addrs
 from console.ui.format import consumption as fmt_consumption

@@ -18,8 +18,14 @@ from console.cli.arguments import target_parent
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target
 from console.domain import mqadmin
+from console.domain.boundary_messages import (
+    Absence,
+    Boundary,
+    BoundaryRequest,
+    MessageView,
+    local_time,
+)
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL
-from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView, local_time
 from console.services.read.boundary import read_boundaries
 
 

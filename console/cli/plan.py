@@ -29,8 +29,8 @@ from console.cli.messages import (
 )
 from console.cli.render import dump_json, missing, report_missing, table
 from console.cli.target import Target, resolve_target
+from console.domain.boundary_messages import Boundary, boundary_requests
 from console.domain.gaps import EXIT_NOTHING_READ, EXIT_OK, EXIT_PARTIAL, Gap
-from console.domain.messages import Boundary, boundary_requests
 from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets
 from console.domain.plan import warning_text
 from console.domain.spec import SpecError, ToTimestamp, describe

@@ -28,8 +28,8 @@ from console.cli.plan import add_engine_arguments, finish_plan, future_by_ms, ru
 from console.cli.render import dump_json
 from console.cli.target import Target, resolve_target
 from console.cli.write_door import write_in_terminal
+from console.domain.boundary_messages import boundary_requests
 from console.domain.journal import QueueState
-from console.domain.messages import boundary_requests
 from console.domain.spec import SpecError
 from console.domain.walkthrough import Evidence, Step
 from console.errors import Refused
@@ -45,8 +45,8 @@ from console.services.read.snapshot_errors import NothingRead
 from console.services.walkthrough.evidence.answers import check_answer
 from console.services.walkthrough.evidence.context import EvidenceContext
 from console.services.walkthrough.evidence.registry import gather
+from console.services.walkthrough.guided_run import AnswerError, WalkthroughRun, load_walkthroughs
 from console.services.walkthrough.report import write_report
-from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
 
 BAD_INPUT = 2
 #: Changed queues whose boundary messages are read for the report (the plan lists them all).

@@ -1,6 +1,6 @@
 """After a skip: did the consumer move on? A queue's committed offset past its target says the
 consumer consumed the message at the target; at the target, the reset may not have reached the
-consumer yet (console/services/read/stuck.py, `wait_moved_on`, says why the read-back cannot
+consumer yet (console/services/read/group_watch.py, `wait_moved_on`, says why the read-back cannot
 tell)."""
 
 from __future__ import annotations

@@ -1,8 +1,13 @@
 """A plan: per queue current → target with warnings, computed from a snapshot and a spec.
 
 This module holds what both sides of the plan job agree on — the column layout of snapshots and
-plan rows, warning codes, the header written next to the rows, the content hash, and which reset
-path an apply would take — as plain values with no Spark or Arrow in sight.
+plan rows, warning codes, the header written next to the rows (with the reset path each group
+was planned with: chosen by console/services/plan/paths_now.py from console.domain.reset_paths'
+rule) and the content hash — as plain values with no Spark or Arrow in sight.
+
+One piece (over 400 lines): the plan job (jobs/) and the console read and write the same files,
+so their layout, the header's fields and how each is checked when read are kept together: a
+column or a field changed here changes for both sides at once.
 """
 
 from __future__ import annotations

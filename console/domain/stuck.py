@@ -8,7 +8,7 @@ stays at the message while the rest of the queue piles up behind it. A concurren
 fails a message sends it to the group's %RETRY% topic instead and moves on, so the sign there is
 a retry queue that grows while the group is online; it is reported too, with the same evidence.
 
-`find_stuck` is pure (reads in, report out); console/services/read/stuck.py takes the reads,
+`find_stuck` is pure (reads in, report out); console/services/read/group_watch.py takes the reads,
 some seconds apart (`watch_group`), and asks the clients that hold the stuck queues what they
 cache for them. Whether a consumer moved on after a skip is console/domain/moved_on.py's.
 

@@ -1,4 +1,5 @@
-"""The real `ClusterSource`: a proxy to the console's network process (console.remote.child).
+"""The real `ClusterSource`: a proxy to the console's network process
+(console.remote.network_process).
 
 Calls are awaited on the UI loop; the RPC's reader thread takes the answers off the socket and
 settles them there. Cancelling a call (a superseded refresh) cancels it in the network process
@@ -33,7 +34,7 @@ class RemoteSource:
     def __init__(self, cluster: ClusterConfig, config: Config) -> None:
         # The process draws nothing: its output goes to a file whose tail explains a crash.
         self._child = ChildProcess(
-            "console.remote.child", name=NETWORK_PROCESS, hello=(cluster, config)
+            "console.remote.network_process", name=NETWORK_PROCESS, hello=(cluster, config)
         )
 
     async def call(self, operation: str, *args: Any, progress: Progress | None = None) -> Any:

@@ -32,7 +32,7 @@ from console.rocketmq.signing import Credentials
 from console.rocketmq.topics import retry_topic
 from console.sandbox import rundir
 from console.sandbox.cache import cache_root
-from console.sandbox.cluster import ClusterConfig, SandboxCluster
+from console.sandbox.cluster import ClusterSetup, SandboxCluster
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import ClusterPorts, free_ports
 from console.sandbox.seed import SeedBatch, commit_offsets, send_patiently, wait_for_routes
@@ -178,7 +178,7 @@ async def acl_sandbox(options: AclOptions | None = None) -> AsyncIterator[AclSan
     run_dir = (options.run_dir or cache / "sandbox-acl").resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
     user = options.user or new_user()
-    config = ClusterConfig(
+    config = ClusterSetup(
         run_dir=run_dir,
         ports=options.ports or free_ports([ACL_BROKER]),
         cluster_name=ACL_CLUSTER,

@@ -48,7 +48,7 @@ class KeyPair:
 
 
 @dataclass(frozen=True, slots=True)
-class TlsFiles:
+class SandboxCerts:
     """What a TLS sandbox runs with: the CA's certificate, the servers' pair (also their client
     pair towards each other: a broker is the name server's client) and a client pair for the
     console and the Java clients."""
@@ -163,10 +163,10 @@ def write_pair(issued: Issued, directory: Path, name: str) -> KeyPair:
     return KeyPair(write_cert(issued.cert, directory / f"{name}.pem"), key)
 
 
-def make_tls_files(directory: Path) -> TlsFiles:
+def make_tls_files(directory: Path) -> SandboxCerts:
     """A new CA, a certificate for the servers and one for their clients, in `directory`."""
     ca = new_authority()
-    return TlsFiles(
+    return SandboxCerts(
         ca=write_cert(ca.cert, directory / "ca.pem"),
         server=write_pair(issue(ca, "rocketmq sandbox server"), directory, "server"),
         client=write_pair(issue(ca, "rmq-console", dns=(), ips=()), directory, "client"),

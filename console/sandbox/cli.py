@@ -1,6 +1,7 @@
 """`sandbox fetch|up|down|status`: argument parsing and output, for both CLIs.
 
-`rmq-console sandbox ...` (console/cli.py) and `python -m console.sandbox ...` share this.
+`rmq-console sandbox ...` (console/cli/sandbox.py) and `python -m console.sandbox ...` share
+this.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from console.sandbox.ports import LOOPBACK, ClusterPorts, port_free
 from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
 
 if TYPE_CHECKING:  # the certificates' module (and cryptography) loads only for a TLS sandbox
-    from console.sandbox.certs import TlsFiles
+    from console.sandbox.certs import SandboxCerts
 
 CLUSTER_NAME = "SandboxCluster"
 BROKER_NAMES: tuple[str, ...] = ("broker-a", "broker-b")
@@ -67,7 +67,7 @@ class SandboxTls:
     by the sandbox CA, and with `mutual` a client certificate of that CA required of every TLS
     client (the brokers towards the name server included)."""
 
-    files: TlsFiles
+    files: SandboxCerts
     mutual: bool = False
     enforcing: bool = True
 
@@ -105,7 +105,10 @@ class SandboxTls:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterConfig:
+class ClusterSetup:
+    """How a sandbox cluster is laid out and started: its run directory, ports and JVMs (a
+    cluster the console reads is console.config.ClusterConfig)."""
+
     run_dir: Path
     ports: ClusterPorts
     cluster_name: str = CLUSTER_NAME
@@ -142,11 +145,11 @@ def slave_name(broker: str) -> str:
     return f"{broker}-slave"
 
 
-def namesrv_properties(config: ClusterConfig) -> dict[str, str]:
+def namesrv_properties(config: ClusterSetup) -> dict[str, str]:
     return {"listenPort": str(config.ports.namesrv), "bindAddress": LOOPBACK}
 
 
-def proxy_config(config: ClusterConfig) -> dict[str, object]:
+def proxy_config(config: ClusterSetup) -> dict[str, object]:
     """rmq-proxy.json of a proxy in cluster mode for the sandbox's cluster, on its ports."""
     assert config.ports.proxy is not None
     assert config.ports.proxy_grpc is not None
@@ -162,7 +165,7 @@ def proxy_config(config: ClusterConfig) -> dict[str, object]:
     }
 
 
-def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) -> dict[str, str]:
+def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -> dict[str, str]:
     """A broker small enough for a laptop: 16 MiB commit-log and timer-log files, no index.
 
     The timer wheel is on, as on every real 5.x broker: POP consumption (RocketMQ 5's gRPC
@@ -207,7 +210,7 @@ def broker_properties(config: ClusterConfig, name: str, *, slave: bool = False) 
     }
 
 
-def _metrics(config: ClusterConfig, name: str, slave: bool) -> dict[str, str]:
+def _metrics(config: ClusterSetup, name: str, slave: bool) -> dict[str, str]:
     """Metrics for Prometheus on the broker's own port, as production brokers export them:
     among them what POP groups popped and did not ack (rocketmq_consumer_inflight_messages)."""
     port = None if slave else config.ports.metrics.get(name)
@@ -231,7 +234,7 @@ class SandboxCluster:
         self,
         dist: Distribution,
         java: Path,
-        config: ClusterConfig,
+        config: ClusterSetup,
         proxy_dist: Distribution | None = None,
     ) -> None:
         self.dist = dist

@@ -32,7 +32,7 @@ from console.rocketmq.models import MessageQueue
 from console.rocketmq.topics import retry_topic
 from console.sandbox import rundir
 from console.sandbox.cache import cache_root
-from console.sandbox.cluster import ClusterConfig, SandboxCluster
+from console.sandbox.cluster import ClusterSetup, SandboxCluster
 from console.sandbox.errors import SeedError
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import free_ports
@@ -125,7 +125,7 @@ async def legacy_sandbox(options: LegacyOptions | None = None) -> AsyncIterator[
     dist = (await fetch_jars(cache, version=LEGACY_VERSION)).distribution
     run_dir = (options.run_dir or cache / "sandbox-legacy").resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
-    config = ClusterConfig(
+    config = ClusterSetup(
         run_dir=run_dir,
         ports=free_ports([LEGACY_BROKER]),
         cluster_name=LEGACY_CLUSTER,

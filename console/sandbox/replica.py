@@ -28,7 +28,7 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageQueue
 from console.sandbox import rundir
 from console.sandbox.cache import cache_root
-from console.sandbox.cluster import ClusterConfig, SandboxCluster, slave_name
+from console.sandbox.cluster import ClusterSetup, SandboxCluster, slave_name
 from console.sandbox.errors import StartupError
 from console.sandbox.jars import fetch_jars
 from console.sandbox.ports import ClusterPorts, free_ports
@@ -131,7 +131,7 @@ async def replica_sandbox(options: ReplicaOptions | None = None) -> AsyncIterato
     run_dir = (options.run_dir or cache / "sandbox-replica").resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
     ports = options.ports or free_ports([REPLICA_BROKER], slaves=[REPLICA_BROKER])
-    config = ClusterConfig(run_dir=run_dir, ports=ports, cluster_name=REPLICA_CLUSTER)
+    config = ClusterSetup(run_dir=run_dir, ports=ports, cluster_name=REPLICA_CLUSTER)
     replica = ReplicaSandbox(SandboxCluster(dist, tools.java, config))
     try:
         await replica.cluster.start(options.start_timeout, slaves=False)

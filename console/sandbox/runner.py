@@ -31,7 +31,7 @@ from console.sandbox.certs import make_tls_files
 from console.sandbox.cluster import (
     BROKER_NAMES,
     OFFSET_STORES,
-    ClusterConfig,
+    ClusterSetup,
     SandboxCluster,
     SandboxTls,
 )
@@ -46,7 +46,7 @@ from console.sandbox.consumers import (
 from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
 from console.sandbox.javabuild import GRPC_CONSUMER_CLASS, build_consumer
 from console.sandbox.jvm import JvmOptions
-from console.sandbox.mqadmin import Mqadmin
+from console.sandbox.mqadmin_oracle import Mqadmin
 from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import rss_kb
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS, PopSeed, seed_pop
@@ -368,9 +368,7 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
             raise ValueError("the sandbox runs its proxy with plaintext servers only")
         files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
-    config = ClusterConfig(
-        run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls
-    )
+    config = ClusterSetup(run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls)
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(

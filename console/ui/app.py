@@ -23,11 +23,11 @@ from console.domain.readings import DEFAULT_WINDOW, Refreshes
 from console.redact import redact_text
 from console.services.infra.journal_store import unfinished_lines
 from console.services.infra.workspace import Workspace
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.lag_history import LagHistory, local_root
-from console.services.read.session import ClusterSession
 from console.services.read.source import SourceFactory
 from console.ui.commands import ScreenActions, WalkthroughCommands
-from console.ui.host import Clock
+from console.ui.console_host import Clock
 from console.ui.quietgc import QuietCollector
 from console.ui.screens.base import ConsoleScreen, DataScreen
 from console.ui.screens.help import HelpScreen, KeyHelp

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from console.domain.messages import Boundary
+from console.domain.boundary_messages import Boundary
 from console.domain.offsets import QueueKey
 from console.domain.plan import Impact, PlanRow
 from console.domain.triage import GroupSummary
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
     from console.services.read.lag_report import LagReport
-    from console.services.walkthrough.runner import Answer
+    from console.services.walkthrough.guided_run import Answer
 
 
 @dataclass

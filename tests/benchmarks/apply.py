@@ -28,7 +28,7 @@ from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
-from console.sandbox.mqadmin import Mqadmin
+from console.sandbox.mqadmin_oracle import Mqadmin
 from console.sandbox.toolchain import find_tools
 from console.services.apply.check import check_apply
 from console.services.apply.offset_writer import OffsetWrite, OffsetWriter

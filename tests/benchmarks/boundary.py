@@ -22,11 +22,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from console.domain.messages import BoundaryRequest
+from console.domain.boundary_messages import BoundaryRequest
 from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
-from console.sandbox.mqadmin import Mqadmin, parse_query_msg
+from console.sandbox.mqadmin_oracle import Mqadmin, parse_query_msg
 from console.sandbox.seed import wait_for_routes
 from console.sandbox.toolchain import find_tools
 from console.services.read.boundary import read_boundaries

@@ -96,7 +96,7 @@ from pathlib import Path
 
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
-from console.sandbox.mqadmin import Mqadmin, parse_group_list
+from console.sandbox.mqadmin_oracle import Mqadmin, parse_group_list
 from console.sandbox.toolchain import find_tools
 from tests.benchmarks.fleet_seed import fleet, seed
 from tests.benchmarks.stats import RUNS, median_of

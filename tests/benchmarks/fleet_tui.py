@@ -135,7 +135,7 @@ def _keys_while_refreshing(
 
 def _memory_mb(pid: int) -> dict[str, float]:
     """The peak resident memory of the console (`pid`) and of its network process (its child
-    that runs console.remote.child), in MiB."""
+    that runs console.remote.network_process), in MiB."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     network = [c for c in children if b"console.remote" in Path(f"/proc/{c}/cmdline").read_bytes()]
     if len(network) != 1:

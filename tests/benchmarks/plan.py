@@ -181,7 +181,7 @@ async def _seed_group(namesrv: str) -> None:
 async def _preview(root: Path, group: str, rows: int) -> float:
     from console.domain.readings import Refreshes
     from console.remote.proxy import remote_sources
-    from console.services.read.session import ClusterSession
+    from console.services.read.cluster_session import ClusterSession
     from console.ui.app import make_app
     from console.ui.messages import PlanComputed
     from console.ui.screens.preview import PreviewScreen

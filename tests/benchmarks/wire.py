@@ -44,7 +44,7 @@ from console.config import load_config
 from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
-from console.sandbox.mqadmin import Mqadmin
+from console.sandbox.mqadmin_oracle import Mqadmin
 from console.sandbox.scenario import GROUP_LIVE
 from console.sandbox.toolchain import find_tools
 from console.services.infra.access import open_admin

@@ -25,8 +25,12 @@ from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import AccessDenied, RocketMQError
 from console.rocketmq.signing import Credentials
 from console.sandbox.cache import Distribution, cache_root
-from console.sandbox.cluster import ClusterConfig as SandboxConfig
-from console.sandbox.cluster import broker_properties, namesrv_properties, render_properties
+from console.sandbox.cluster import (
+    ClusterSetup,
+    broker_properties,
+    namesrv_properties,
+    render_properties,
+)
 from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
 from console.sandbox.ports import free_ports
 from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
@@ -97,7 +101,7 @@ def _launch(run_dir: Path, name: str, main: str, props: dict[str, str]) -> Manag
 @pytest.fixture(scope="module")
 def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclCluster]:
     run_dir = tmp_path_factory.mktemp("acl-cluster")
-    config = SandboxConfig(run_dir=run_dir, ports=free_ports([BROKER]), cluster_name="AclCluster")
+    config = ClusterSetup(run_dir=run_dir, ports=free_ports([BROKER]), cluster_name="AclCluster")
     namesrv = _launch(run_dir, "namesrv", NAMESRV_MAIN, namesrv_properties(config))
     broker = _launch(run_dir, BROKER, BROKER_MAIN, {**broker_properties(config, BROKER), **AUTH})
     cluster = AclCluster(

@@ -26,7 +26,7 @@ from console.errors import Refused
 from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
-from console.sandbox.mqadmin import parse_consumer_progress
+from console.sandbox.mqadmin_oracle import parse_consumer_progress
 from console.sandbox.runner import Sandbox
 from console.sandbox.scenario import TOPIC_ORDERS
 from console.sandbox.seed import wait_for_routes

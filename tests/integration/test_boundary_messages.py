@@ -26,7 +26,7 @@ import yaml
 import zstandard
 
 from console.cli import main
-from console.domain.messages import (
+from console.domain.boundary_messages import (
     CLIENT_PROPERTIES,
     Absence,
     Boundary,
@@ -40,7 +40,7 @@ from console.sandbox import legacy as lg
 from console.sandbox import scenario
 from console.sandbox.errors import MqadminError
 from console.sandbox.legacy import LegacySandbox
-from console.sandbox.mqadmin import QueriedMessage
+from console.sandbox.mqadmin_oracle import QueriedMessage
 from console.sandbox.runner import Sandbox
 from console.sandbox.seed import wait_for_routes
 from console.services.read.boundary import read_boundaries

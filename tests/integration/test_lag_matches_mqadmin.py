@@ -19,7 +19,7 @@ import pytest
 
 from console.sandbox import scenario
 from console.sandbox.errors import MqadminError
-from console.sandbox.mqadmin import parse_consumer_progress, parse_topic_status
+from console.sandbox.mqadmin_oracle import parse_consumer_progress, parse_topic_status
 from console.services.read.reader import ClusterReader
 
 pytestmark = pytest.mark.integration

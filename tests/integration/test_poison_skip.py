@@ -28,8 +28,8 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
+from console.services.read.group_watch import consumercaches_of, wait_moved_on, watch_group
 from console.services.read.reader import ClusterReader
-from console.services.read.stuck import consumercaches_of, wait_moved_on, watch_group
 from tests.integration.consumer_log import queue_events
 from tests.support.writes import write_access
 

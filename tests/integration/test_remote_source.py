@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.domain.messages import BoundaryRequest
+from console.domain.boundary_messages import BoundaryRequest
 from console.remote.proxy import remote_source
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import RequestCode, ResponseCode

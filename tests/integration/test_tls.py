@@ -31,7 +31,7 @@ from console.config import Config, load_config
 from console.remote.proxy import remote_sources
 from console.sandbox import scenario
 from console.sandbox.certs import new_authority, write_cert
-from console.sandbox.mqadmin import parse_consumer_progress
+from console.sandbox.mqadmin_oracle import parse_consumer_progress
 from console.sandbox.runner import Sandbox
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.dialogs import ErrorDialog
@@ -210,7 +210,7 @@ async def test_the_console_reads_over_tls_and_names_a_tls_refusal(
         assert tls is not None
         # (The sandbox's own Java clients, children too, get theirs as system properties.)
         ours = [c for c in child_command_lines() if "console." in c]
-        assert any("console.remote.child" in c for c in ours), ours
+        assert any("console.remote.network_process" in c for c in ours), ours
         assert not any(str(tls.key) in c or str(tls.cert) in c for c in ours), ours
         assert "UNVERIFIED" not in banner_text(app)
         await pilot.press("g")

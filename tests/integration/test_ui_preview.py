@@ -21,7 +21,7 @@ import pytest
 from textual.pilot import Pilot
 
 from console.config import ClusterConfig, Config
-from console.domain.messages import Boundary
+from console.domain.boundary_messages import Boundary
 from console.remote.proxy import remote_sources
 from console.rocketmq.models import BoundaryType
 from console.sandbox import scenario

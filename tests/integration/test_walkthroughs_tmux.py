@@ -13,7 +13,7 @@ from pathlib import Path
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.runner import Sandbox
-from console.services.walkthrough.runner import load_walkthroughs
+from console.services.walkthrough.guided_run import load_walkthroughs
 from tests.support.groups import committed, group_with_retry_backlog, new_group
 from tests.support.terminal import Tmux
 

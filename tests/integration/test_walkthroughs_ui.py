@@ -29,7 +29,7 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import SnapshotStore, take_snapshot
-from console.services.walkthrough.runner import load_walkthroughs
+from console.services.walkthrough.guided_run import load_walkthroughs
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from jobs.session import build_session
+from jobs.spark_session import build_session
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from console.services.infra.spark_jobs import JobCancelled, JobProgress, JobStat
 from console.services.infra.spark_runner import JobHandle
 from console.services.infra.workspace import SnapshotRef
 from console.services.plan.planner import PlanResult
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
 from tests.ui.helpers import settle
 
 T = 1_795_338_300_000

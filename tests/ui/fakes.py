@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from console.config import ClusterConfig, Config
+from console.domain.boundary_messages import Absence, Boundary, BoundaryRequest
 from console.domain.gaps import Why
-from console.domain.messages import Absence, Boundary, BoundaryRequest
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.domain.triage import QueueKey
 from console.rocketmq.errors import AccessDenied, ConnectError

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from console.domain.messages import Absence, Boundary, BoundaryRequest, MessageView
+from console.domain.boundary_messages import Absence, Boundary, BoundaryRequest, MessageView
 from console.domain.plan import PLAN_COLUMNS, PlanRow
 from console.ui.screens.dialogs import BoundaryDialog, CommandsDialog, ErrorDialog
 from console.ui.screens.preview import PreviewScreen

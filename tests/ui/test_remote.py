@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from console.config import ClusterConfig, Config
-from console.domain.messages import Boundary, BoundaryRequest
+from console.domain.boundary_messages import Boundary, BoundaryRequest
 from console.remote.proxy import RemoteSource, remote_source, remote_sources
 from console.rocketmq.codes import RequestCode
 from console.rocketmq.errors import ConnectError, RequestTimeout, RocketMQError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from console.config import ClusterConfig
 from console.domain.readings import Refreshes
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.routes import BrokerHealth
-from console.services.read.session import ClusterSession
 
 from .fakes import FakeCluster, FakeSource
 

@@ -37,7 +37,7 @@ from console.errors import BadFile
 from console.services.infra.files import read_parquet
 from console.services.infra.journal_store import JournalStore
 from console.services.infra.workspace import SnapshotRef, Workspace
-from console.services.read.client_offsets import read_store_file
+from console.services.read.client_offset_files import read_store_file
 from console.services.read.snapshots import ARROW_SCHEMA, SnapshotStore
 from tests.support.journals import journal
 

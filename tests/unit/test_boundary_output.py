@@ -10,7 +10,7 @@ import json
 import pytest
 
 from console.cli.messages import boundaries_document, print_boundaries, print_message, report_unread
-from console.domain.messages import (
+from console.domain.boundary_messages import (
     NOT_COMMITTED_NOTE,
     Absence,
     Boundary,

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
-from console.domain.messages import Absence, BoundaryRequest, boundary_requests
+from console.domain.boundary_messages import Absence, BoundaryRequest, boundary_requests
 from console.domain.plan import PlanRow
 from console.rocketmq import frame
 from console.rocketmq.admin import AdminClient

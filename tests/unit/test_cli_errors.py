@@ -23,7 +23,7 @@ from console.domain.spec import SpecError
 from console.domain.walkthrough import WalkthroughError
 from console.errors import BadFile, BadInput, Refused, UserError
 from console.rocketmq.errors import RequestTimeout
-from console.services.walkthrough.runner import AnswerError
+from console.services.walkthrough.guided_run import AnswerError
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from console.domain.client_offsets import (
     parse_offsets_json,
     render_offsets_json,
 )
-from console.services.read.client_offsets import find_store_files, read_store_file
+from console.services.read.client_offset_files import find_store_files, read_store_file
 
 # Written by RocketMQ 5.3.3's LocalFileOffsetStore for the sandbox's `notifications` group.
 JAVA_WRITTEN = (

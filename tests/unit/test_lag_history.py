@@ -18,6 +18,7 @@ from console.domain.gaps import Gap, Part, Why
 from console.domain.lag import LagPoint, QueuePoint
 from console.domain.offsets import BROADCASTING, Client, GroupOffsets, QueueOffsets
 from console.domain.readings import Refreshes
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.lag_history import (
     DAY_MS,
     HOUR_MS,
@@ -28,7 +29,6 @@ from console.services.read.lag_history import (
     local_root,
     thin,
 )
-from console.services.read.session import ClusterSession
 
 T0 = 1_700_000_000_000
 ONLINE = (Client("c1", "10.0.0.1:1", "JAVA", 479),)

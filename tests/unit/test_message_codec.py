@@ -12,7 +12,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.domain.messages import MessageView, body_head, local_time
+from console.domain.boundary_messages import MessageView, body_head, local_time
 from console.rocketmq import message
 from console.rocketmq.errors import ProtocolError
 from console.rocketmq.message import (

@@ -11,7 +11,7 @@ import pytest
 
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import MqadminError
-from console.sandbox.mqadmin import READ_ATTEMPTS, SEND_ATTEMPTS, Mqadmin
+from console.sandbox.mqadmin_oracle import READ_ATTEMPTS, SEND_ATTEMPTS, Mqadmin
 
 TIMED_OUT = (
     "mqadmin queryMsgByOffset failed (exit 0): org.apache.rocketmq.remoting.exception."

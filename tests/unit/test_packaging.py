@@ -23,7 +23,7 @@ PROBE = """
 import json, console
 from console.ui.themes import PROJECT_THEMES, load_themes
 loaded = load_themes([PROJECT_THEMES])
-from console.services.walkthrough.runner import load_walkthroughs
+from console.services.walkthrough.guided_run import load_walkthroughs
 shipped = load_walkthroughs(environ={"RMQ_CONSOLE_CONFIG": "/nonexistent/config.yaml"})
 print(json.dumps({
     "console": console.__file__,

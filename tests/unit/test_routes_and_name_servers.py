@@ -10,7 +10,7 @@ from console.config import split_namesrv
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.models import Broker
 from console.rocketmq.namesrv import NameServers, Unanswered
-from console.services.read.routes import BrokerRoute, read_addrs, read_from_slave
+from console.services.read.routes import BrokerRoute, brokers_to_read_from_slave, read_addrs
 
 
 def test_a_route_reads_the_master_while_there_is_one() -> None:
@@ -28,7 +28,7 @@ def test_a_route_without_master_reads_the_lowest_slave() -> None:
     assert (nothing.read_addr, nothing.from_slave) == (None, False)
     routes = {"a": BrokerRoute("a", "m:1", {}), "b": route, "gone": nothing}
     assert read_addrs(routes) == {"a": "m:1", "b": "s1:1"}
-    assert read_from_slave(routes) == ("b",)
+    assert brokers_to_read_from_slave(routes) == ("b",)
 
 
 def test_namesrv_lists_are_split_on_semicolons_and_commas() -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from console.sandbox.acl import ACL_BROKER, AclUser, auth_properties, new_user
-from console.sandbox.cluster import ClusterConfig, broker_properties
+from console.sandbox.cluster import ClusterSetup, broker_properties
 from console.sandbox.ports import ClusterPorts
 
 
@@ -22,7 +22,7 @@ def test_authentication_is_on_for_the_user_and_the_brokers_own_client() -> None:
 
 def test_extra_keys_reach_the_broker_conf(tmp_path: Path) -> None:
     user = new_user()
-    config = ClusterConfig(
+    config = ClusterSetup(
         tmp_path, ClusterPorts(9876, {ACL_BROKER: 20911}), broker_extra=auth_properties(user)
     )
     props = broker_properties(config, ACL_BROKER)

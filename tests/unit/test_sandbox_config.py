@@ -13,7 +13,7 @@ import pytest
 
 from console.rocketmq.models import MessageModel
 from console.sandbox import scenario as sc
-from console.sandbox.cluster import BROKER_NAMES, ClusterConfig, broker_properties
+from console.sandbox.cluster import BROKER_NAMES, ClusterSetup, broker_properties
 from console.sandbox.consumers import ConsumerSpec
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JDK_OPENS, JvmOptions, java_argv, jvm_env
@@ -71,7 +71,7 @@ def test_port_in_use_is_not_free() -> None:
 
 
 def test_broker_config_stays_on_loopback_and_in_the_run_dir(tmp_path: Path) -> None:
-    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES))
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES))
     props = broker_properties(config, "broker-b")
     assert props["brokerName"] == "broker-b"
     assert props["listenPort"] == "10921"
@@ -198,7 +198,7 @@ def test_a_slave_has_its_own_ports_store_and_id(tmp_path: Path) -> None:
     assert ports.slaves == {"broker-a": 10931}
     free = free_ports(BROKER_NAMES, slaves=["broker-a"])
     assert len(free.all_ports()) == len(set(free.all_ports())) == 10
-    config = ClusterConfig(tmp_path, ports)
+    config = ClusterSetup(tmp_path, ports)
     assert config.slave_of == {"broker-a-slave": "broker-a"}
     master = broker_properties(config, "broker-a")
     slave = broker_properties(config, "broker-a", slave=True)

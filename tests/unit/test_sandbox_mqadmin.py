@@ -12,7 +12,7 @@ from datetime import datetime
 import pytest
 
 from console.sandbox.errors import MqadminError
-from console.sandbox.mqadmin import (
+from console.sandbox.mqadmin_oracle import (
     command_error,
     parse_consumer_progress,
     parse_group_list,

@@ -137,7 +137,7 @@ def test_mqadmin_skips_accumulated_for_a_plain_latest() -> None:
 
 
 def test_a_walkthrough_reads_the_typed_spec_its_answers_make() -> None:
-    from console.services.walkthrough.runner import Answer, WalkthroughRun, load_walkthroughs
+    from console.services.walkthrough.guided_run import Answer, WalkthroughRun, load_walkthroughs
 
     walkthrough = load_walkthroughs().get("drain-flood")
     assert walkthrough is not None

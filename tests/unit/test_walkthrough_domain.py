@@ -18,7 +18,7 @@ from console.domain.walkthrough import (
 )
 from console.services.walkthrough.catalog import load_catalogue, parse_walkthrough
 from console.services.walkthrough.evidence.registry import EVIDENCE
-from console.services.walkthrough.runner import (
+from console.services.walkthrough.guided_run import (
     Answer,
     AnswerError,
     WalkthroughRun,

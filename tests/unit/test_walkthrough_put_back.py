@@ -17,7 +17,7 @@ from console.services.plan.spec_files import load_offsets_file
 from console.services.read.lag_history import LagHistory
 from console.services.walkthrough.evidence.answers import check_answer
 from console.services.walkthrough.evidence.context import EvidenceContext
-from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
+from console.services.walkthrough.guided_run import AnswerError, WalkthroughRun, load_walkthroughs
 
 NOW_MS = 1_790_000_000_000
 HOUR_MS = 3_600_000

@@ -26,9 +26,9 @@ from console.domain.reset_paths import ResetPath, ResetPathKind
 from console.domain.spec import StrategyKind
 from console.services.apply.queues_now import QueuesNow, read_queues_now, unregistered
 from console.services.plan.load import LoadedPlan
-from console.services.plan.reset_paths import reset_path_now
+from console.services.plan.paths_now import reset_path_now
 from console.services.read.broker_facts import broker_facts
-from console.services.read.client_offsets import read_store_file
+from console.services.read.client_offset_files import read_store_file
 from console.services.read.online import Consumers
 from console.services.read.reader import ClusterReader
 

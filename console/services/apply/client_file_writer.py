@@ -1,5 +1,5 @@
 """A BROADCASTING client's offsets.json rewritten: the write path of a group whose offsets live
-on its consumer host (console/services/read/client_offsets.py reads them).
+on its consumer host (console/services/read/client_offset_files.py reads them).
 
 Only the apply session's writer calls this, with the session's `WriteAccess`; it asks the one
 rule (console/services/infra/access.py, `write_refusal`) itself all the same.
@@ -16,7 +16,7 @@ from console.domain.offsets import BACKUP_SUFFIX, QueueKey
 from console.errors import Refused
 from console.services.apply.write_access import WriteAccess
 from console.services.infra.access import write_refusal
-from console.services.read.client_offsets import read_store_file
+from console.services.read.client_offset_files import read_store_file
 
 
 def rewrite_store_file(

@@ -31,7 +31,7 @@ from console.domain.plan import PlanRow
 from console.domain.reset_paths import ResetPathKind
 from console.services.apply.check import GroupWrites, QueueWrite, seen_of
 from console.services.apply.queues_now import QueueAt, read_queues_now, unregistered
-from console.services.plan.reset_paths import reset_path_now
+from console.services.plan.paths_now import reset_path_now
 from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 

@@ -33,7 +33,7 @@ class WriteAccess:
     root: Path
 
 
-def local_root(config: Config) -> Path:
+def journal_root(config: Config) -> Path:
     """The workspace folder for journals and the audit log; Refused when the workspace is not
     on this machine (an apply keeps no evidence rather than write without it)."""
 
@@ -56,6 +56,6 @@ async def open_write_access(cluster: ClusterConfig, config: Config) -> AsyncIter
     refusal = write_refusal(cluster)
     if refusal is not None:
         raise Refused([refusal])
-    root = local_root(config)
+    root = journal_root(config)
     async with open_reader(cluster, config, write=True) as reader:
         yield WriteAccess(cluster, config, reader, root)

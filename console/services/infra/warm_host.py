@@ -38,7 +38,7 @@ from console.services.infra.connect_server import (
     terminate,
 )
 from console.services.infra.record_files import read_record, write_record
-from console.services.infra.rpc import Connection, Peer, RemoteError
+from console.services.infra.rpc import Peer, RemoteError, SocketPeer
 from console.services.infra.spark_runner import HostOptions, SparkRunner
 
 HOST_MODULE = "jobs.host"
@@ -223,7 +223,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], files: HostFiles, offset: int, t:
         if left <= 0:
             raise WarmHostError(f"it did not start within {t:.0f}s (log: {files.log_path})")
         try:
-            peer = Connection.connect(files.socket_path, name=NAME)
+            peer = SocketPeer.connect(files.socket_path, name=NAME)
         except OSError:  # not listening yet
             time.sleep(0.2)
             continue
@@ -287,7 +287,7 @@ def attach(home: ServerHome, server: ServerRecord) -> WarmRunner | None:
             files.forget()
         return None
     try:
-        peer = Connection.connect(Path(record.socket), name=NAME, timeout=ATTACH_TIMEOUT_S)
+        peer = SocketPeer.connect(Path(record.socket), name=NAME, timeout=ATTACH_TIMEOUT_S)
     except OSError:
         return None
     try:

@@ -43,7 +43,7 @@ from console.services.infra.spark_jobs import JobInputError, ProgressCallback
 from console.services.infra.spark_runner import JobHandle, JobRunner
 from console.services.infra.workspace import ROWS, SnapshotRef, Workspace
 from console.services.plan import plan_csv
-from console.services.plan.reset_paths import paths_for, refuse_client_local
+from console.services.plan.paths_now import paths_for, refuse_client_local
 from console.services.plan.tables import scope_cells, unborn_rows
 from console.services.read.reader import ClusterReader
 from console.services.read.snapshot_errors import GroupNotFound, SnapshotNotFound

@@ -19,9 +19,9 @@ from console.config import ClusterConfig, Config
 from console.domain.plan import Impact
 from console.domain.spec import ResetSpec
 from console.services.infra.workspace import Workspace
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.open_reader import open_reader
 from console.services.read.reader import ClusterReader
-from console.services.read.session import ClusterSession
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -1,4 +1,4 @@
-"""The messages at the edge of a reset, read from the brokers (console.domain.messages).
+"""The messages at the edge of a reset, read from the brokers (console.domain.boundary_messages).
 
 One pull per queue where one does: a skip pulls two messages at target - 1 (the last skipped
 and the first consumed), anything else one at the target. Pulls go out as the admin's own
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from console.domain.messages import (
+from console.domain.boundary_messages import (
     NOT_COMMITTED_NOTE,
     Absence,
     Boundary,

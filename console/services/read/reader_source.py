@@ -1,6 +1,6 @@
 """What the console asks a cluster, as plain async calls on one admin client.
 
-This runs in the console's network process (see console.remote.child), never in the UI
+This runs in the console's network process (see console.remote.network_process), never in the UI
 process: decoding broker answers for hundreds of groups is CPU work that must not compete with
 key handling. Reading is `ClusterReader`'s (built from the cluster's config by open_reader.py, with
 a broker list cached for a refresh); what is here is what a refresh adds to it (delays that are
@@ -15,8 +15,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from console.config import ClusterConfig, Config
+from console.domain.boundary_messages import Boundary, BoundaryRequest
 from console.domain.delays import NextStoreTimes
-from console.domain.messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey, known_delay
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
@@ -24,7 +24,7 @@ from console.rocketmq.running_info import consumer_running_info
 from console.services.infra.access import open_admin
 from console.services.infra.fanout import gather_bounded
 from console.services.read.boundary import read_boundaries
-from console.services.read.client_offsets import with_client_stores
+from console.services.read.client_offset_files import with_client_stores
 from console.services.read.open_reader import reader_for
 from console.services.read.routes import BrokerHealth
 from console.services.read.source import Progress

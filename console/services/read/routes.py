@@ -57,7 +57,7 @@ def read_addrs(routes: Mapping[str, BrokerRoute]) -> dict[str, str]:
     return {n: r.read_addr for n, r in routes.items() if r.read_addr is not None}
 
 
-def read_from_slave(routes: Mapping[str, BrokerRoute]) -> tuple[str, ...]:
+def brokers_to_read_from_slave(routes: Mapping[str, BrokerRoute]) -> tuple[str, ...]:
     """The brokers whose reads go to a slave, master down."""
     return tuple(n for n, r in routes.items() if r.from_slave)
 

@@ -31,7 +31,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra import files
 from console.services.infra.workspace import SnapshotRef, Workspace
-from console.services.read.client_offsets import with_client_stores
+from console.services.read.client_offset_files import with_client_stores
 from console.services.read.reader import ClusterReader
 from console.services.read.snapshot_errors import GroupNotFound, NothingRead, SnapshotNotFound
 
@@ -159,10 +159,10 @@ async def take_snapshot(
     times = await store_times(reader.admin, brokers, offsets) if with_times else {}
     taken_at = min(o.taken_at_ms for o in offsets)
     table = snapshot_table(cluster, offsets, brokers, times)
-    return Snapshot(cluster, taken_at, table, tuple(gaps), read_from_slave(offsets))
+    return Snapshot(cluster, taken_at, table, tuple(gaps), brokers_read_from_slave(offsets))
 
 
-def read_from_slave(offsets: Iterable[GroupOffsets]) -> tuple[str, ...]:
+def brokers_read_from_slave(offsets: Iterable[GroupOffsets]) -> tuple[str, ...]:
     """The brokers any of these reads went to a slave for, by name."""
     return tuple(sorted({b for o in offsets for b in o.from_slave}))
 
@@ -234,7 +234,7 @@ class SnapshotStore:
         taken_at = min(o.taken_at_ms for o in offsets)
         table = snapshot_table(cluster, offsets, broker_addrs, taken_at_ms=taken_at)
         gaps = tuple(g for o in offsets for g in o.gaps)
-        ref = self.save(Snapshot(cluster, taken_at, table, gaps, read_from_slave(offsets)))
+        ref = self.save(Snapshot(cluster, taken_at, table, gaps, brokers_read_from_slave(offsets)))
         if retention is not None:
             self.prune(cluster, retention, now_ms=taken_at)
         return ref

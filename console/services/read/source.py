@@ -7,8 +7,8 @@ work: the operations done with a `ClusterReader`) and the tests hand in fakes th
 
 A `ClusterSource` is what the console reads a cluster through; a `ClusterReader`
 (console/services/read/reader.py) reads it over the wire; a `ClusterSession`
-(console/services/read/session.py) is a cluster open in the console: its source, the refreshes
-of its groups and what is known of its brokers.
+(console/services/read/cluster_session.py) is a cluster open in the console: its source, the
+refreshes of its groups and what is known of its brokers.
 
 `ClusterOperations` is the one list of what can be asked: the network process serves, and the
 proxy forwards, exactly the operations found on it (`OPERATIONS`). Adding one is an edit here
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.config import ClusterConfig
-from console.domain.messages import Boundary, BoundaryRequest
+from console.domain.boundary_messages import Boundary, BoundaryRequest
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.rocketmq.models import QueueStats
 from console.services.read.routes import BrokerHealth
@@ -87,9 +87,9 @@ class ClusterOperations(Protocol):
         ...
 
     async def boundary_messages(self, wanted: Sequence[BoundaryRequest]) -> list[Boundary]:
-        """The messages at each queue's reset (console.domain.messages), in the order asked:
-        the first consumed after it and, for a skip, the last skipped. One that cannot be read
-        carries a note saying why; this never fails for a broker."""
+        """The messages at each queue's reset (console.domain.boundary_messages), in the order
+        asked: the first consumed after it and, for a skip, the last skipped. One that cannot be
+        read carries a note saying why; this never fails for a broker."""
         ...
 
 

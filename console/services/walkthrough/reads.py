@@ -14,9 +14,9 @@ from typing import Protocol
 
 from console.config import Config
 from console.domain.walkthrough import Evidence
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.open_reader import open_reader
-from console.services.read.session import ClusterSession
-from console.services.walkthrough.runner import Answer, WalkthroughRun
+from console.services.walkthrough.guided_run import Answer, WalkthroughRun
 
 
 class WalkthroughReads(Protocol):

@@ -18,7 +18,7 @@ from console.domain.walkthrough import Evidence
 from console.redact import redact_text
 from console.services.infra import files
 from console.services.infra.workspace import Workspace
-from console.services.walkthrough.runner import WalkthroughRun, local_zone, show_time
+from console.services.walkthrough.guided_run import WalkthroughRun, local_zone, show_time
 
 REPORTS = "reports"
 #: Plan and journal rows listed in full; a bigger plan is summed up and its files named.

@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from console.domain import mqadmin
 from console.redact import redact_text
 from console.services.infra import export
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.source import ClusterSource
 from console.ui import format as fmt
 from console.ui.messages import (
@@ -39,7 +39,7 @@ from console.ui.widgets.dataview import DataView
 from console.ui.widgets.statusline import StatusLine
 
 if TYPE_CHECKING:
-    from console.ui.host import ConsoleHost
+    from console.ui.console_host import ConsoleHost
 
 REFRESH_GROUP = "refresh"
 

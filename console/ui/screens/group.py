@@ -33,9 +33,9 @@ from console.redact import redact_text
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import QueueStats
 from console.rocketmq.topics import DLQ_PREFIX, RETRY_PREFIX, is_dlq_topic, is_retry_topic
+from console.services.read.cluster_session import ClusterSession
 from console.services.read.lag_report import WINDOWS_MS, LagReport, lag_report
-from console.services.read.session import ClusterSession
-from console.services.walkthrough.runner import load_walkthroughs
+from console.services.walkthrough.guided_run import load_walkthroughs
 from console.ui import format as fmt
 from console.ui.messages import (
     AssignmentsRefreshed,

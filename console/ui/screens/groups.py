@@ -16,7 +16,7 @@ from console.domain.triage import GroupSummary, Status, rank
 from console.redact import redact_text
 from console.services.infra.fanout import Cadence
 from console.services.infra.workspace import Workspace
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import (
     GroupsListed,

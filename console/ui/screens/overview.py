@@ -15,7 +15,7 @@ from console.domain.gaps import Why
 from console.domain.offsets import FROM_SLAVE
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MASTER_ID
-from console.services.read.session import ClusterSession, label
+from console.services.read.cluster_session import ClusterSession, label
 from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen

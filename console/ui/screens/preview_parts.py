@@ -12,11 +12,11 @@ from rich.text import Text
 from textual import work
 from textual.widgets import Button, Label, ProgressBar
 
-from console.domain.messages import Boundary, BoundaryRequest
+from console.domain.boundary_messages import Boundary, BoundaryRequest
 from console.domain.spec import ResetSpec
 from console.services.apply.events import Applied, Confirmed, Declined, WriteRefused
 from console.services.apply.preview_flow import ResetFlow, ResetForm, Stage
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
 from console.ui.messages import BoundariesRead, ConfirmationAsked, SessionTold
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
 from console.ui.screens.base import ConsoleScreen

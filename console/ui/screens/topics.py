@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from console.domain import mqadmin
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
 from console.ui import format as fmt
 from console.ui.messages import TopicRefreshed, TopicsListed
 from console.ui.screens.base import DataScreen

@@ -2,10 +2,11 @@
 standard preview → confirm → apply → verify, and a report in the workspace.
 
 Opened from a group with `w` (or the command palette, which also offers each walkthrough by
-name). The walkthrough's state is a `WalkthroughRun` (console/services/walkthrough/runner.py), the
-value `rmq-console walkthrough` drives too; this screen shows it and changes it on the UI
-thread only, from the messages its workers post. Evidence and answers are read on workers
-through a `WalkthroughReaders`; nothing here opens a connection.
+name). The walkthrough's state is a `WalkthroughRun`
+(console/services/walkthrough/guided_run.py), the value `rmq-console walkthrough` drives too;
+this screen shows it and changes it on the UI thread only, from the messages its workers
+post. Evidence and answers are read on workers through a `WalkthroughReaders`; nothing here
+opens a connection.
 
 An answer that cannot be used (a time in the future, a group that does not exist, a queue with
 nothing committed) is explained under the box and stays there to be changed; ctrl+b goes back
@@ -36,9 +37,9 @@ from console.rocketmq.errors import RocketMQError
 from console.services.infra.journal_store import operator
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import warning_counts
-from console.services.read.session import ClusterSession
+from console.services.read.cluster_session import ClusterSession
+from console.services.walkthrough.guided_run import AnswerError, WalkthroughRun, load_walkthroughs
 from console.services.walkthrough.report import write_report
-from console.services.walkthrough.runner import AnswerError, WalkthroughRun, load_walkthroughs
 from console.ui.messages import (
     WalkthroughAnswered,
     WalkthroughAnswerRefused,
@@ -50,8 +51,8 @@ from console.ui.tones import toned
 from console.ui.widgets.textbox import TextBox
 
 if TYPE_CHECKING:
+    from console.domain.boundary_messages import Boundary
     from console.domain.journal import Journal
-    from console.domain.messages import Boundary
     from console.services.apply.preview_flow import ResetFlow
     from console.services.walkthrough.reads import WalkthroughReaders
 

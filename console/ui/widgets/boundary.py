@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from console.domain.messages import Boundary, MessageView, local_time
+from console.domain.boundary_messages import Boundary, MessageView, local_time
 from console.domain.plan import PlanRow
 from console.ui.tones import toned
 

@@ -12,8 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from console.domain.boundary_messages import Boundary, BoundaryRequest, boundary_requests
 from console.domain.gaps import Gap
-from console.domain.messages import Boundary, BoundaryRequest, boundary_requests
 from console.domain.plan import Impact, PlanHeader, PlanRow, PlanWarning
 from console.domain.reset_paths import ResetPathKind
 from console.domain.spec import describe
@@ -87,7 +87,7 @@ class PlanDiff(Vertical):
         if rows != self._rows:
             self.boundaries = {}
         self._rows = rows
-        self._by_key = {row_key(r): r for r in rows}
+        self._by_key = {row_id(r): r for r in rows}
         self._fill()
         self._show_boundary()
 
@@ -101,7 +101,7 @@ class PlanDiff(Vertical):
 
     def boundary_requests(self, rows: Sequence[PlanRow]) -> dict[str, BoundaryRequest]:
         """Row key -> the request for its boundary, for the rows the plan changes."""
-        return {row_key(r): q for r in rows for q in boundary_requests([r])}
+        return {row_id(r): q for r in rows for q in boundary_requests([r])}
 
     def read_on_demand(self, on_demand: bool) -> None:
         """Whether boundaries are read row by row on `b` (a large plan), or all at once."""
@@ -126,7 +126,7 @@ class PlanDiff(Vertical):
 
     def _show_boundary(self) -> None:
         row = self.current_row
-        state = self.boundaries.get(row_key(row)) if row is not None else None
+        state = self.boundaries.get(row_id(row)) if row is not None else None
         self.query_one(BoundaryPane).show(row, state, on_demand=self.on_demand)
 
     @on(RowTable.CursorMoved)
@@ -144,7 +144,7 @@ class PlanDiff(Vertical):
         view.set_rows([diff_row(self.app, r) for r in rows])
 
 
-def row_key(r: PlanRow) -> str:
+def row_id(r: PlanRow) -> str:
     return f"{r.group}|{r.topic}|{r.broker}|{r.queue_id}"
 
 
@@ -163,7 +163,7 @@ def diff_row(app: Any, r: PlanRow) -> Row:
     if r.clamp:
         target += "*"  # clamped: the reason is in the warnings
     return Row(
-        row_key(r),
+        row_id(r),
         (
             cell(r.topic),
             cell(r.broker),

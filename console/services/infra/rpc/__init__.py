@@ -1,6 +1,6 @@
 """Calls into a child process of ours, with progress and cancel: the console's one RPC.
 
-Two children speak it: the console's network process (`console.remote.child`: asyncio, one
+Two children speak it: the console's network process (`console.remote.network_process`: asyncio, one
 admin client) and the warm Spark host (`jobs.host`: a thread per job). The parent spawns
 `python -m <module> --fd N` with one end of a socket pair inherited as descriptor N and the
 child's stdout and stderr going to a log file, whose tail explains a crash. A reader thread
@@ -15,7 +15,7 @@ one we spawned, so nothing else ever writes what is unpickled.
     child -> parent   ("progress", id, values) | ("ok", id, value) | ("err", id, exception)
 
 A process serving on a Unix socket (the warm Spark host of `spark up`) speaks the same frames
-to every peer that connects (`serve_listener`), and a caller reaches it with `Connection`. The
+to every peer that connects (`serve_listener`), and a caller reaches it with `SocketPeer`. The
 socket lives in a folder only our user can enter, and a peer the kernel says is another user is
 hung up on before its first frame is read: what either end unpickles comes from a process of
 our own user, who could run code as us anyway.
@@ -43,7 +43,7 @@ from console.services.infra.rpc.errors import (
     portable_error,
 )
 from console.services.infra.rpc.link import Link
-from console.services.infra.rpc.parent import Call, ChildProcess, Connection, Peer, ProgressSink
+from console.services.infra.rpc.parent import Call, ChildProcess, Peer, ProgressSink, SocketPeer
 from console.services.infra.rpc.pending import Pending
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
     "CallCancelled",
     "ChildExited",
     "ChildProcess",
-    "Connection",
+    "SocketPeer",
     "Handler",
     "Link",
     "Peer",

@@ -1,5 +1,5 @@
 """The caller's side: send calls, settle them from a reader thread. A `ChildProcess` spawns the
-process it speaks to; a `Connection` reaches one already serving on a Unix socket."""
+process it speaks to; a `SocketPeer` reaches one already serving on a Unix socket."""
 
 from __future__ import annotations
 
@@ -235,14 +235,14 @@ class ChildProcess(Peer):
         return ChildExited(self.name, code, self.log_tail(), why)
 
 
-class Connection(Peer):
+class SocketPeer(Peer):
     """A process serving calls on a Unix socket (not our child: it outlives us). `connect`
     raises OSError when nothing serves there."""
 
     @classmethod
     def connect(
         cls, path: Path, *, name: str, hello: Any = None, timeout: float = 2.0
-    ) -> Connection:
+    ) -> SocketPeer:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(timeout)

@@ -12,7 +12,7 @@ from console.rocketmq.errors import NotFoundError
 from console.services.read.lag_history import LagHistory
 from console.services.read.snapshot_errors import SnapshotNotFound
 from console.services.walkthrough.evidence.context import EvidenceContext
-from console.services.walkthrough.runner import (
+from console.services.walkthrough.guided_run import (
     Answer,
     AnswerError,
     check_plain_answer,

@@ -17,7 +17,7 @@ from console.rocketmq.errors import RocketMQError
 from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
 from console.services.read.routes import read_addrs
-from console.services.walkthrough.runner import Answer, WalkthroughRun, queue_name
+from console.services.walkthrough.guided_run import Answer, WalkthroughRun, queue_name
 
 #: How long `rates` and `stuck` watch the group by default (two or more reads that far apart).
 WATCH_S = 10.0

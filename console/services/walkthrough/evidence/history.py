@@ -11,7 +11,7 @@ from console.services.infra.journal_store import JournalStore
 from console.services.read.lag_history import LagHistory
 from console.services.walkthrough.evidence.context import EvidenceContext
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import show_time
+from console.services.walkthrough.guided_run import show_time
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

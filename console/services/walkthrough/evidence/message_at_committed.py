@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from console.domain.messages import BoundaryRequest
+from console.domain.boundary_messages import BoundaryRequest
 from console.domain.walkthrough import Evidence, StepKind
 from console.services.read.boundary import read_boundaries
 from console.services.walkthrough.evidence.context import EvidenceContext, answered
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import show_time
+from console.services.walkthrough.guided_run import show_time
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

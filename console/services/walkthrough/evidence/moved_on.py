@@ -5,10 +5,10 @@ from __future__ import annotations
 from console.domain.journal import QueueState
 from console.domain.moved_on import Progress
 from console.domain.walkthrough import Evidence
-from console.services.read.stuck import wait_moved_on
+from console.services.read.group_watch import wait_moved_on
 from console.services.walkthrough.evidence.context import SHOWN_QUEUES, EvidenceContext, missing_of
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import queue_name
+from console.services.walkthrough.guided_run import queue_name
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

@@ -27,7 +27,7 @@ from console.services.walkthrough.evidence import (
 from console.services.walkthrough.evidence.answers import check_answer
 from console.services.walkthrough.evidence.context import EvidenceContext, Provider
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import Answer, WalkthroughRun
+from console.services.walkthrough.guided_run import Answer, WalkthroughRun
 
 #: Every provider by the name walkthrough files use (the names `titles.TITLES` lists).
 EVIDENCE: dict[str, Provider] = {

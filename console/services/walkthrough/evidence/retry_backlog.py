@@ -12,7 +12,7 @@ from console.services.walkthrough.evidence.context import (
     queue_lines,
 )
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import show_time
+from console.services.walkthrough.guided_run import show_time
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

@@ -14,7 +14,7 @@ from console.services.walkthrough.evidence.context import (
     search_all,
 )
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import show_time
+from console.services.walkthrough.guided_run import show_time
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from console.domain.stuck import Finding
 from console.domain.walkthrough import Evidence
-from console.services.read.stuck import watch_group
+from console.services.read.group_watch import watch_group
 from console.services.walkthrough.evidence.context import SHOWN_QUEUES, EvidenceContext, lag_text
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import queue_name
+from console.services.walkthrough.guided_run import queue_name
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

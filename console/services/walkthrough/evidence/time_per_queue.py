@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from console.domain.messages import BoundaryRequest
+from console.domain.boundary_messages import BoundaryRequest
 from console.domain.offsets import QueueKey, QueueOffsets
 from console.domain.walkthrough import Evidence, StepKind
 from console.services.read.boundary import read_boundaries
@@ -16,7 +16,7 @@ from console.services.walkthrough.evidence.context import (
     search_all,
 )
 from console.services.walkthrough.evidence.titles import TITLES
-from console.services.walkthrough.runner import local_zone, queue_name, show_time
+from console.services.walkthrough.guided_run import local_zone, queue_name, show_time
 
 
 async def provide(ctx: EvidenceContext) -> Evidence:

@@ -55,7 +55,7 @@ class ConsumerProgress:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupSummary:
+class ConsumerProgressLine:
     """One line of `consumerProgress` without -g: groups found through their %RETRY% topics."""
 
     group: str
@@ -136,8 +136,8 @@ def parse_consumer_progress(text: str) -> ConsumerProgress:
     )
 
 
-def parse_group_list(text: str) -> list[GroupSummary]:
-    groups: list[GroupSummary] = []
+def parse_group_list(text: str) -> list[ConsumerProgressLine]:
+    groups: list[ConsumerProgressLine] = []
     for line in _table(text, "#Group"):
         f = line.split()
         # Offline groups print empty type and model columns, so count from both ends.
@@ -145,7 +145,7 @@ def parse_group_list(text: str) -> list[GroupSummary]:
             raise MqadminError(f"unexpected consumerProgress group row: {line!r}")
         online = len(f) == 7
         groups.append(
-            GroupSummary(
+            ConsumerProgressLine(
                 group=f[0],
                 count=int(f[1]),
                 version=f[2],
@@ -411,7 +411,7 @@ class Mqadmin:
         out = await self.read("consumerProgress", *args, until="Consume Inflight Total:")
         return parse_consumer_progress(out)
 
-    async def groups(self) -> list[GroupSummary]:
+    async def groups(self) -> list[ConsumerProgressLine]:
         return parse_group_list(await self.read("consumerProgress"))
 
     async def query_msg_by_offset(

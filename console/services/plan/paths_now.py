@@ -22,7 +22,7 @@ from console.domain.reset_paths import (
 )
 from console.domain.spec import ResetSpec, SpecError, ToGroup
 from console.services.read.broker_facts import broker_facts
-from console.services.read.client_offsets import find_store_files, with_client_stores
+from console.services.read.client_offset_files import find_store_files, with_client_stores
 from console.services.read.online import Consumers, consumers_of
 from console.services.read.reader import ClusterReader
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from console.config import ClusterConfig, Config
-    from console.services.read.session import ClusterSession
+    from console.services.read.cluster_session import ClusterSession
     from console.ui.services import ConsoleServices
 
 #: The console's clock: seconds since the epoch (a fixed one in tests).
