@@ -35,7 +35,6 @@ from console.domain.offsets import CLIENT_LOCAL_NOTE, FROM_SLAVE, GroupOffsets
 from console.domain.plan import warning_text
 from console.domain.spec import SpecError, ToTimestamp, describe
 from console.redact import redact_text
-from console.services.apply.preview_flow import ResetFlow, Stage, drive_plan
 from console.services.infra import files, warm_host
 from console.services.infra.connect_server import ServerHome, running
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
@@ -44,6 +43,7 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import warning_counts
 from console.services.plan.plan_csv import csv_cluster
+from console.services.plan.preview_flow import ResetFlow, Stage, drive_plan
 from console.services.plan.spec_files import load_spec
 from console.services.read.reader import ClusterReader
 from console.services.read.snapshot_errors import NothingRead, SnapshotNotFound

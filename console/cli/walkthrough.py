@@ -35,6 +35,7 @@ from console.domain.walkthrough import Evidence, Step
 from console.errors import Refused
 from console.redact import redact_text
 from console.rocketmq.errors import NotFoundError
+from console.services.apply.events import tell_flow
 from console.services.apply.intents import ApplyPlan
 from console.services.infra.journal_store import operator
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
@@ -274,7 +275,7 @@ def _apply(args: argparse.Namespace, target: Target, run: WalkthroughRun) -> int
         json=False, confirm=args.confirm, accept_drift=args.accept_drift
     )
     flow.begin_apply()
-    result = write_in_terminal(apply_args, target, ApplyPlan(plan), also=flow.told)
+    result = write_in_terminal(apply_args, target, ApplyPlan(plan), also=tell_flow(flow))
     if result.journal is None:
         run.ended = "refused before writing: nothing was written"
     else:

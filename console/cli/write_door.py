@@ -22,7 +22,7 @@ from pathlib import Path
 
 from console.cli.render import dump_json
 from console.cli.target import Target
-from console.domain.journal import Journal, QueueState
+from console.domain.journal import ApplyProgress, Journal, QueueState
 from console.redact import redact_text
 from console.services.apply.check_text import describe_check
 from console.services.apply.events import (
@@ -34,7 +34,6 @@ from console.services.apply.events import (
     WriteRefused,
     tell_all,
 )
-from console.services.apply.progress import ApplyProgress
 from console.services.apply.session import Intent, SessionResult, run_session
 from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.journal_store import unfinished_lines

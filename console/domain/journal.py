@@ -247,3 +247,17 @@ def _enum(kind: Any, raw: Mapping[str, Any], key: str) -> Any:
     except ValueError:
         allowed = ", ".join(repr(m.value) for m in kind)
         raise _Bad(key, f"one of {allowed}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyProgress:
+    """How far an apply's writes have come: what a door shows while they go out (the writer
+    reports it, console/services/apply/writer.py; the session passes it on)."""
+
+    total: int
+    settled: int  # queues with an answer (written, failed, verified ...)
+    verified: int
+    stage: str  # "writing", "verifying", "done"
+    #: What the writes wait for right now, and for how long at most (None: nothing): no wait
+    #: of the write path is silent.
+    waiting: str | None = None

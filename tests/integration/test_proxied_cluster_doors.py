@@ -24,8 +24,8 @@ from console.locations import CACHE_ENV
 from console.remote.proxy import remote_sources
 from console.sandbox.pop import TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
-from console.services.apply.preview_flow import Stage
 from console.services.infra.spark_runner import SparkRunner
+from console.services.plan.preview_flow import Stage
 from console.ui.app import make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

@@ -20,9 +20,9 @@ from console.domain.journal import Journal
 from console.remote.proxy import remote_sources
 from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
-from console.services.apply.preview_flow import Stage
 from console.services.infra.journal_store import AuditLog, JournalStore
 from console.services.infra.spark_runner import SparkRunner
+from console.services.plan.preview_flow import Stage
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

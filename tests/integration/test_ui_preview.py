@@ -26,10 +26,10 @@ from console.remote.proxy import remote_sources
 from console.rocketmq.models import BoundaryType
 from console.sandbox import scenario
 from console.sandbox.runner import Sandbox
-from console.services.apply.preview_flow import ResetFlow, Stage
 from console.services.infra import files
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import ROWS, Workspace
+from console.services.plan.preview_flow import ResetFlow, Stage
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen

@@ -11,10 +11,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
-from console.services.apply.preview_flow import Stage
-from console.services.apply.progress import ApplyProgress
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.write_check import WriteCheck
+from console.services.plan.preview_flow import Stage
 from console.ui.screens import preview
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.group import GroupScreen

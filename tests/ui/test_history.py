@@ -17,9 +17,8 @@ from textual.color import Color
 from textual.widgets import Button, Checkbox, DataTable
 
 from console.config import Config
-from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.journal_actions import UndoCheck
-from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck
 from console.services.apply.write_check import WriteCheck
 from console.services.infra.journal_store import JournalStore

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalQueue, QueueState
 from console.services.apply.check import ApplyCheck
 from console.services.apply.events import (
     Checked,
@@ -21,7 +21,7 @@ from console.services.apply.events import (
     SessionEvent,
     WriteRefused,
 )
-from console.services.apply.session import ApplyProgress, ApplySession
+from console.services.apply.session import ApplySession
 from console.services.apply.write_access import WriteAccess
 from console.services.apply.write_check import Confirmation, WriteCheck
 from tests.support.checks import drifted_check, plain_check

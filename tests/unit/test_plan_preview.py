@@ -13,8 +13,8 @@ from textual.widgets import Input
 
 from console.domain.gaps import Gap, Part, Why
 from console.domain.spec import ByDuration, StrategyKind, ToTimestamp
-from console.services.apply.preview_flow import Stage
 from console.services.infra.spark_jobs import JobInputError
+from console.services.plan.preview_flow import Stage
 from console.ui.app import ConsoleApp
 from console.ui.screens.preview import PreviewScreen
 from tests.support.previews import FakePlanner, FakePlanners, T, open_preview

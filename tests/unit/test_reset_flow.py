@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, cast
 import pyarrow as pa
 import pytest
 
-from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.plan import PLAN_COLUMNS, Impact, PlanRow
 from console.domain.spec import ByDuration, Earliest, ResetSpec, Scope, SpecError, StrategyKind
-from console.services.apply.preview_flow import (
-    NEXT,
-    ResetFlow,
-    ResetForm,
-    Stage,
-    StageError,
-    drive_plan,
+from console.services.apply.events import (
+    Applied,
+    Checked,
+    CheckStarted,
+    Confirmed,
+    WriteProgressed,
+    WriteRefused,
+    tell_flow,
 )
-from console.services.apply.progress import ApplyProgress
 from console.services.infra.spark_jobs import (
     JobCancelled,
     JobFailed,
@@ -31,6 +31,14 @@ from console.services.infra.spark_jobs import (
 )
 from console.services.infra.spark_runner import JobHandle
 from console.services.plan.planner import PlanResult
+from console.services.plan.preview_flow import (
+    NEXT,
+    ResetFlow,
+    ResetForm,
+    Stage,
+    StageError,
+    drive_plan,
+)
 from tests.support.flows import SPEC, T, result
 
 if TYPE_CHECKING:
@@ -320,6 +328,28 @@ def previewed_flow() -> ResetFlow:
 CHECK = cast("ApplyCheck", object())
 
 
+def test_the_session_s_events_move_the_flow_as_its_own_calls_do() -> None:
+    flow = previewed_flow()
+    tell = tell_flow(flow)
+    assert not tell(Checked(CHECK))  # nothing asked to apply yet
+    flow.begin_apply()
+    assert not tell(CheckStarted())  # says nothing of the flow
+    assert tell(Checked(CHECK))
+    assert flow.stage is Stage.CONFIRMING
+    assert tell(Confirmed(accept_drift=True))
+    assert flow.accept_drift
+    progress = ApplyProgress(total=1, settled=1, verified=1, stage="verifying")
+    assert tell(WriteProgressed(progress))
+    assert flow.apply_progress == progress
+    assert tell(Applied(journal(), "/ws/journal/a1.json"))
+    assert (flow.stage, flow.journal_path) == (Stage.APPLIED, "/ws/journal/a1.json")
+    flow = previewed_flow()
+    tell = tell_flow(flow)
+    flow.begin_apply()
+    assert tell(WriteRefused(("read-only",)))
+    assert (flow.stage, flow.error) == (Stage.NOT_APPLIED, "read-only")
+
+
 def journal() -> Journal:
     q = JournalQueue("billing", "orders", "broker-a", "10.0.0.1:1", 0, 8, 5, QueueState.VERIFIED)
     return Journal(
@@ -358,9 +388,8 @@ def test_an_apply_goes_check_confirm_write_applied() -> None:
     assert not flow.can_apply
     assert not flow.can_stop
     assert not flow.confirmed(accept_drift=True)  # no confirm before the check
-    assert flow.checked(CHECK)
+    assert flow.checked()
     assert flow.stage is Stage.CONFIRMING
-    assert flow.check is CHECK
     assert not flow.writing(ApplyProgress(total=1, settled=0, verified=0, stage="x"))
     assert flow.confirmed(accept_drift=True)
     assert flow.stage is Stage.APPLYING
@@ -381,14 +410,13 @@ def test_an_apply_goes_check_confirm_write_applied() -> None:
     assert not flow.applied(journal(), "again")
     flow.begin(SPEC)
     assert flow.journal is None
-    assert flow.check is None
     assert flow.apply_progress is None
 
 
 def test_a_declined_confirm_shows_the_plan_again() -> None:
     flow = previewed_flow()
     flow.begin_apply()
-    flow.checked(CHECK)
+    flow.checked()
     assert flow.declined()
     assert flow.stage is Stage.PREVIEWED
     assert flow.can_apply
@@ -405,12 +433,12 @@ def test_a_refusal_or_a_failure_ends_not_applied_and_may_be_tried_again() -> Non
     assert flow.can_begin
     flow.begin_apply()
     assert flow.error is None
-    flow.checked(CHECK)
+    flow.checked()
     # The answer did not confirm it (a name mistyped): refused, nothing written.
     assert flow.refused(("typed 'biling', not 'billing': nothing was written",))
     assert flow.stage is Stage.NOT_APPLIED
     flow.begin_apply()
-    flow.checked(CHECK)
+    flow.checked()
     flow.confirmed(accept_drift=False)
     assert flow.apply_failed("broker-a: timeout")
     assert flow.stage is Stage.NOT_APPLIED
@@ -421,7 +449,7 @@ def test_a_stop_is_asked_once_and_reaches_a_writer_attached_later() -> None:
     flow = previewed_flow()
     assert not flow.request_stop()  # nothing is being written
     flow.begin_apply()
-    flow.checked(CHECK)
+    flow.checked()
     flow.confirmed(accept_drift=False)
     assert flow.request_stop()
     assert flow.stopping

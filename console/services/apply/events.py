@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from console.domain.journal import Journal
-    from console.services.apply.progress import ApplyProgress
+    from console.domain.journal import ApplyProgress, Journal
     from console.services.apply.write_check import WriteCheck
     from console.services.infra.spark_jobs import JobProgress
+    from console.services.plan.preview_flow import ResetFlow
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,30 @@ SessionEvent = (
 
 #: How a door is told a session's events.
 Tell = Callable[[SessionEvent], object]
+
+
+def tell_flow(flow: ResetFlow) -> Callable[[SessionEvent], bool]:
+    """A reset's flow told the session's events: its stage moves on those of its stage; the
+    `Tell` answers whether it moved (one of another stage, or that says nothing of the flow,
+    leaves it as it is)."""
+
+    def tell(event: SessionEvent) -> bool:
+        match event:
+            case Checked():
+                return flow.checked()
+            case Confirmed(accept_drift):
+                return flow.confirmed(accept_drift)
+            case Declined():
+                return flow.declined()
+            case WriteProgressed(progress):
+                return flow.writing(progress)
+            case Applied(journal, journal_path):
+                return flow.applied(journal, journal_path)
+            case WriteRefused(reasons):
+                return flow.refused(reasons)
+        return False
+
+    return tell
 
 
 def untold(event: SessionEvent) -> None:

@@ -12,12 +12,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from console.config import ClusterConfig, Config
-from console.domain.journal import Journal
+from console.domain.journal import ApplyProgress, Journal
 from console.errors import Refused
 from console.services.apply.check import ApplyCheck, check_apply
 from console.services.apply.events import Tell, UndoPlanProgressed
 from console.services.apply.journal_actions import UndoCheck, UndoIntent, load_applied, undo_of
-from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck, check_resume
 from console.services.apply.write_check import WriteCheck
 from console.services.infra.journal_store import JournalStore

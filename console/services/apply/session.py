@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from console.config import ClusterConfig, Config
-from console.domain.journal import ApplyStatus, Journal, JournalError, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalError, QueueState
 from console.errors import Refused
 from console.services.apply.events import (
     Applied,
@@ -43,7 +43,6 @@ from console.services.apply.events import (
     WriteRefused,
     untold,
 )
-from console.services.apply.progress import ApplyProgress
 from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.access import write_refusal
 from console.services.infra.journal_store import JournalStore

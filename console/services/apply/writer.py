@@ -38,7 +38,7 @@ from pathlib import Path
 
 from console.domain.client_offsets import ClientOffsetsError
 from console.domain.drift import holds, is_replay, key_text, proves
-from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, JournalQueue, QueueState
 from console.domain.reset_paths import ResetPathKind
 from console.errors import Refused
 from console.rocketmq.errors import ConnectError, ConnectionLost, RequestTimeout, RocketMQError
@@ -57,7 +57,6 @@ from console.services.apply.offset_writer import (
     WriteOutcome,
     WriteResult,
 )
-from console.services.apply.progress import ApplyProgress
 from console.services.apply.resume_check import ResumeCheck
 from console.services.apply.write_access import WriteAccess
 from console.services.infra.access import write_refusal

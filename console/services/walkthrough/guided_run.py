@@ -42,8 +42,8 @@ from console.services.walkthrough.evidence.titles import TITLES
 if TYPE_CHECKING:
     from console.domain.journal import Journal
     from console.domain.plan import PlanHeader, PlanRow
-    from console.services.apply.preview_flow import ResetFlow
     from console.services.plan.load import LoadedPlan
+    from console.services.plan.preview_flow import ResetFlow
 
 #: The folder of a user's own walkthroughs, beside the config file.
 USER_FOLDER = "walkthroughs"

@@ -33,8 +33,8 @@ from console.services.apply.events import (
     WriteRefused,
 )
 from console.services.apply.history import read_history
-from console.services.apply.preview_flow import StopSwitch
 from console.services.infra.workspace import Workspace
+from console.services.plan.preview_flow import StopSwitch
 from console.ui.messages import (
     ConfirmationAsked,
     HistoryRead,

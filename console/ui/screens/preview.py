@@ -1,7 +1,7 @@
 """Reset preview: choose scope and strategy, watch the plan job, read the diff.
 
 Opened from the group screen (`R`). The preview's state is a `ResetFlow`
-(console.services.apply.preview_flow), the same value `rmq-console plan` drives; this screen edits
+(console.services.plan.preview_flow), the same value `rmq-console plan` drives; this screen edits
 its form, starts it, and shows it. The plan runs in a thread worker on the warm Spark session, so
 the console keeps refreshing and answering keys; what the job did comes back as messages whose
 handlers change the flow on the UI thread.
@@ -29,7 +29,7 @@ from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Select
 
 from console.domain import mqadmin
 from console.domain.spec import ResetSpec, StrategyKind
-from console.services.apply.preview_flow import (
+from console.services.plan.preview_flow import (
     CancelSwitch,
     drive_plan,
 )

@@ -14,8 +14,8 @@ from textual.widgets import Button, Label, ProgressBar
 
 from console.domain.boundary_messages import Boundary, BoundaryRequest
 from console.domain.spec import ResetSpec
-from console.services.apply.events import Applied, Confirmed, Declined, WriteRefused
-from console.services.apply.preview_flow import ResetFlow, ResetForm, Stage
+from console.services.apply.events import Applied, Confirmed, Declined, WriteRefused, tell_flow
+from console.services.plan.preview_flow import ResetFlow, ResetForm, Stage
 from console.services.read.cluster_session import ClusterSession
 from console.ui.messages import BoundariesRead, ConfirmationAsked, SessionTold
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
@@ -168,7 +168,7 @@ class PreviewApplying(PreviewBase):
 
     def on_session_told(self, message: SessionTold) -> None:
         event = message.event
-        if not self.flow.told(event):
+        if not tell_flow(self.flow)(event):
             return
         match event:
             case Confirmed():

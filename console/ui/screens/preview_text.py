@@ -15,7 +15,7 @@ from console.config import ClusterConfig
 from console.domain import mqadmin
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import describe
-from console.services.apply.preview_flow import ResetFlow, Stage
+from console.services.plan.preview_flow import ResetFlow, Stage
 from console.ui.messages import (
     ImpactEstimated,
     PlanCancelled,

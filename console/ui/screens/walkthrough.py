@@ -53,7 +53,7 @@ from console.ui.widgets.textbox import TextBox
 if TYPE_CHECKING:
     from console.domain.boundary_messages import Boundary
     from console.domain.journal import Journal
-    from console.services.apply.preview_flow import ResetFlow
+    from console.services.plan.preview_flow import ResetFlow
     from console.services.walkthrough.reads import WalkthroughReaders
 
 READ_GROUP = "walkthrough"

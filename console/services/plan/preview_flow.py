@@ -35,15 +35,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from console.domain.plan import Impact, PlanRow
 from console.domain.spec import ResetSpec, SpecError, StrategyKind, strategy_to_value
-from console.services.apply import events as e
-from console.services.apply.events import SessionEvent
 from console.services.infra.spark_jobs import JobCancelled, JobInputError
 from console.services.plan.spec_files import read_spec
 
 if TYPE_CHECKING:
-    from console.domain.journal import Journal
-    from console.services.apply.progress import ApplyProgress
-    from console.services.apply.write_check import WriteCheck
+    from console.domain.journal import ApplyProgress, Journal
     from console.services.infra.spark_jobs import JobProgress
     from console.services.infra.spark_runner import JobHandle
     from console.services.infra.workspace import SnapshotRef
@@ -247,7 +243,6 @@ class ResetFlow:
     error: str | None = None
     switch: CancelSwitch = field(default_factory=CancelSwitch)
     # The apply of the plan shown, once asked for.
-    check: WriteCheck | None = None
     accept_drift: bool = False
     apply_progress: ApplyProgress | None = None
     journal: Journal | None = None
@@ -380,31 +375,12 @@ class ResetFlow:
     def failed(self, reason: str) -> bool:
         return self._end(Stage.FAILED, reason)
 
-    # ---- what the apply session did (console/services/apply/events.py) ------------------------
+    # ---- what the apply session did (console/services/apply/events.py: `tell_flow`) ------------
 
-    def told(self, event: SessionEvent) -> bool:
-        """The apply session's event taken: whether the flow moved on it (one of another
-        stage, or that says nothing of the flow, leaves it as it is)."""
-        match event:
-            case e.Checked(check):
-                return self.checked(check)
-            case e.Confirmed(accept_drift):
-                return self.confirmed(accept_drift)
-            case e.Declined():
-                return self.declined()
-            case e.WriteProgressed(progress):
-                return self.writing(progress)
-            case e.Applied(journal, journal_path):
-                return self.applied(journal, journal_path)
-            case e.WriteRefused(reasons):
-                return self.refused(reasons)
-        return False
-
-    def checked(self, check: WriteCheck) -> bool:
+    def checked(self) -> bool:
         if self.stage is not Stage.CHECKING:
             return False
         self._move(Stage.CONFIRMING)
-        self.check = check
         return True
 
     def confirmed(self, accept_drift: bool) -> bool:
@@ -452,7 +428,7 @@ class ResetFlow:
         return True
 
     def _forget_apply(self) -> None:
-        self.check, self.accept_drift, self.apply_progress = None, False, None
+        self.accept_drift, self.apply_progress = False, None
         self.journal, self.journal_path = None, None
         self.stop_switch = StopSwitch()
 
