@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -42,6 +43,9 @@ COMMANDS = {
 COMMAND_MODULES = tuple(COMMANDS)
 
 Handler = Callable[[argparse.Namespace], int]
+#: The exit code of a command whose reader closed the pipe, as a shell gives one killed by
+#: SIGPIPE (128 + 13).
+PIPE_CLOSED = 141
 #: What a command may raise for the operator to act on: one line, exit 2.
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, RocketMQError)
 
@@ -122,6 +126,9 @@ def run() -> int:
     argv = sys.argv[1:]
     args = parse(argv)
     code = dispatch(args, argv)
+    if code == PIPE_CLOSED:
+        # What is still buffered goes nowhere, so that the interpreter's last flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if getattr(args, ANSWERS_ONCE, False):
         end_now(code)
     return code
@@ -146,6 +153,9 @@ def dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader of the output went away (`lag -g G | head`): it read what it wanted.
+        return PIPE_CLOSED
     except Exception as exc:
         # deferred: the crash report (traceback, platform), for a bug only
         from console.cli.crash import debugging, report_bug

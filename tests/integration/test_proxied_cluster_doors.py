@@ -22,7 +22,7 @@ from console.cli import main
 from console.config import load_config
 from console.locations import CACHE_ENV
 from console.remote.proxy import remote_sources
-from console.sandbox.pop import TOPIC_CLICKS
+from console.sandbox.pop import GROUP_GRPC, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
 from console.services.infra.spark_runner import SparkRunner
 from console.services.plan.preview_flow import Stage
@@ -132,6 +132,45 @@ def test_a_walkthrough_plans_and_applies_an_offline_group(
 
     undone(capfd, summary["apply"], group)
     assert offsets_of(proxy_cluster, group) == before
+
+
+def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
+    proxy_cluster: Sandbox,
+    connect: ConnectServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Without `proxies:` the brokers list no client of a gRPC group (its consumers talk to the
+    proxy only): who consumes it is unknown, so the plan's path is blocked and the apply refused
+    before anything is written, never a direct write under the consumers' pops."""
+    config = tmp_path / "config.yaml"
+    entry = proxy_cluster.config_entry(NAME)  # no proxies: the operator did not name them
+    config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
+    spec = tmp_path / "reset.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {"scope": {"cluster": NAME, "group": GROUP_GRPC}, "strategy": {"earliest": {}}}
+        )
+    )
+    before = offsets_of(proxy_cluster, GROUP_GRPC)
+
+    code, out, err = run(capfd, "plan", "--spec", str(spec), "--json")
+    assert code == 1, out + err  # partial: its clients, and what they popped, are unknown
+    planned = json.loads(out)
+    blocker = planned["plan"]["reset_paths"][GROUP_GRPC]["blocker"]
+    assert blocker.startswith("could not tell who is online: ")
+    assert "none was asked" in blocker
+
+    code, out, err = run(capfd, "apply", planned["plan"]["id"], "--confirm", GROUP_GRPC)
+    assert code == 2, out + err
+    assert f"refused: group {GROUP_GRPC}: " in err
+    assert "could not tell who is online" in err
+    assert "nothing was written" in err
+    assert offsets_of(proxy_cluster, GROUP_GRPC) == before
+    assert not (tmp_path / "ws" / "journal").exists()
 
 
 async def settled(pilot: Pilot[int]) -> None:

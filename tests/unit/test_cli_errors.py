@@ -110,6 +110,16 @@ def test_anything_else_is_a_bug_with_its_traceback_in_a_file(
     assert f"in handler\n    raise exc\n{kind}" in text
 
 
+def test_a_reader_that_closed_the_pipe_is_no_bug(
+    configured: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # `rmq-console lag -g G | head`: head leaves once it has its lines.
+    raising(monkeypatch, BrokenPipeError(32, "Broken pipe"))
+    assert main(["history", "--cluster", "c"]) == 141
+    assert "bug" not in capfd.readouterr().err
+    assert not (configured / "cache" / "crashes").exists()
+
+
 def test_debug_prints_the_traceback_instead(
     configured: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
