@@ -15,6 +15,7 @@ from console.config import (
     TlsRef,
     is_address,
     load_config,
+    parse_address_map,
     split_namesrv,
 )
 from console.rocketmq.admin import AdminClient
@@ -76,7 +77,22 @@ def resolve_target(args: argparse.Namespace) -> Target:
         if not urls or not all(u.startswith(("http://", "https://")) for u in urls):
             raise ConfigError(f"--broker-metrics: not http(s) URLs: {args.broker_metrics!r}")
         cluster = replace(cluster, broker_metrics=urls)
-    return Target(cluster, target.config)
+    return Target(reached(cluster, args), target.config)
+
+
+def reached(cluster: ClusterConfig, args: argparse.Namespace) -> ClusterConfig:
+    """`cluster` with `--map-address` (added to its `address_map:`, taking precedence) and
+    `--socks` (instead of its `socks:`)."""
+    if getattr(args, "map_address", None):
+        entries = [e for e in split_namesrv(args.map_address) if e]
+        given = parse_address_map(entries, "--map-address")
+        kept = tuple((s, t) for s, t in cluster.address_map if s not in dict(given))
+        cluster = replace(cluster, address_map=kept + given)
+    if getattr(args, "socks", None):
+        if not is_address(args.socks):
+            raise ConfigError(f"--socks: not a host:port address: {args.socks!r}")
+        cluster = replace(cluster, socks=args.socks.strip())
+    return cluster
 
 
 def _resolve_target(args: argparse.Namespace) -> Target:

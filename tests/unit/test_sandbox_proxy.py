@@ -9,7 +9,7 @@ from pathlib import Path
 from console.sandbox.cache import Distribution
 from console.sandbox.cluster import (
     BROKER_NAMES,
-    ClusterConfig,
+    ClusterSetup,
     SandboxCluster,
     broker_properties,
     proxy_config,
@@ -37,7 +37,7 @@ def test_the_proxy_has_a_remoting_and_a_grpc_port_next_to_it() -> None:
 
 
 def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
-    props = broker_properties(ClusterConfig(tmp_path, default_ports(BROKER_NAMES)), "broker-a")
+    props = broker_properties(ClusterSetup(tmp_path, default_ports(BROKER_NAMES)), "broker-a")
     # Without it every POP is refused ("pop message is forbidden because timerWheelEnable is
     # false"), and RocketMQ 5's consumers all pop.
     assert props["timerWheelEnable"] == "true"
@@ -46,14 +46,14 @@ def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
 
 
 def test_with_the_proxy_the_brokers_export_their_metrics_on_loopback(tmp_path: Path) -> None:
-    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
     props = broker_properties(config, "broker-b")
     assert (props["metricsExporterType"], props["metricsPromExporterHost"]) == ("PROM", "127.0.0.1")
     assert props["metricsPromExporterPort"] == "5558"
 
 
 def test_the_proxy_runs_in_cluster_mode_in_front_of_the_sandbox(tmp_path: Path) -> None:
-    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
     conf = proxy_config(config)
     assert conf["proxyMode"] == "cluster"
     assert conf["rocketMQClusterName"] == config.cluster_name
