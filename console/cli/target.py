@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractAsyncContextManager
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,8 +36,21 @@ class Target:
 
     def reader(self) -> AbstractAsyncContextManager[ClusterReader]:
         """The cluster's reader on a read-only client (closed on leaving), built as every
-        door builds it (console/services/read/open_reader.py)."""
-        return open_reader(self.cluster, self.config)
+        door builds it (console/services/read/open_reader.py). A proxy it found where none
+        was named is told on stderr (`proxy HOST:PORT found`)."""
+        return _telling_found_proxies(open_reader(self.cluster, self.config))
+
+
+@asynccontextmanager
+async def _telling_found_proxies(
+    opened: AbstractAsyncContextManager[ClusterReader],
+) -> AsyncIterator[ClusterReader]:
+    async with opened as reader:
+        try:
+            yield reader
+        finally:
+            for line in reader.proxy_news():
+                print(f"rmq-console: {line}", file=sys.stderr)
 
 
 def command_config(args: argparse.Namespace) -> Config:
