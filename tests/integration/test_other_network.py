@@ -2,8 +2,8 @@
 127.0.0.77, where nothing listens), through the real CLI: without a way there the registered
 address is named with both ways out; with `--map-address`, with `address_map:` in the config
 and with `--socks` (a SOCKS5 server of the test that reaches 127.0.0.77 on its side) the read,
-the plan by timestamp (its lookups in the Spark Connect server's workers), the apply with its
-read-back and the undo all work."""
+the fleet scan, the plan by timestamp (its lookups in the Spark Connect server's workers), the
+apply with its read-back, the undo and a walkthrough all work, and so does the console."""
 
 from __future__ import annotations
 
@@ -17,11 +17,16 @@ import pytest
 import yaml
 
 from console.cli import main
+from console.config import load_config
+from console.remote.proxy import remote_sources
 from console.rocketmq.models import BoundaryType
 from console.sandbox.far import FAR_BROKER, FAR_GROUP, FAR_HOST, FAR_TOPIC, FarSandbox
 from console.sandbox.ports import LOOPBACK
+from console.ui.app import make_app
+from console.ui.themes import PROJECT_THEMES
 from tests.connect import ConnectServer
 from tests.support.socks5 import Socks5Server, socks5
+from tests.ui.helpers import banner, screen_lines, settle, shown, status
 
 
 def _config(tmp_path: Path, far: FarSandbox, **cluster: Any) -> Path:
@@ -109,6 +114,10 @@ def test_read_plan_apply_verify_and_undo_reach_the_broker(
     reached = far.listen_addr if way != "--socks" else far.broker_addr
     assert (row["addr"], row["reached_addr"], row["status"]) == (far.broker_addr, reached, "UP")
 
+    code, out, err = _run(capfd, "groups", *target, "--json")
+    assert code == 0, err
+    assert [g["group"] for g in json.loads(out)["groups"]] == [FAR_GROUP]
+
     code, out, err = _run(capfd, "lag", "-g", FAR_GROUP, *target, "--json")
     assert code == 0, err
     lag = json.loads(out)
@@ -140,7 +149,38 @@ def test_read_plan_apply_verify_and_undo_reach_the_broker(
     assert code == 0, err
     assert asyncio.run(_committed(far)) == before
     if way == "--socks":
+        # A walkthrough too: everything before the first message, applied, then undone.
+        since = far.seed.batches[0].started_ms - 60_000
+        argv = ("walkthrough", "replay-since", "-g", FAR_GROUP, "--answer", f"since={since}")
+        code, out, err = _run(capfd, *argv, *target, "--confirm", FAR_GROUP, "--json")
+        assert code == 0, out + err
+        summary = json.loads(out)
+        assert summary["verified"] == summary["queues"] == 4
+        assert asyncio.run(_committed(far)) == dict.fromkeys(range(4), 0)
+        code, out, err = _run(capfd, "undo", summary["apply"], *target, "--confirm", FAR_GROUP)
+        assert code == 0, out + err
+        assert asyncio.run(_committed(far)) == before
         # Every connection went through the proxy: the name server's and the broker's.
         assert set(through_socks.asked) == {far.namesrv_addr, far.broker_addr}
     else:
         assert through_socks.asked == []
+
+
+async def test_the_console_reads_the_far_cluster_through_its_map(
+    far_cluster: FarSandbox, tmp_path: Path
+) -> None:
+    config_path = _config(tmp_path, far_cluster, address_map={FAR_HOST: LOOPBACK})
+    config = load_config(config_path)
+    cluster = config.cluster("far")
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "addresses mapped" in banner(app)
+        rows = {r["broker"]: r for r in shown(app)}
+        assert rows[FAR_BROKER]["state"] == "UP", status(app)
+        assert rows[FAR_BROKER]["addr"] == f"{far_cluster.broker_addr} → {far_cluster.listen_addr}"
+        await pilot.press("g")
+        await settle(pilot)
+        screen = "\n".join(screen_lines(app))
+        assert FAR_GROUP in screen, status(app)
+        assert "DOWN" not in status(app)
