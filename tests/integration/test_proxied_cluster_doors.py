@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -135,7 +136,8 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
     proxy only): who consumes it is unknown, so the plan's path is blocked and the apply refused
     before anything is written, never a direct write under the consumers' pops."""
     config = tmp_path / "config.yaml"
-    entry = proxy_cluster.config_entry(NAME)  # no proxies: the operator did not name them
+    # No proxies: the operator did not name them, and none answers where they are looked for.
+    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": closed_port()}
     config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     monkeypatch.setenv(CACHE_ENV, str(connect.cache))
@@ -152,7 +154,7 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
     planned = json.loads(out)
     blocker = planned["plan"]["reset_paths"][GROUP_GRPC]["blocker"]
     assert blocker.startswith("could not tell who is online: ")
-    assert "none was asked" in blocker
+    assert f"none was asked (none answered at 127.0.0.1:{entry['proxy_port']}: " in blocker
 
     code, out, err = run(capfd, "apply", planned["plan"]["id"], "--confirm", GROUP_GRPC)
     assert code == 2, out + err
@@ -161,6 +163,76 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
     assert "nothing was written" in err
     assert clicks_of(proxy_cluster, GROUP_GRPC) == before
     assert not (tmp_path / "ws" / "journal").exists()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def unnamed(
+    proxy_cluster: Sandbox, connect: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The config file without `proxies:`: the proxy is looked for on the hosts the brokers
+    list, on the port `proxy_port:` says (the sandbox's proxy is not on the default 8080)."""
+    assert proxy_cluster.proxy_addr is not None
+    port = int(proxy_cluster.proxy_addr.rpartition(":")[2])
+    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": port}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(path))
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
+    return path
+
+
+def test_the_proxy_the_brokers_list_is_found_by_groups_lag_and_plan(
+    proxy_cluster: Sandbox, unnamed: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    proxy = proxy_cluster.proxy_addr
+    found = f"rmq-console: proxy {proxy} found"
+    code, out, err = run(capfd, "groups", "--json")
+    assert code in (0, 1), out + err
+    rows = {g["group"]: g for g in json.loads(out)["groups"]}
+    assert rows[GROUP_GRPC]["consumption"] == "POP, gRPC via proxy"
+    assert "via proxies" not in err
+    assert found in err
+
+    code, out, err = run(capfd, "lag", "-g", GROUP_GRPC, "--json")
+    doc = json.loads(out)
+    assert {c["proxy"] for c in doc["clients"]} == {proxy}, err
+    assert doc["proxies"] == [proxy]
+    assert "via proxies" not in err
+    assert found in err
+
+    group, _ = offline_group(proxy_cluster)
+    spec = tmp_path / "reset.yaml"
+    spec.write_text(
+        yaml.safe_dump({"scope": {"cluster": NAME, "group": group}, "strategy": {"earliest": {}}})
+    )
+    code, out, err = run(capfd, "plan", "--spec", str(spec), "--json")
+    assert code == 0, out + err
+    planned = json.loads(out)
+    assert (planned["partial"], planned["missing"]) == (False, [])
+    path = planned["plan"]["reset_paths"][group]
+    assert (path["kind"], path["blocker"]) == ("server-side reset", None)
+
+
+async def test_the_console_finds_the_proxy_and_says_so(
+    proxy_cluster: Sandbox, unnamed: Path
+) -> None:
+    config = load_config(unnamed)
+    cluster = config.cluster(NAME)
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_group(pilot, app, GROUP_GRPC)
+        await pilot.press("r")
+        await settled(pilot)
+        shown = "\n".join(screen_lines(app))
+        # Its gRPC client is listed with the proxy it came through.
+        assert f"grpc {proxy_cluster.proxy_addr}" in shown.replace("\xa0", " "), shown
+        assert f"proxy {proxy_cluster.proxy_addr} found" in status(app)
 
 
 async def confirmed(pilot: Pilot[int], group: str) -> ApplyResultDialog:

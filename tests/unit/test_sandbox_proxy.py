@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from console.sandbox.cache import Distribution
+from console.sandbox.cli import example_commands
 from console.sandbox.cluster import (
     BROKER_NAMES,
     ClusterSetup,
@@ -88,3 +89,17 @@ def test_the_pop_and_grpc_consumers_command_lines(tmp_path: Path) -> None:
     ]  # fmt: skip
     # Uneven, as production is: 10, 14 on broker-a; 12, 16 on broker-b.
     assert [CLICKS.messages_in(b, q) for b in (0, 1) for q in (0, 1)] == [10, 14, 12, 16]
+
+
+def test_the_sandboxs_example_commands_pass_its_proxy_and_metrics() -> None:
+    lines = example_commands(
+        "127.0.0.1:9876", "127.0.0.1:8080", ("http://127.0.0.1:5557/metrics", "http://b/m")
+    )
+    assert lines[0] == (
+        "rmq-console --namesrv 127.0.0.1:9876 --proxy 127.0.0.1:8080 "
+        "--broker-metrics 'http://127.0.0.1:5557/metrics;http://b/m'"
+    )
+    assert all("--proxy 127.0.0.1:8080" in line for line in lines)
+    assert any(line.startswith(f"rmq-console lag -g {GROUP_GRPC} ") for line in lines)
+    # Without a proxy there is none to pass.
+    assert all("--proxy" not in line for line in example_commands("127.0.0.1:9876", None))
