@@ -260,7 +260,7 @@ async def test_the_console_previews_applies_and_undoes_an_offline_group(
     async with app.run_test(size=(80, 24)) as pilot:
         await open_group(pilot, app, group)
         assert "not reported" not in "\n".join(screen_lines(app))
-        await preview_shift_by(pilot, app, group, -2)
+        await preview_shift_by(pilot, app, -2)
         shown = "\n".join(screen_lines(app))
         assert "server-side reset" in shown
         assert "partial" not in shown.lower()

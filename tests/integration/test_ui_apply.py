@@ -26,7 +26,7 @@ from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
 from console.ui.screens.history import HistoryScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
-from tests.support.console_keys import preview_shift_by, settled
+from tests.support.console_keys import open_group, preview_shift_by, settled
 from tests.support.groups import committed, new_group
 from tests.ui.helpers import asked, screen_lines, status, text_of
 from tests.ui.helpers import shown as rows_shown
@@ -62,7 +62,8 @@ def console(sandbox: Sandbox, workspace: Path, *, read_only: bool = False) -> Co
 
 async def previewed(pilot: Pilot[int], app: ConsoleApp, group: str) -> PreviewScreen:
     """The group opened from the groups list, `R`, shift-by -2, previewed."""
-    return await preview_shift_by(pilot, app, group, -2)
+    await open_group(pilot, app, group)
+    return await preview_shift_by(pilot, app, -2)
 
 
 async def test_apply_from_the_preview_then_undo_from_history(

@@ -33,11 +33,9 @@ async def open_group(pilot: Pilot[int], app: ConsoleApp, group: str) -> GroupScr
     return screen
 
 
-async def preview_shift_by(
-    pilot: Pilot[int], app: ConsoleApp, group: str, by: int
-) -> PreviewScreen:
-    """The group opened, `R`, the shift-by strategy with `by` messages, previewed."""
-    await open_group(pilot, app, group)
+async def preview_shift_by(pilot: Pilot[int], app: ConsoleApp, by: int) -> PreviewScreen:
+    """From the group's screen: `R`, the shift-by strategy with `by` messages, previewed."""
+    assert isinstance(app.screen, GroupScreen), status(app)
     await pilot.press("R")
     await settled(pilot)
     screen = app.screen
