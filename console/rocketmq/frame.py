@@ -38,6 +38,8 @@ LANGUAGES = (
 )
 
 _LENGTHS = struct.Struct(">ii")
+#: One encoder for every header: json.dumps with options builds a new one per call.
+_HEADER_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _BINARY_FIXED = struct.Struct(">hbhii")
 
 
@@ -75,7 +77,7 @@ def encode(cmd: Command) -> bytes:
     if cmd.ext_fields:
         header["extFields"] = cmd.ext_fields
     try:
-        raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        raw = _HEADER_JSON.encode(header).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ProtocolError(f"header field is not encodable as UTF-8: {exc}") from None
     total = 4 + len(raw) + len(cmd.body)
@@ -84,7 +86,7 @@ def encode(cmd: Command) -> bytes:
     return _LENGTHS.pack(total, (SERIALIZE_JSON << 24) | len(raw)) + raw + cmd.body
 
 
-def frame_length(prefix: bytes) -> int:
+def frame_length(prefix: bytes | bytearray) -> int:
     """Validate the 4-byte length prefix and return how many bytes follow it."""
     length: int = struct.unpack(">i", prefix)[0]
     if length < 4:
@@ -94,7 +96,7 @@ def frame_length(prefix: bytes) -> int:
     return length
 
 
-def decode(frame: bytes) -> Command:
+def decode(frame: bytes | bytearray) -> Command:
     """Decode the bytes after the length prefix (header-meta, header, body)."""
     if len(frame) < 4:
         raise ProtocolError("frame too short for its header-length field")
@@ -121,7 +123,7 @@ def _as_int(value: Any, name: str) -> int:
     return value
 
 
-def _decode_json_header(raw: bytes) -> Command:
+def _decode_json_header(raw: bytes | bytearray) -> Command:
     try:
         obj = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -147,11 +149,11 @@ def _decode_json_header(raw: bytes) -> Command:
 class _Reader:
     __slots__ = ("buf", "pos")
 
-    def __init__(self, buf: bytes) -> None:
+    def __init__(self, buf: bytes | bytearray) -> None:
         self.buf = buf
         self.pos = 0
 
-    def take(self, n: int) -> bytes:
+    def take(self, n: int) -> bytes | bytearray:
         if n < 0 or self.pos + n > len(self.buf):
             raise ProtocolError(f"binary header truncated at byte {self.pos} (wanted {n} more)")
         out = self.buf[self.pos : self.pos + n]
@@ -173,7 +175,7 @@ class _Reader:
             raise ProtocolError(f"binary header string is not UTF-8: {exc}") from None
 
 
-def _decode_binary_header(raw: bytes) -> Command:
+def _decode_binary_header(raw: bytes | bytearray) -> Command:
     r = _Reader(raw)
     code, lang, version, opaque, flag = _BINARY_FIXED.unpack(r.take(_BINARY_FIXED.size))
     remark = r.text(r.int32())

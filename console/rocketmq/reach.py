@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConnectError
+
+P = TypeVar("P", bound=asyncio.BaseProtocol)
 
 #: The SOCKS protocol's own word for what failed, as python-socks reports it, kept short.
 _SOCKS_SAID = "the SOCKS proxy"
@@ -99,14 +101,16 @@ class Reach:
         self,
         addr: str,
         timeout: float,
+        protocol_factory: Callable[[], P],
         *,
         ssl_context: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A stream to `addr` as this reach goes there; TLS with `ssl_context` (its server name
-        `server_hostname`: the registered host's or the configured one, never the mapped
-        one's). Raises OSError (ssl.SSLError for TLS) as asyncio does, and ConnectError naming
-        `addr` and the way taken when the SOCKS proxy could not connect."""
+    ) -> tuple[asyncio.Transport, P]:
+        """A connection to `addr` as this reach goes there, its bytes `protocol_factory()`'s;
+        TLS with `ssl_context` (its server name `server_hostname`: the registered host's or the
+        configured one, never the mapped one's). Raises OSError (ssl.SSLError for TLS) as
+        asyncio does, and ConnectError naming `addr` and the way taken when the SOCKS proxy
+        could not connect."""
         host, port = split_host_port(self.target(addr))
         tls: dict[str, Any] = {}
         if ssl_context is not None:
@@ -116,10 +120,11 @@ class Reach:
                 "ssl_handshake_timeout": timeout,
                 "ssl_shutdown_timeout": timeout,
             }
+        loop = asyncio.get_running_loop()
         if self.socks is None:
-            return await asyncio.open_connection(host, port, **tls)
+            return await loop.create_connection(protocol_factory, host, port, **tls)
         sock = await self._through_socks(addr, host, port, timeout)
-        return await asyncio.open_connection(sock=sock, **tls)
+        return await loop.create_connection(protocol_factory, sock=sock, **tls)
 
     async def _through_socks(
         self, addr: str, host: str, port: int, timeout: float

@@ -92,7 +92,7 @@ class TlsClient:
 _TLS_RECORD_TYPES = (0x15, 0x16)
 
 
-def is_tls_record(data: bytes) -> bool:
+def is_tls_record(data: bytes | bytearray) -> bool:
     """Whether the first bytes a server sent are a TLS record's header: its type, then version
     3.x (SSL 3.0 to TLS 1.3 all write 0x03, then 0x00 to 0x04). No RocketMQ frame starts so: its
     first four bytes are its length, and 0x1503.... is far beyond the largest frame."""

@@ -7,7 +7,7 @@ also when one is slower than `HEDGE_S` to answer). The operations are console/ro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -98,7 +98,7 @@ class Transport:
         body: bytes = b"",
         *,
         timeout: float | None = None,
-        ok: Iterable[int] = (ResponseCode.SUCCESS,),
+        ok: Collection[int] = (ResponseCode.SUCCESS,),
     ) -> Command:
         """One request; raises BrokerError unless the response code is in `ok` (AccessDenied
         when the server refused the credentials or what they may do)."""
@@ -119,7 +119,7 @@ class Transport:
         except ConnectError as exc:
             raise self._unreachable(exc) from None
         self.server_versions[addr] = resp.version
-        if resp.code not in set(ok):
+        if resp.code not in ok:
             raise self._refusal(addr, int(code), resp.code, resp.remark)
         return resp
 

@@ -33,10 +33,16 @@ MODULES = (
     "tests.benchmarks.fleet",
     "tests.benchmarks.fleet_tui",
 )
+#: Lines made of two others of the same run: (its key, numerator, denominator).
+RATIOS = (
+    # the console's refresh of 10,000 groups against the command line's scan of them
+    ("tui_10k_vs_cli", "tui_10k_groups_all_lags_s", "fleet_10k_groups_s"),
+)
 
 
 def main(argv: list[str]) -> int:
-    # `python -m tests.benchmarks apply fleet`: only those modules (all by default).
+    # `python -m tests.benchmarks apply fleet`: only those modules (all by default);
+    # `fleet fleet_tui`: the fleet's figures and their ratio (tui_10k_vs_cli).
     wanted = [f"tests.benchmarks.{name}" for name in argv] or list(MODULES)
     unknown = sorted(set(wanted) - set(MODULES))
     if unknown:
@@ -59,10 +65,15 @@ def main(argv: list[str]) -> int:
                 json.dumps({"clusters": [{**entry, "tls": sandbox.tls_offered.to_dict()}]})
             )
             os.environ["RMQ_BENCH_TLS_CONFIG"] = str(tls_config)
+            seen: dict[str, float] = {}
             for name in wanted:
                 results = importlib.import_module(name).run()
                 for key, value in results.items():
                     print(f"{key}: {value:.4g}", flush=True)
+                seen |= results
+            for key, over, under in RATIOS:
+                if over in seen and under in seen:
+                    print(f"{key}: {seen[over] / seen[under]:.4g}", flush=True)
     return 0
 
 

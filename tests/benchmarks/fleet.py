@@ -13,6 +13,12 @@
 - `fleet_10k_seed_s`: 8,000 more groups the same way (10,000 in all, 160,000 offsets).
 - `fleet_10k_groups_s`: `groups --json` on the 10,000, median of RUNS_10K (target < 4),
   every row complete (a partial row fails it, `fleet_10k_partial_rows_max` stays 0).
+- `fleet_10k_requests`: the requests the 10,000-group scan sends (counted in a run of the same
+  command, tests/benchmarks/request_count.py); `fleet_rpc_per_s_inflight_256`: the wire's rate
+  (tests.benchmarks.wire's `rpc_per_s_inflight_256`), measured between the timed scans, on the
+  same machine at the same load; `fleet_10k_floor_s`, the requests at that rate: what the scan
+  would take if it cost no more than its requests; `fleet_10k_vs_floor`: `fleet_10k_groups_s`
+  over it (goal: at most 2). Absolute seconds move with the machine; that ratio much less.
 - `mqadmin_fleet_10k_groups_s`: **scaled**, five times `mqadmin_fleet_2000_groups_s`, not run:
   one run on the 10,000 takes over a minute. mqadmin asks each group without a topic, and a
   broker answers that by walking its whole offset table, so the real figure grows faster than
@@ -88,6 +94,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -100,6 +107,7 @@ from console.sandbox.mqadmin_oracle import Mqadmin, parse_group_list
 from console.sandbox.toolchain import find_tools
 from tests.benchmarks.fleet_seed import fleet, seed
 from tests.benchmarks.stats import RUNS, median_of
+from tests.benchmarks.wire import rpc_rate
 
 GROUPS = 2000
 GROUPS_10K = 10_000
@@ -134,7 +142,13 @@ def run() -> dict[str, float]:
     started = time.perf_counter()
     expected_10k = asyncio.run(seed(namesrv, fleet(GROUPS_10K))).expected
     seeded_10k = time.perf_counter() - started
-    fleet_10k = median_of(RUNS_10K, lambda: _timed_scan(argv, expected_10k, partial, "10k"))
+    scans, rates = [], []
+    for _ in range(RUNS_10K):  # in turns: the rate and the scans see the same machine
+        rates.append(asyncio.run(rpc_rate(namesrv, 256)))
+        scans.append(_timed_scan(argv, expected_10k, partial, "10k"))
+    rates.append(asyncio.run(rpc_rate(namesrv, 256)))
+    fleet_10k, rate = statistics.median(scans), statistics.median(rates)
+    requests = _requests_of(argv)
     return {
         "fleet_2000_seed_s": seeded,
         "fleet_load_avg_1m": load,
@@ -146,6 +160,10 @@ def run() -> dict[str, float]:
         "fleet_10k_seed_s": seeded_10k,
         "fleet_10k_groups_s": fleet_10k,
         "fleet_10k_partial_rows_max": partial["10k"],
+        "fleet_10k_requests": requests,
+        "fleet_rpc_per_s_inflight_256": rate,
+        "fleet_10k_floor_s": requests / rate,
+        "fleet_10k_vs_floor": fleet_10k / (requests / rate),
         "mqadmin_fleet_10k_groups_s": mqadmin * GROUPS_10K / GROUPS,  # scaled: see above
     }
 
@@ -172,6 +190,16 @@ def _timed_scan(
         raise RuntimeError(f"{marked} rows partial: the {mode} scan must read every row")
     partial[mode] = max(partial[mode], marked)
     return elapsed
+
+
+def _requests_of(argv: Sequence[str]) -> int:
+    """How many requests the command `argv` (an rmq-console one) sends, counted in a run of its
+    own (not timed)."""
+    counter = [sys.executable, "-m", "tests.benchmarks.request_count", *argv[1:]]
+    done = subprocess.run(counter, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"the counted run exited {done.returncode}: {done.stderr.strip()}")
+    return int(done.stdout.split()[-1])
 
 
 def wrong_rows(document: dict[str, object], expected: dict[str, int]) -> list[str]:

@@ -112,7 +112,7 @@ def run() -> dict[str, float]:
     }
     for inflight in (1, 16, 256):
         out[f"rpc_per_s_inflight_{inflight}"] = median_of(
-            RUNS, lambda n=inflight: asyncio.run(_rpc_rate(namesrv, n))
+            RUNS, lambda n=inflight: asyncio.run(rpc_rate(namesrv, n))
         )
     return out
 
@@ -141,7 +141,7 @@ async def _warm_tls(config_path: Path, rounds: int = WARM_HANDSHAKES) -> None:
             await asyncio.gather(*(admin.broker_runtime(a) for a in brokers.values()))
 
 
-async def _rpc_rate(namesrv: str, inflight: int) -> float:
+async def rpc_rate(namesrv: str, inflight: int) -> float:
     """GET_MAX_OFFSET requests per second against one broker with `inflight` outstanding."""
     async with AdminClient(namesrv) as client:
         broker = sorted((await client.master_addrs()).values())[0]

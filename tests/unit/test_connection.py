@@ -273,3 +273,54 @@ async def test_second_name_server_is_tried_when_the_first_is_down() -> None:
                 assert info.brokers == {}
         finally:
             await client.close()
+
+
+async def test_answers_cut_anywhere_or_run_together_reach_their_callers() -> None:
+    # The answers of 40 requests, written as one run of bytes in pieces of 1 to 7 bytes: a
+    # frame split across reads, several frames in one read, a length prefix cut in two.
+    received: list[Command] = []
+    all_in = asyncio.Event()
+
+    async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
+        received.append(cmd)
+        if len(received) < 40:
+            return
+        all_in.set()
+        data = b"".join(
+            _reply(
+                c,
+                ext_fields={"offset": c.ext_fields["queueId"]},
+                body=b"x" * int(c.ext_fields["queueId"]),
+            )
+            for c in reversed(received)
+        )
+        pos = 0
+        while pos < len(data):
+            step = 1 + pos % 7
+            writer.write(data[pos : pos + step])
+            await writer.drain()
+            pos += step
+
+    async with serve(handler) as addr, AdminClient(addr, timeout=5) as client:
+        offsets = await asyncio.gather(*(client.max_offset(addr, "T", q) for q in range(40)))
+    assert all_in.is_set()
+    assert offsets == list(range(40))
+
+
+async def test_answers_are_read_without_a_task_of_the_connection() -> None:
+    # A fleet scan sends tens of thousands of requests: their answers are split and handed
+    # out by the connection's protocol as the bytes arrive, with no task reading a stream.
+    async def handler(cmd: Command, writer: asyncio.StreamWriter) -> None:
+        writer.write(_reply(cmd, ext_fields={"offset": "3"}))
+
+    async with serve(handler) as addr, AdminClient(addr, timeout=5) as client:
+        assert await client.max_offset(addr, "T", 0) == 3
+        assert await client.max_offset(addr, "T", 1) == 3
+        ours = [t for t in asyncio.all_tasks() if _runs_client_code(t)]
+        assert ours == []
+
+
+def _runs_client_code(task: asyncio.Task[object]) -> bool:
+    coro = task.get_coro()
+    code = getattr(coro, "cr_code", None)
+    return code is not None and "console/rocketmq" in code.co_filename
