@@ -12,6 +12,7 @@ import asyncio
 import json
 import socket
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,9 @@ from console.cli import main
 from console.config import load_config
 from console.locations import CACHE_ENV
 from console.remote.proxy import remote_sources
+from console.rocketmq.codes import RequestCode
+from console.rocketmq.connection import ConnectionPool
+from console.rocketmq.frame import Command
 from console.sandbox.pop import GROUP_GRPC, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
 from console.services.infra.spark_runner import SparkRunner
@@ -217,6 +221,41 @@ def test_the_proxy_the_brokers_list_is_found_by_groups_lag_and_plan(
     assert (planned["partial"], planned["missing"]) == (False, [])
     path = planned["plan"]["reset_paths"][group]
     assert (path["kind"], path["blocker"]) == ("server-side reset", None)
+
+
+def test_a_scan_asks_each_server_once_for_a_group_and_only_the_proxy_after_the_brokers(
+    proxy_cluster: Sandbox,
+    unnamed: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A group no broker lists a client for is asked of the proxy found, not of the brokers
+    # again: a fleet's groups are mostly such, and each was a request more.
+    asked: Counter[tuple[str, str]] = Counter()
+    request = ConnectionPool.request
+
+    async def counted(
+        self: ConnectionPool,
+        addr: str,
+        code: int,
+        fields: dict[str, str] | None,
+        body: bytes,
+        timeout: float,
+    ) -> Command:
+        if code == RequestCode.GET_CONSUMER_CONNECTION_LIST:
+            asked[(addr, (fields or {})["consumerGroup"])] += 1
+        return await request(self, addr, code, fields, body, timeout)
+
+    monkeypatch.setattr(ConnectionPool, "request", counted)
+    code, out, err = run(capfd, "groups", "--json")
+    assert code in (0, 1), out + err
+    rows = {g["group"]: g for g in json.loads(out)["groups"]}
+    assert rows[GROUP_GRPC]["consumption"] == "POP, gRPC via proxy"
+    proxy = proxy_cluster.proxy_addr
+    assert asked[(proxy, GROUP_GRPC)] == 1
+    assert [(where, n) for where, n in asked.items() if n > 1] == []
+    by_group = Counter(group for addr, group in asked if addr != proxy)
+    assert by_group[GROUP_GRPC] == 1  # one broker, once: the listing asks the first that answers
 
 
 async def test_the_console_finds_the_proxy_and_says_so(

@@ -132,6 +132,8 @@ async def test_a_proxy_found_is_asked_as_a_named_one() -> None:
     found = ProxySearch(("10.0.0.5",), (PROXY,), ())
     who = await consumers_of(reader(c, search=found), "g", BROKERS, ["clicks"])  # type: ignore[arg-type]
     assert (who.clients, who.pop, who.unknown) == (frozenset({"10.0.0.8@grpc"}), True, None)
+    # The brokers listed no client: the proxy found is asked, the brokers not again.
+    assert sorted(c.asked) == [A, B, PROXY]
 
 
 async def test_a_proxy_not_found_leaves_who_is_online_unknown_and_says_where_it_looked() -> None:

@@ -69,6 +69,15 @@ async def _direct(addr: str, request: Callable[[], Awaitable[T]]) -> T:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokersAnswered:
+    """What the brokers said of a group's clients: each answer, and a gap for each broker that
+    did not answer where none listed a client."""
+
+    answers: Mapping[str, ConsumerConnection]
+    gaps: tuple[Gap, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClientsRead:
     clients: tuple[Client, ...]
     message_model: str | None
@@ -78,6 +87,8 @@ class ClientsRead:
     gaps: tuple[Gap, ...]
     #: Whether anything answered who is connected (False: the clients are unknown).
     answered: bool
+    #: The brokers' part of it: a read of the proxies found afterwards takes it as it is.
+    brokers: BrokersAnswered = BrokersAnswered({}, ())
 
     def popping(self) -> ClientsRead:
         """The same clients, known to pop (their running info said what they hold)."""
@@ -95,44 +106,25 @@ async def read_clients(
     every_broker: bool,
     pop_topics: bool | None,
     gate: Gate = _direct,
+    answered: BrokersAnswered | None = None,
 ) -> ClientsRead:
     """The group's clients on `brokers` (every one of them with `every_broker`, else the first
     that answers: consumers heartbeat every broker) and on each proxy. `pop_topics`: a broker's
-    request modes say the group pops some of its topics (None: a broker could not say)."""
-    gaps: list[Gap] = []
-    answers: dict[str, ConsumerConnection] = {}
-    errors: dict[str, RocketMQError] = {}
-    if every_broker:
-        names = list(brokers)
-        results = await asyncio.gather(
-            *(_connections(admin, gate, brokers[n], group) for n in names),
-            return_exceptions=True,
-        )
-        for name, r in zip(names, results, strict=True):
-            if isinstance(r, ConsumerConnection):
-                answers[name] = r
-            elif isinstance(r, RocketMQError):
-                errors[name] = r
-            else:
-                raise r
-        if not any(a.clients for a in answers.values()):
-            # Clients heartbeat only the brokers of their topics: one that did not answer may
-            # be the one that lists them.
-            gaps.extend(gap(Part.CLIENTS, group, e, broker=n) for n, e in errors.items())
-    else:
-        for name, addr in brokers.items():
-            try:
-                answers[name] = await _connections(admin, gate, addr, group)
-                break
-            except RocketMQError as exc:
-                errors[name] = exc
-        if not answers and errors:
-            name, error = list(errors.items())[-1]
-            gaps.append(gap(Part.CLIENTS, group, error, broker=name))
+    request modes say the group pops some of its topics (None: a broker could not say).
+    `answered`: what the brokers said already (a read that found the proxies after the brokers
+    listed no client asks only the proxies: a fleet's groups are mostly such)."""
+    if answered is None:
+        answered = await ask_brokers(admin, group, brokers, every_broker=every_broker, gate=gate)
+    answers = answered.answers
+    gaps = list(answered.gaps)
 
     proxied: dict[str, ConsumerConnection] = {}
-    results = await asyncio.gather(
-        *(_connections(admin, gate, p, group) for p in proxies), return_exceptions=True
+    results = (
+        await asyncio.gather(
+            *(_connections(admin, gate, p, group) for p in proxies), return_exceptions=True
+        )
+        if proxies
+        else []
     )
     for proxy, r in zip(proxies, results, strict=True):
         if isinstance(r, ConsumerConnection):
@@ -175,7 +167,52 @@ async def read_clients(
         ghosts=ghosts(answers),
         gaps=tuple(gaps),
         answered=bool(answers) or bool(proxied),
+        brokers=answered,
     )
+
+
+async def ask_brokers(
+    admin: AdminClient,
+    group: str,
+    brokers: Mapping[str, str],
+    *,
+    every_broker: bool,
+    gate: Gate = _direct,
+) -> BrokersAnswered:
+    """The group's connections on `brokers`: every one of them with `every_broker`, else the
+    first that answers."""
+    gaps: list[Gap] = []
+    answers: dict[str, ConsumerConnection] = {}
+    errors: dict[str, RocketMQError] = {}
+    if every_broker:
+        names = list(brokers)
+        results = await asyncio.gather(
+            *(_connections(admin, gate, brokers[n], group) for n in names),
+            return_exceptions=True,
+        )
+        for name, r in zip(names, results, strict=True):
+            if isinstance(r, ConsumerConnection):
+                answers[name] = r
+            elif isinstance(r, RocketMQError):
+                errors[name] = r
+            else:
+                raise r
+        if not any(a.clients for a in answers.values()):
+            # Clients heartbeat only the brokers of their topics: one that did not answer may
+            # be the one that lists them.
+            gaps.extend(gap(Part.CLIENTS, group, e, broker=n) for n, e in errors.items())
+    else:
+        for name, addr in brokers.items():
+            try:
+                answers[name] = await _connections(admin, gate, addr, group)
+                break
+            except RocketMQError as exc:
+                errors[name] = exc
+        if not answers and errors:
+            name, error = list(errors.items())[-1]
+            gaps.append(gap(Part.CLIENTS, group, error, broker=name))
+
+    return BrokersAnswered(answers, tuple(gaps))
 
 
 def _connections(

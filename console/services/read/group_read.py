@@ -172,6 +172,7 @@ async def read_group(
                 every_broker=batch.every_broker,
                 pop_topics=pop_mode,
                 gate=batch.ask,
+                answered=clients.brokers,  # they listed no client: not asked again
             )
         else:
             gaps.extend(await _unasked_proxies(reader, group, reachable, batch, search))

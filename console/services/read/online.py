@@ -66,7 +66,13 @@ async def consumers_of(
         if search is not None and search.found:
             proxies = search.found
             read = await read_clients(
-                admin, group, brokers, proxies, every_broker=True, pop_topics=pops
+                admin,
+                group,
+                brokers,
+                proxies,
+                every_broker=True,
+                pop_topics=pops,
+                answered=read.brokers,  # they listed no client: not asked again
             )
     clients = frozenset(c.client_id for c in read.clients)
     unknown = None
