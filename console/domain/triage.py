@@ -205,73 +205,102 @@ def _evaluate_read(window: Sequence[Reading], min_samples: int) -> Verdict:
         else:
             why = "no queues"
         return Verdict(Status.OK, why, complete=complete, rule=RULE_NO_VOTERS)
-    worst: Verdict | None = None
+    # Each queue judged to a Judgement; only the worst one's reason is written (a refresh of
+    # 10,000 groups judges 160,000 queues and shows one line a group).
+    worst: Judgement | None = None
+    worst_key: QueueKey | None = None
     worst_lag = -1
     for key, (_, lag) in latest.points.items():
-        verdict = queue_status(key, lag, window, latest.online, min_samples)
-        severity = verdict.status.severity
+        judged = judge_queue(key, lag, window, latest.online, min_samples)
+        severity = judged.status.severity
         if worst is None or (severity, lag) > (worst.status.severity, worst_lag):
-            worst, worst_lag = verdict, lag
+            worst, worst_key, worst_lag = judged, key, lag
     assert worst is not None
-    reason = worst.reason
+    assert worst_key is not None
+    reason = worst.reason(worst_key, worst_lag)
     # A POP group's messages popped and not acked are in its total, in no queue's lag.
     popped = latest.total_lag - sum(lag for _, lag in latest.points.values())
     if popped > 0:
         reason = f"{reason}; {popped} popped and not acked (POP)"
-    return Verdict(worst.status, reason, complete, worst.queue, rule=worst.rule)
+    return Verdict(worst.status, reason, complete, worst_key, rule=worst.rule)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What the rules said of one queue, its reason not written yet: the facts it needs."""
+
+    status: Status
+    rule: str
+    #: False when the rules lacked refreshes to try (RULE_TOO_FEW).
+    complete: bool = True
+    #: REWIND: committed before and after; STALL: the committed offset and the span (ms);
+    #: WARN: the first and last lag and the span (ms).
+    facts: tuple[int, ...] = ()
+
+    def reason(self, key: QueueKey, lag: int) -> str:
+        topic, broker, queue_id = key
+        where = f"{topic}@{broker}:{queue_id}"
+        rule, facts = self.rule, self.facts
+        if rule == RULE_CAUGHT_UP:
+            return f"{where} caught up"
+        if rule == RULE_NOBODY:
+            return f"{where} lag {lag}, no client online"
+        if rule == RULE_WAS_CAUGHT_UP:
+            return f"{where} was caught up in the window"
+        if rule == RULE_REWIND:
+            return f"{where} committed went back {facts[0]} -> {facts[1]}"
+        if rule == RULE_TOO_FEW:
+            return f"{where} lag {lag}"
+        if rule == RULE_STALL:
+            return f"{where} committed {facts[0]} unchanged for {span_text(facts[1])}, lag {lag}"
+        if rule == RULE_WARN:
+            return f"{where} lag grew {facts[0]} -> {facts[1]} over {span_text(facts[2])}"
+        return f"{where} lag {lag}, consuming"
+
+
+_CAUGHT_UP = Judgement(Status.OK, RULE_CAUGHT_UP)
+_NOBODY = Judgement(Status.STOP, RULE_NOBODY)
+_WAS_CAUGHT_UP = Judgement(Status.OK, RULE_WAS_CAUGHT_UP)
+_TOO_FEW = Judgement(Status.OK, RULE_TOO_FEW, complete=False)
+_OTHERWISE = Judgement(Status.OK, RULE_OTHERWISE)
+
+
+def judge_queue(
+    key: QueueKey, lag: int, window: Sequence[Reading], online: bool, min_samples: int
+) -> Judgement:
+    """One queue of the latest refresh, with its lag there, under `STATUS_RULES` over the
+    window: the first rule that matches."""
+    if lag == 0:
+        return _CAUGHT_UP
+    if not online:
+        return _NOBODY
+    # (taken at, committed, lag) at every refresh where the queue had a committed offset
+    series = [(s.taken_at_ms, *s.points[key]) for s in window if key in s.points]
+    lags = [s[2] for s in series]
+    commits = [s[1] for s in series]
+    if 0 in lags:
+        return _WAS_CAUGHT_UP
+    for (_, before, _), (_, after, _) in zip(series, series[1:], strict=False):
+        if after < before:
+            return Judgement(Status.REWIND, RULE_REWIND, facts=(before, after))
+    if len(series) < min_samples:
+        return _TOO_FEW
+    span_ms = series[-1][0] - series[0][0]
+    if len(set(commits)) == 1:
+        return Judgement(Status.STALL, RULE_STALL, facts=(commits[0], span_ms))
+    growing = all(b >= a for a, b in zip(lags, lags[1:], strict=False)) and lags[-1] > lags[0]
+    if growing:
+        return Judgement(Status.WARN, RULE_WARN, facts=(lags[0], lags[-1], span_ms))
+    return _OTHERWISE
 
 
 def queue_status(
     key: QueueKey, lag: int, window: Sequence[Reading], online: bool, min_samples: int
 ) -> Verdict:
     """One queue of the latest refresh, with its lag there, under `STATUS_RULES` over the
-    window."""
-    topic, broker, queue_id = key
-    where = f"{topic}@{broker}:{queue_id}"
-    if lag == 0:
-        return Verdict(Status.OK, f"{where} caught up", True, key, rule=RULE_CAUGHT_UP)
-    if not online:
-        return Verdict(
-            Status.STOP, f"{where} lag {lag}, no client online", True, key, rule=RULE_NOBODY
-        )
-    # (taken at, committed, lag) at every refresh where the queue had a committed offset
-    series = [(s.taken_at_ms, *s.points[key]) for s in window if key in s.points]
-    lags = [s[2] for s in series]
-    commits = [s[1] for s in series]
-    if 0 in lags:
-        return Verdict(
-            Status.OK, f"{where} was caught up in the window", True, key, rule=RULE_WAS_CAUGHT_UP
-        )
-    for (_, before, _), (_, after, _) in zip(series, series[1:], strict=False):
-        if after < before:
-            return Verdict(
-                Status.REWIND,
-                f"{where} committed went back {before} -> {after}",
-                True,
-                key,
-                rule=RULE_REWIND,
-            )
-    if len(series) < min_samples:
-        return Verdict(Status.OK, f"{where} lag {lag}", False, key, rule=RULE_TOO_FEW)
-    span = span_text(series[-1][0] - series[0][0])
-    if len(set(commits)) == 1:
-        return Verdict(
-            Status.STALL,
-            f"{where} committed {commits[0]} unchanged for {span}, lag {lag}",
-            True,
-            key,
-            rule=RULE_STALL,
-        )
-    growing = all(b >= a for a, b in zip(lags, lags[1:], strict=False)) and lags[-1] > lags[0]
-    if growing:
-        return Verdict(
-            Status.WARN,
-            f"{where} lag grew {lags[0]} -> {lags[-1]} over {span}",
-            True,
-            key,
-            rule=RULE_WARN,
-        )
-    return Verdict(Status.OK, f"{where} lag {lag}, consuming", True, key, rule=RULE_OTHERWISE)
+    window, with its reason."""
+    judged = judge_queue(key, lag, window, online, min_samples)
+    return Verdict(judged.status, judged.reason(key, lag), judged.complete, key, rule=judged.rule)
 
 
 def span_text(ms: int) -> str:

@@ -53,6 +53,28 @@ def test_lag_with_nobody_online_is_stop_at_once() -> None:
     assert not v.complete  # one refresh, yet STOP needs no history
 
 
+def test_a_group_of_many_queues_is_judged_with_one_reason_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A refresh of 10,000 groups judges 160,000 queues and shows one reason a group: the
+    # worst queue's, written once, not one for every queue.
+    made: list[object] = []
+    verdict = triage.Verdict
+
+    def counted(*args: object, **kw: object) -> object:
+        made.append(args)
+        return verdict(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(triage, "Verdict", counted)
+    v = evaluate(window([(100 + i, 50) for i in range(200)], online=False))
+    assert (v.status, v.queue, v.reason) == (
+        Status.STOP,
+        ("T", "b", 199),
+        "T@b:199 lag 249, no client online",
+    )
+    assert len(made) == 1
+
+
 def test_offline_but_caught_up_is_ok() -> None:
     assert evaluate(window([(10, 10)], online=False)).status is Status.OK
 
