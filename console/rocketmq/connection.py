@@ -21,7 +21,6 @@ so after its handshake is taken for a refused client certificate (`closed_after_
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import ssl
@@ -48,6 +47,9 @@ from .tls import (
 )
 
 log = logging.getLogger(__name__)
+
+#: How long closing a connection waits for what it has buffered to be sent.
+CLOSE_S = 1.0
 
 
 def split_addr(addr: str) -> tuple[str, int]:
@@ -240,6 +242,11 @@ class FrameProtocol(asyncio.Protocol):
         self.fail_all(error)
         self.close()
 
+    def abort(self) -> None:
+        self._unsent.clear()
+        if self.transport is not None:
+            self.transport.abort()
+
     def close(self) -> None:
         # Frames not written yet belong to requests failed with this connection: never to be
         # sent on the next one (a write its caller was told failed).
@@ -327,6 +334,8 @@ class Connection:
                     await protocol.drained()
             except TimeoutError:
                 raise RequestTimeout(self.addr, cmd.code, timeout) from None
+            if not protocol.is_open:  # lost while it drained, after its requests were failed
+                raise ConnectionLost(self.addr, "closed before the request was sent")
         opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
         future: asyncio.Future[Command] = loop.create_future()
         protocol.pending[opaque] = future
@@ -347,8 +356,13 @@ class Connection:
             return
         protocol.fail_all(ConnectionLost(self.addr, "closed by the client"))
         protocol.close()
-        with contextlib.suppress(Exception):
-            await protocol.closed
+        try:
+            # A server that stopped reading never takes what is still buffered: a graceful
+            # close would wait for it for ever. Every request is failed by now.
+            async with asyncio.timeout(CLOSE_S):
+                await asyncio.shield(protocol.closed)
+        except TimeoutError:
+            protocol.abort()
 
 
 class ConnectionPool:

@@ -324,3 +324,28 @@ def _runs_client_code(task: asyncio.Task[object]) -> bool:
     coro = task.get_coro()
     code = getattr(coro, "cr_code", None)
     return code is not None and "console/rocketmq" in code.co_filename
+
+
+async def test_a_server_that_stops_reading_times_requests_out_while_they_wait_to_be_sent() -> None:
+    # Two frames of 8 MB to a server that reads nothing: the first fills the socket and the
+    # connection's buffer, the second waits for room; both end at their timeout, named.
+    async def unread(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(unread, "127.0.0.1", 0)
+    addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    pool = ConnectionPool()
+    body = b"x" * (8 * 1024 * 1024)
+    try:
+        results = await asyncio.wait_for(
+            asyncio.gather(
+                *(pool.request(addr, 17, {}, body, 0.5) for _ in range(2)),
+                return_exceptions=True,
+            ),
+            timeout=10,
+        )
+    finally:
+        await pool.close()
+        server.close()
+    assert [type(r) for r in results] == [RequestTimeout, RequestTimeout]
+    assert all(addr in str(r) for r in results)
