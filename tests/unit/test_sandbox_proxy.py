@@ -1,21 +1,24 @@
-"""The sandbox's RocketMQ 5 parts: the proxy's ports and config, the timer wheel, the POP and
-gRPC consumers' command lines."""
+"""The sandbox's RocketMQ 5 parts: the proxy's ports and config (with TLS too), the timer wheel,
+the POP, gRPC and lite programs' command lines, the lite topics' broker keys and releases."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from console.sandbox.cache import Distribution
+from console.sandbox.cache import Distribution, has_lite_topics
+from console.sandbox.certs import make_tls_files
 from console.sandbox.cluster import (
     BROKER_NAMES,
-    ClusterConfig,
+    ClusterSetup,
     SandboxCluster,
+    SandboxTls,
     broker_properties,
     proxy_config,
 )
-from console.sandbox.consumers import ConsumerSpec, GrpcConsumerSpec
+from console.sandbox.consumers import ConsumerSpec, GrpcConsumerSpec, LiteClientSpec
 from console.sandbox.jvm import PROXY_MAIN
+from console.sandbox.lite_scenario import GROUP_LITE, LITE_BROKER_KEYS, SESSIONS, TOPIC_CHATS
 from console.sandbox.pop import CLICKS, GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.ports import default_ports, free_ports, port_free, proxy_ports
 
@@ -37,7 +40,7 @@ def test_the_proxy_has_a_remoting_and_a_grpc_port_next_to_it() -> None:
 
 
 def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
-    props = broker_properties(ClusterConfig(tmp_path, default_ports(BROKER_NAMES)), "broker-a")
+    props = broker_properties(ClusterSetup(tmp_path, default_ports(BROKER_NAMES)), "broker-a")
     # Without it every POP is refused ("pop message is forbidden because timerWheelEnable is
     # false"), and RocketMQ 5's consumers all pop.
     assert props["timerWheelEnable"] == "true"
@@ -46,14 +49,14 @@ def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
 
 
 def test_with_the_proxy_the_brokers_export_their_metrics_on_loopback(tmp_path: Path) -> None:
-    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
     props = broker_properties(config, "broker-b")
     assert (props["metricsExporterType"], props["metricsPromExporterHost"]) == ("PROM", "127.0.0.1")
     assert props["metricsPromExporterPort"] == "5558"
 
 
 def test_the_proxy_runs_in_cluster_mode_in_front_of_the_sandbox(tmp_path: Path) -> None:
-    config = ClusterConfig(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
     conf = proxy_config(config)
     assert conf["proxyMode"] == "cluster"
     assert conf["rocketMQClusterName"] == config.cluster_name
@@ -85,6 +88,54 @@ def test_the_pop_and_grpc_consumers_command_lines(tmp_path: Path) -> None:
     assert grpc.main_class == "GrpcConsumer"
     assert grpc.program_args("ignored", tmp_path) == [
         "--proxy", "127.0.0.1:8081", "--group", GROUP_GRPC, "--topic", TOPIC_CLICKS, "--hold", "9",
+        "--ssl", "false",
     ]  # fmt: skip
     # Uneven, as production is: 10, 14 on broker-a; 12, 16 on broker-b.
     assert [CLICKS.messages_in(b, q) for b in (0, 1) for q in (0, 1)] == [10, 14, 12, 16]
+
+
+def test_a_tls_proxy_names_its_own_pair_and_enforces_what_the_brokers_do(tmp_path: Path) -> None:
+    files = make_tls_files(tmp_path / "tls")
+    tls = SandboxTls(files, mutual=True)
+    config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True), tls=tls)
+    conf = proxy_config(config)
+    # Its remoting and gRPC servers read these, not tls.server.*: without them, test mode.
+    assert (conf["tlsTestModeEnable"], conf["tlsCertPath"], conf["tlsKeyPath"]) == (
+        False,
+        str(files.server.cert),
+        str(files.server.key),
+    )
+    cluster = SandboxCluster(
+        Distribution(tmp_path / "rmq"), Path("/jdk/java"), config, Distribution(tmp_path / "px")
+    )
+    argv = list(cluster._launch_spec("proxy").argv)
+    for key, value in tls.server_properties().items():
+        assert f"-D{key}={value}" in argv
+    assert "tlsTestModeEnable" not in proxy_config(
+        ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
+    )
+
+
+def test_the_lite_client_and_the_lite_scenario(tmp_path: Path) -> None:
+    lite = LiteClientSpec(GROUP_LITE, GROUP_LITE, TOPIC_CHATS, "127.0.0.1:8081", ssl=True)
+    assert lite.main_class == "LiteClient"
+    assert lite.program_args("ignored", tmp_path) == [
+        "--proxy", "127.0.0.1:8081", "--group", GROUP_LITE, "--topic", TOPIC_CHATS,
+        "--ssl", "true",
+    ]  # fmt: skip
+    # Without these the broker stores a lite message in the parent topic only.
+    assert LITE_BROKER_KEYS == {"enableLmq": "true", "enableMultiDispatch": "true"}
+    assert {s.name: s.lag for s in SESSIONS} == {
+        "session-1": 0,
+        "session-2": 0,
+        "session-3": 7,
+        "session-4": 3,
+    }
+    assert [has_lite_topics(v) for v in ("4.9.7", "5.3.3", "5.4.0", "5.5.0", "5.5.1", "6.0.0")] == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
