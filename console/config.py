@@ -11,6 +11,11 @@ and the line.
         read_only: true        # refuse every write to this cluster
         proxies: [10.0.0.5:8080]  # RocketMQ 5 proxies' remoting ports: their gRPC clients
         broker_metrics: [http://10.0.0.1:5557/metrics]  # brokers' Prometheus metrics
+        proxy_port: 8080       # where proxies the brokers list are looked for (no proxies:)
+        address_map:           # registered address -> the one this machine reaches
+          "10.1.2.3": "127.0.0.1"                 # every port kept
+          "10.1.2.4:10911": "127.0.0.1:30911"     # one port
+        socks: 127.0.0.1:1080  # every connection through SOCKS5 (ssh -D 1080 bastion)
         credentials:           # by reference only: env:VAR or file:/path
           access_key: env:PROD_RMQ_AK
           secret_key: file:/etc/rmq/prod.secret
@@ -33,7 +38,7 @@ parser names the fields the dataclasses declare.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,7 @@ from typing import Any
 from console.errors import BadFile, UserError, read_text
 from console.lined_yaml import line_at, load_lined
 from console.redact import hide
+from console.rocketmq.reach import Reach, map_error
 from console.rocketmq.signing import Credentials
 from console.rocketmq.tls import EncryptedKey, TlsClient, client_context
 
@@ -48,6 +54,8 @@ CONFIG_ENV = "RMQ_CONSOLE_CONFIG"
 DEFAULT_CONFIG = Path("~/.config/rmq-console/config.yaml")
 DEFAULT_WORKSPACE = Path("~/.local/share/rmq-console")
 DEFAULT_CLIENT_OFFSETS = "~/.rocketmq_offsets"
+#: A RocketMQ 5 proxy's remoting port unless configured otherwise (ProxyConfig).
+DEFAULT_PROXY_PORT = 8080
 
 
 class ConfigError(UserError):
@@ -163,6 +171,29 @@ class ClusterConfig:
     #: The brokers' metrics for Prometheus (`http://host:5557/metrics`): what a gRPC group
     #: popped and did not ack is there and nowhere else.
     broker_metrics: tuple[str, ...] = ()
+    #: Registered address -> the address connected to instead (`10.1.2.3` -> `127.0.0.1`
+    #: keeps the port; `10.1.2.3:10911` -> `127.0.0.1:30911` maps that port): brokers that
+    #: register addresses of another network (pod IPs, private addresses behind NAT).
+    address_map: tuple[tuple[str, str], ...] = ()
+    #: A SOCKS5 proxy (`host:port`, what `ssh -D 1080 bastion` opens) every connection to the
+    #: cluster goes through, names resolved on its side.
+    socks: str | None = None
+    #: The remoting port a proxy the brokers list is looked for on, when `proxies` names none
+    #: (a RocketMQ 5 proxy's default: 8080).
+    proxy_port: int = DEFAULT_PROXY_PORT
+
+    def reach(self) -> Reach:
+        """How the wire client reaches this cluster's addresses."""
+        return Reach.of(self.address_map, self.socks)
+
+    @property
+    def reach_note(self) -> str | None:
+        """How the cluster is reached, for a banner ("via SOCKS HOST:PORT", "addresses
+        mapped"); None: directly."""
+        notes = [f"via SOCKS {self.socks}"] if self.socks else []
+        if self.address_map:
+            notes.append("addresses mapped")
+        return ", ".join(notes) or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +333,9 @@ _CLUSTER_KEYS = {
     "tls",
     "proxies",
     "broker_metrics",
+    "address_map",
+    "socks",
+    "proxy_port",
 }
 _TLS_KEYS = ("ca", "cert", "key", "verify", "server_name")
 
@@ -394,6 +428,7 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
     broker_metrics = tuple(
         _url(doc, (*where, "broker_metrics"), u) for u in metric_items if str(u).strip()
     )
+    socks = raw.get("socks")
     return ClusterConfig(
         name=name,
         namesrv=namesrv,
@@ -406,7 +441,45 @@ def _cluster(doc: _Doc, i: int, raw: Any) -> ClusterConfig:
         tls=tls,
         proxies=proxies,
         broker_metrics=broker_metrics,
+        address_map=_address_map(doc, (*where, "address_map"), raw.get("address_map")),
+        socks=None if socks is None else _addr(doc, (*where, "socks"), socks),
+        proxy_port=int(
+            _number(
+                doc, (*where, "proxy_port"), raw.get("proxy_port", DEFAULT_PROXY_PORT), minimum=1
+            )
+        ),
     )
+
+
+def parse_address_map(entries: Iterable[str], where: str) -> tuple[tuple[str, str], ...]:
+    """`FROM=TO` entries (`--map-address`) as an address map; ConfigError naming `where` and
+    the entry when one is not an address map entry."""
+    out = []
+    for entry in entries:
+        source, _, target = (p.strip() for p in entry.partition("="))
+        why = map_error(source, target)
+        if why is not None:
+            raise ConfigError(f"{where}: {entry!r}: {why}")
+        out.append((source, target))
+    return tuple(out)
+
+
+def _address_map(doc: _Doc, where: tuple[Any, ...], raw: Any) -> tuple[tuple[str, str], ...]:
+    """A mapping of registered address to reachable address (see ClusterConfig.address_map)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise doc.error(
+            where, 'expected a mapping of registered address to address ("10.1.2.3": "127.0.0.1")'
+        )
+    out = []
+    for source, target in raw.items():
+        text = str(target).strip() if isinstance(target, str | int) else ""
+        why = map_error(str(source).strip(), text)
+        if why is not None:
+            raise doc.error((*where, source), why)
+        out.append((str(source).strip(), text))
+    return tuple(out)
 
 
 def _tls(doc: _Doc, where: tuple[Any, ...], raw: Any) -> TlsRef | None:

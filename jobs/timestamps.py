@@ -11,7 +11,8 @@ a configured cluster. What reaches the executor is the cluster's credentials *by
 (`env:VAR` / `file:/path`, pickled with the task); the reference is resolved there, so the secret is
 never in the request, the task or an argv, and must be reachable on every executor (see README,
 "Credentials"). TLS travels the same way: the paths of the CA, certificate and key files, which each
-executor reads when it connects.
+executor reads when it connects; and so do the address map and the SOCKS proxy, so an executor
+connects where the console does.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ class BrokerSearch:
     credentials: CredentialsRef | None = None
     cluster: str = "the plan's cluster"  # for messages
     tls: TlsRef | None = None
+    #: Where a registered address is connected to, and through which SOCKS5 proxy.
+    address_map: tuple[tuple[str, str], ...] = ()
+    socks: str | None = None
 
     @classmethod
     def for_request(cls, req: PlanRequest) -> BrokerSearch:
@@ -81,6 +85,8 @@ class BrokerSearch:
             credentials=refs,
             cluster=req.snapshot.cluster,
             tls=TlsRef.from_dict(req.tls) if req.tls else None,
+            address_map=req.address_map,
+            socks=req.socks,
         )
 
     def search(self, broker: str, addr: str, queries: Sequence[Query], ts_ms: int) -> list[int]:
@@ -93,6 +99,8 @@ class BrokerSearch:
             namesrv=self.namesrv or (addr,),
             credentials=self.credentials,
             tls=self.tls,
+            address_map=self.address_map,
+            socks=self.socks,
         )
 
     async def _search(

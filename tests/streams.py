@@ -45,6 +45,7 @@ _MAIN = re.compile(r"\bsandbox\s*:\s*(Sandbox|Any)\b")
 #: pytest session that asks for it), and the seconds it takes to start (measured).
 CLUSTERS_S = {
     "acl_cluster": 15,
+    "far_cluster": 15,
     "legacy_cluster": 80,  # the 4.9.7 broker waits for its commit logs to expire
     "replica_cluster": 20,
     "newest_cluster": 55,

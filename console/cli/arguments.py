@@ -67,6 +67,21 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, suppress: bool = Fa
         **kw,
     )
     group.add_argument(
+        "--map-address",
+        action=Joined,
+        metavar="FROM=TO",
+        help="connect to TO wherever the cluster names FROM (a host, every port kept, or "
+        "host:port): brokers that register addresses of another network; repeatable",
+        **kw,
+    )
+    group.add_argument(
+        "--socks",
+        metavar="HOST:PORT",
+        help="every connection to the cluster through this SOCKS5 proxy (ssh -D 1080 BASTION "
+        "opens one); names resolve on its side",
+        **kw,
+    )
+    group.add_argument(
         "--config",
         metavar="FILE",
         help="config file (default: $RMQ_CONSOLE_CONFIG or ~/.config/rmq-console/config.yaml)",

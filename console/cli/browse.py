@@ -130,13 +130,16 @@ def _brokers(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
         health = await reader.broker_health()
+        reach = reader.admin.reach
         rows = [
             {
                 "broker": h.name,
                 "broker_id": h.broker_id,
                 "role": h.role,
                 "cluster": info.brokers[h.name].cluster if h.name in info.brokers else None,
+                # What the broker registered (what mqadmin shows), and where it is reached.
                 "addr": h.addr or None,
+                "reached_addr": reach.target(h.addr) if h.addr else None,
                 "status": "UP" if h.up else "DOWN",
                 "version": h.version,
                 "error": h.error,
@@ -149,7 +152,7 @@ def _brokers(args: argparse.Namespace) -> int:
             table(
                 ["BROKER", "ID", "ROLE", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
                 [
-                    [r["broker"], r["broker_id"], r["role"], r["cluster"], r["addr"] or "-"]
+                    [r["broker"], r["broker_id"], r["role"], r["cluster"], _reached(r)]
                     + [r["status"], r["version"]]
                     for r in rows
                 ],
@@ -157,6 +160,14 @@ def _brokers(args: argparse.Namespace) -> int:
         return brokers_answered(health)
 
     return _run(args, body)
+
+
+def _reached(row: dict[str, Any]) -> str:
+    """A broker's registered address, and the one it is reached at beside it when mapped."""
+    addr, reached = row["addr"], row["reached_addr"]
+    if not addr:
+        return "-"
+    return addr if reached == addr else f"{addr} → {reached}"
 
 
 def _topics(args: argparse.Namespace) -> int:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractAsyncContextManager
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from console.config import (
     TlsRef,
     is_address,
     load_config,
+    parse_address_map,
     split_namesrv,
 )
 from console.rocketmq.admin import AdminClient
@@ -33,8 +36,21 @@ class Target:
 
     def reader(self) -> AbstractAsyncContextManager[ClusterReader]:
         """The cluster's reader on a read-only client (closed on leaving), built as every
-        door builds it (console/services/read/open_reader.py)."""
-        return open_reader(self.cluster, self.config)
+        door builds it (console/services/read/open_reader.py). A proxy it found where none
+        was named is told on stderr (`proxy HOST:PORT found`)."""
+        return _telling_found_proxies(open_reader(self.cluster, self.config))
+
+
+@asynccontextmanager
+async def _telling_found_proxies(
+    opened: AbstractAsyncContextManager[ClusterReader],
+) -> AsyncIterator[ClusterReader]:
+    async with opened as reader:
+        try:
+            yield reader
+        finally:
+            for line in reader.proxy_news():
+                print(f"rmq-console: {line}", file=sys.stderr)
 
 
 def command_config(args: argparse.Namespace) -> Config:
@@ -76,7 +92,22 @@ def resolve_target(args: argparse.Namespace) -> Target:
         if not urls or not all(u.startswith(("http://", "https://")) for u in urls):
             raise ConfigError(f"--broker-metrics: not http(s) URLs: {args.broker_metrics!r}")
         cluster = replace(cluster, broker_metrics=urls)
-    return Target(cluster, target.config)
+    return Target(reached(cluster, args), target.config)
+
+
+def reached(cluster: ClusterConfig, args: argparse.Namespace) -> ClusterConfig:
+    """`cluster` with `--map-address` (added to its `address_map:`, taking precedence) and
+    `--socks` (instead of its `socks:`)."""
+    if getattr(args, "map_address", None):
+        entries = [e for e in split_namesrv(args.map_address) if e]
+        given = parse_address_map(entries, "--map-address")
+        kept = tuple((s, t) for s, t in cluster.address_map if s not in dict(given))
+        cluster = replace(cluster, address_map=kept + given)
+    if getattr(args, "socks", None):
+        if not is_address(args.socks):
+            raise ConfigError(f"--socks: not a host:port address: {args.socks!r}")
+        cluster = replace(cluster, socks=args.socks.strip())
+    return cluster
 
 
 def _resolve_target(args: argparse.Namespace) -> Target:

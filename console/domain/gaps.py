@@ -21,6 +21,7 @@ from console.rocketmq.errors import (
     RequestTimeout,
     RocketMQError,
     TlsRefused,
+    UnreachableAddress,
 )
 
 
@@ -117,7 +118,9 @@ def gap(part: Part, name: str, error: RocketMQError, *, broker: str | None = Non
     if broker is None and part is Part.BROKER:
         broker = name
     addr = getattr(error, "addr", None)
-    if broker is not None and isinstance(addr, str) and addr and addr != broker:
+    if isinstance(error, UnreachableAddress):
+        pass  # its line names the address and who registered it
+    elif broker is not None and isinstance(addr, str) and addr and addr != broker:
         if isinstance(error, AccessDenied):
             text = text.replace(addr, broker, 1)
         elif addr in text:

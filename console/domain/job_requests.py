@@ -27,6 +27,10 @@ class PlanRequest:
     # The cluster's TLS settings: file *paths* ({"ca": "/etc/rmq/ca.pem", ...}, verify,
     # server_name), read where the lookups connect; never a certificate or key itself.
     tls: dict[str, Any] | None = None
+    # Where the lookups connect to a registered address: (registered, reached) pairs and a
+    # SOCKS5 proxy's host:port (the cluster's address_map: and socks:).
+    address_map: tuple[tuple[str, str], ...] = ()
+    socks: str | None = None
     file_rows: tuple[FileOffset, ...] = ()  # from-file: the rows, already parsed and checked
     source_snapshot_uri: str | None = None  # to-snapshot
     source_snapshot: SnapshotInfo | None = None
@@ -51,6 +55,7 @@ class PlanRequest:
         if d.get("source_snapshot"):
             d["source_snapshot"] = SnapshotInfo(**d["source_snapshot"])
         d["namesrv"] = tuple(d.get("namesrv") or ())
+        d["address_map"] = tuple((str(a), str(b)) for a, b in d.get("address_map") or ())
         d["file_rows"] = tuple(FileOffset(**r) for r in d.get("file_rows") or ())
         return cls(**d)
 

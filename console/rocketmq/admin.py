@@ -30,6 +30,7 @@ from .codes import RequestCode, ResponseCode
 from .errors import (
     BrokerError,
 )
+from .frame import Command
 from .message import decode_messages
 from .models import (
     BoundaryType,
@@ -93,23 +94,20 @@ class AdminClient(BrokerWrites):
         resp = await self.call_namesrv(
             RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic, "acceptStandardJsonOnly": True}
         )
-        body = body_of(resp)
-        queues = [
-            QueueData(
-                broker_name=str(q.get("brokerName", "")),
-                read_queue_nums=int(q.get("readQueueNums", 0)),
-                write_queue_nums=int(q.get("writeQueueNums", 0)),
-                perm=int(q.get("perm", 0)),
-                topic_sys_flag=int(q.get("topicSysFlag", 0)),
-            )
-            for q in map(dict_of, list_of(body.get("queueDatas")))
-        ]
-        brokers = [self._learn(broker_of(b)) for b in list_of(body.get("brokerDatas"))]
-        return TopicRoute(
-            topic=topic,
-            brokers=sorted(brokers, key=lambda b: b.name),
-            queues=sorted(queues, key=lambda q: q.broker_name),
+        route = _route_of(topic, resp)
+        for broker in route.brokers:
+            self._learn(broker)
+        return route
+
+    async def topic_route_at(self, addr: str, topic: str) -> TopicRoute:
+        """The topic's route as the server at `addr` answers it (a proxy serves routes too);
+        its addresses are not learnt as the brokers' (a proxy may name itself in them)."""
+        resp = await self.call(
+            addr,
+            RequestCode.GET_ROUTEINFO_BY_TOPIC,
+            {"topic": topic, "acceptStandardJsonOnly": True},
         )
+        return _route_of(topic, resp)
 
     # ---- broker: read side -------------------------------------------------------------------
 
@@ -359,3 +357,23 @@ class AdminClient(BrokerWrites):
         """Master address of every broker the name servers list, by broker name."""
         info = await self.cluster_info()
         return {n: b.master_addr for n, b in sorted(info.brokers.items()) if b.master_addr}
+
+
+def _route_of(topic: str, resp: Command) -> TopicRoute:
+    body = body_of(resp)
+    queues = [
+        QueueData(
+            broker_name=str(q.get("brokerName", "")),
+            read_queue_nums=int(q.get("readQueueNums", 0)),
+            write_queue_nums=int(q.get("writeQueueNums", 0)),
+            perm=int(q.get("perm", 0)),
+            topic_sys_flag=int(q.get("topicSysFlag", 0)),
+        )
+        for q in map(dict_of, list_of(body.get("queueDatas")))
+    ]
+    brokers = [broker_of(b) for b in list_of(body.get("brokerDatas"))]
+    return TopicRoute(
+        topic=topic,
+        brokers=sorted(brokers, key=lambda b: b.name),
+        queues=sorted(queues, key=lambda q: q.broker_name),
+    )

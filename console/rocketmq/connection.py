@@ -4,6 +4,9 @@ Many requests can be in flight on one connection: each gets a future keyed by it
 single reader task resolves them as responses arrive in any order. A connection that the server
 closed (idle timeout, restart) is replaced on the next request.
 
+An address is connected to as console.rocketmq.reach says (directly, mapped, or through a
+SOCKS proxy); the connection and its errors keep the address it was asked for.
+
 With TLS (console.rocketmq.tls) every connection is a TLS one, its handshake bounded by the
 request timeout. A server that refuses the protocol we speak says so in bytes where it can (a TLS
 alert to our plaintext, a failed handshake): that fails the requests with `TlsRefused`, a
@@ -32,6 +35,7 @@ from .errors import (
     RocketMQError,
 )
 from .frame import Command
+from .reach import DIRECT, Reach
 from .signing import Credentials, sign
 from .tls import (
     TlsClient,
@@ -53,11 +57,17 @@ def split_addr(addr: str) -> tuple[str, int]:
 
 class Connection:
     def __init__(
-        self, addr: str, opaques: itertools.count[int], tls: TlsClient | None = None
+        self,
+        addr: str,
+        opaques: itertools.count[int],
+        tls: TlsClient | None = None,
+        reach: Reach = DIRECT,
     ) -> None:
         self.addr = addr
         self._opaques = opaques
         self._tls = tls
+        #: Where a connection to `addr` goes (mapped, through SOCKS); `addr` names it always.
+        self._reach = reach
         #: Frames received on the connection now open: none means the server never answered.
         self._frames = 0
         self._reader: asyncio.StreamReader | None = None
@@ -77,31 +87,31 @@ class Connection:
             if self.is_open:
                 return
             try:
-                host, port = split_addr(self.addr)
+                host, _ = split_addr(self.addr)
+                # A map's target is checked when the map is made; the address itself here.
+                self._reach.target(self.addr)
             except ValueError as exc:
                 raise ConnectError(self.addr, str(exc)) from None
             tls = self._tls
+            via = self._reach.route(self.addr)
             try:
                 async with asyncio.timeout(timeout):
-                    if tls is None:
-                        self._reader, self._writer = await asyncio.open_connection(host, port)
-                    else:
-                        self._reader, self._writer = await asyncio.open_connection(
-                            host,
-                            port,
-                            ssl=tls.context,
-                            server_hostname=tls.checked_name(host),
-                            ssl_handshake_timeout=timeout,
-                            ssl_shutdown_timeout=timeout,
-                        )
+                    self._reader, self._writer = await self._reach.open(
+                        self.addr,
+                        timeout,
+                        ssl_context=tls.context if tls is not None else None,
+                        # The certificate is the server's own: checked against its registered
+                        # host (or the configured name), wherever the connection goes.
+                        server_hostname=tls.checked_name(host) if tls is not None else None,
+                    )
             except TimeoutError:
-                raise ConnectError(self.addr, f"no answer within {timeout:g}s") from None
+                raise ConnectError(self.addr, f"no answer within {timeout:g}s", via) from None
             except (ssl.SSLError, ConnectionResetError, BrokenPipeError) as exc:
                 if tls is None:
-                    raise ConnectError(self.addr, exc.strerror or str(exc)) from None
+                    raise ConnectError(self.addr, exc.strerror or str(exc), via) from None
                 raise handshake_refused(self.addr, exc, tls, host) from None
             except OSError as exc:
-                raise ConnectError(self.addr, exc.strerror or str(exc)) from None
+                raise ConnectError(self.addr, exc.strerror or str(exc), via) from None
             self._frames = 0
             self._read_task = asyncio.create_task(self._read_loop(), name=f"rmq-read {self.addr}")
 
@@ -255,12 +265,16 @@ class ConnectionPool:
     """Connections by address, shared by every request of one client."""
 
     def __init__(
-        self, credentials: Credentials | None = None, tls: TlsClient | None = None
+        self,
+        credentials: Credentials | None = None,
+        tls: TlsClient | None = None,
+        reach: Reach = DIRECT,
     ) -> None:
         self._connections: dict[str, Connection] = {}
         self._opaques = itertools.count(1)
         self._credentials = credentials
         self._tls = tls
+        self._reach = reach
 
     async def request(
         self,
@@ -276,7 +290,7 @@ class ConnectionPool:
         cmd = Command(code=code, ext_fields=ext, body=body)
         conn = self._connections.get(addr)
         if conn is None:
-            conn = self._connections[addr] = Connection(addr, self._opaques, self._tls)
+            conn = self._connections[addr] = Connection(addr, self._opaques, self._tls, self._reach)
         return await conn.request(cmd, timeout)
 
     async def close(self) -> None:

@@ -32,10 +32,35 @@ class ProtocolError(RocketMQError):
 class ConnectError(RocketMQError):
     """The address could not be reached (refused, unresolvable, or no answer within the timeout)."""
 
-    def __init__(self, addr: str, reason: str) -> None:
-        super().__init__(f"cannot connect to {addr}: {reason}")
+    def __init__(self, addr: str, reason: str, via: str | None = None) -> None:
+        """`via`: how the address was reached when not directly ("mapped to HOST:PORT",
+        "through SOCKS HOST:PORT")."""
+        where = f"{addr} ({via})" if via else addr
+        super().__init__(f"cannot connect to {where}: {reason}")
         self.addr = addr
         self.reason = reason
+        self.via = via
+
+
+class UnreachableAddress(ConnectError):
+    """A server's registered address (what a broker told the name server) that this machine
+    cannot connect to, reached directly: from another network (a pod IP, a private address
+    behind NAT, a network behind a bastion) it is never reached, and the line says both ways
+    out. `broker` names who registered it."""
+
+    def __init__(self, addr: str, reason: str, broker: str) -> None:
+        RocketMQError.__init__(
+            self,
+            f"cannot connect to {addr}, the address {broker} registered with the name server "
+            f"({reason}): from another network, map it to an address this machine reaches "
+            f"(--map-address {addr}=HOST:PORT, or address_map: in the config) or go through a "
+            "SOCKS proxy on that network (--socks HOST:PORT, or socks: in the config; "
+            "ssh -D 1080 BASTION opens one)",
+        )
+        self.addr = addr
+        self.reason = reason
+        self.via = None
+        self.broker = broker
 
 
 class TlsCause(StrEnum):

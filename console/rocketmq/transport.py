@@ -24,10 +24,12 @@ from .errors import (
     RequestTimeout,
     RocketMQError,
     TlsRefused,
+    UnreachableAddress,
 )
 from .frame import Command
 from .models import MASTER_ID, Broker
 from .namesrv import NameServers
+from .reach import DIRECT, Reach
 from .signing import Credentials
 from .tls import TlsClient
 
@@ -47,10 +49,12 @@ class Transport:
         credentials: Credentials | None = None,
         read_only: str | None = None,
         tls: TlsClient | None = None,
+        reach: Reach = DIRECT,
     ) -> None:
         """`read_only`, when given, is why this client must not write: every write operation
         then raises ReadOnlyError with it, before anything is sent. `tls`: every connection,
-        to name servers and brokers alike, speaks TLS with it."""
+        to name servers and brokers alike, speaks TLS with it. `reach`: where a connection to
+        an address goes (mapped, through SOCKS; console.rocketmq.reach)."""
         addrs = [namesrv] if isinstance(namesrv, str) else list(namesrv)
         # One string may hold several, as in RocketMQ's NAMESRV_ADDR ("a:9876;b:9876").
         self.namesrv = [
@@ -60,8 +64,9 @@ class Transport:
             raise ValueError("no name server address given")
         self.timeout = timeout
         self.read_only = read_only
-        self._pool = ConnectionPool(credentials, tls)
+        self._pool = ConnectionPool(credentials, tls, reach)
         self.tls = tls
+        self.reach = reach
         #: The access key requests are signed with (None: unsigned), named in AccessDenied.
         self.access_key = credentials.access_key if credentials else None
         #: Which name server to ask first, and those that did not answer lately (`news()` tells
@@ -109,11 +114,25 @@ class Transport:
             if role is not None and role[1] != MASTER_ID:
                 raise NotMaster(addr, int(code), broker=role[0], broker_id=role[1])
         ext = {k: field_text(v) for k, v in (fields or {}).items() if v is not None}
-        resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
+        try:
+            resp = await self._pool.request(addr, int(code), ext, body, timeout or self.timeout)
+        except ConnectError as exc:
+            raise self._unreachable(exc) from None
         self.server_versions[addr] = resp.version
         if resp.code not in set(ok):
             raise self._refusal(addr, int(code), resp.code, resp.remark)
         return resp
+
+    def _unreachable(self, error: ConnectError) -> ConnectError:
+        """A registered address (a broker's or a slave's, as a name server listed it) that
+        could not be connected to directly is named as such, with the ways out: it may be an
+        address of another network (a pod IP, a private address behind NAT)."""
+        role = self.broker_roles.get(error.addr)
+        if role is None or error.via is not None or type(error) is not ConnectError:
+            return error
+        name, broker_id = role
+        broker = name if broker_id == MASTER_ID else f"{name}'s slave (broker id {broker_id})"
+        return UnreachableAddress(error.addr, error.reason, broker)
 
     def _refusal(self, addr: str, request_code: int, code: int, remark: str | None) -> BrokerError:
         denied = access_denial(code, remark)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -238,8 +239,27 @@ def print_ready(sb: Sandbox) -> None:
         )
     if sb.tls is not None:
         print_tls_block(sb)
+    else:
+        print("  try:")
+        metrics = tuple(sorted(sb.cluster.metrics_urls.values()))
+        for line in example_commands(sb.namesrv_addr, sb.proxy_addr, metrics):
+            print(f"    {line}")
     print(f"  logs and stores: {sb.run_dir}")
     print("Ctrl-C (or `rmq-console sandbox down`) stops it.", flush=True)
+
+
+def example_commands(namesrv: str, proxy: str | None, metrics: Sequence[str] = ()) -> list[str]:
+    """Commands that read the sandbox, with what they need of it: its proxy (`--proxy`, where
+    its gRPC group's clients are listed) and its brokers' metrics (what that group popped)."""
+    target = f"--namesrv {namesrv}"
+    if proxy is not None:
+        target += f" --proxy {proxy}"
+    if metrics:
+        target += f" --broker-metrics '{';'.join(metrics)}'"
+    lines = [f"rmq-console {target}", f"rmq-console groups {target}"]
+    group = GROUP_GRPC if proxy is not None else sc.GROUPS[0].name
+    lines.append(f"rmq-console lag -g {group} {target}")
+    return lines
 
 
 def print_tls_block(sb: Sandbox) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from console import config as console_config
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
+from console.rocketmq.reach import DIRECT, Reach
 from console.rocketmq.signing import Credentials
 from console.sandbox.cache import Distribution
 from console.sandbox.errors import StartupError
@@ -121,6 +122,17 @@ class ClusterSetup:
     credentials: Credentials | None = None
     #: TLS on every server (None: plaintext).
     tls: SandboxTls | None = None
+    #: The host the brokers register with the name server (`brokerIP1`). They bind loopback
+    #: whatever it is: another 127.0.0.x is an address where nothing listens, as a pod IP is
+    #: to a machine outside the pod network (console.sandbox.far).
+    registered_host: str = LOOPBACK
+
+    def reach(self) -> Reach:
+        """How this sandbox's own clients reach its brokers: a registered host of "another
+        network" is mapped to loopback, where they listen."""
+        if self.registered_host == LOOPBACK:
+            return DIRECT
+        return Reach.of([(self.registered_host, LOOPBACK)])
 
     @property
     def broker_names(self) -> list[str]:
@@ -201,8 +213,9 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
         **({"brokerRole": "SLAVE"} if slave else {}),
         "namesrvAddr": f"{LOOPBACK}:{config.ports.namesrv}",
         # brokerIP1 is the address registered with the name server, brokerIP2 the HA address;
-        # both default to the first non-loopback interface.
-        "brokerIP1": LOOPBACK,
+        # both default to the first non-loopback interface. The broker binds bindAddress
+        # (NettyServerConfig), whatever it registers.
+        "brokerIP1": config.registered_host,
         "brokerIP2": LOOPBACK,
         "bindAddress": LOOPBACK,
         "listenPort": str(listen),
@@ -279,12 +292,15 @@ class SandboxCluster:
 
     @property
     def broker_addrs(self) -> dict[str, str]:
-        return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.brokers.items()}
+        """Each broker's registered address (what the name server lists), by name."""
+        host = self.config.registered_host
+        return {n: f"{host}:{p}" for n, p in self.config.ports.brokers.items()}
 
     @property
     def slave_addrs(self) -> dict[str, str]:
         """The slave's address by its master's broker name."""
-        return {n: f"{LOOPBACK}:{p}" for n, p in self.config.ports.slaves.items()}
+        host = self.config.registered_host
+        return {n: f"{host}:{p}" for n, p in self.config.ports.slaves.items()}
 
     @property
     def proxy_addr(self) -> str | None:
@@ -313,6 +329,7 @@ class SandboxCluster:
             timeout=timeout,
             credentials=self.config.credentials,
             tls=tls_client,
+            reach=self.config.reach(),
         )
 
     def log_path(self, name: str) -> Path:

@@ -31,6 +31,7 @@ from console.sandbox.background import (
     BackgroundSandbox,
 )
 from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.far import FarOptions, FarSandbox, far_sandbox
 from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
 from console.sandbox.replica import ReplicaOptions, ReplicaSandbox, replica_sandbox
@@ -194,6 +195,26 @@ def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> AclSandbox:
     _started["acl_cluster"] = background
     _measured["acl start"] = f"{time.monotonic() - started:.1f}s"
     return acl
+
+
+@pytest.fixture(scope="session")
+def far_cluster(tmp_path_factory: pytest.TempPathFactory) -> FarSandbox:
+    """A separate cluster "on another network": a name server and one broker that binds
+    127.0.0.1 and registers 127.0.0.77, where nothing listens (`far_cluster.broker_addr`),
+    seeded through a mapped client (`far_cluster.seed`); no consumers. Stopped at the end."""
+    options = FarOptions(
+        run_dir=tmp_path_factory.mktemp("far-cluster"), start_timeout=START_BUDGET_S
+    )
+    background = Background(functools.partial(far_sandbox, options))
+    started = time.monotonic()
+    try:
+        far: FarSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the far cluster did not start: {exc}", pytrace=False)
+    _started["far_cluster"] = background
+    _measured["far start"] = f"{time.monotonic() - started:.1f}s"
+    return far
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
-from tests.support.groups import Queue, committed, new_group, shift_plan
+from tests.support.groups import Queue, committed, fresh_group, new_group, shift_plan
 from tests.support.writes import write_access
 
 
@@ -239,11 +239,7 @@ def test_the_apply_command_confirms_writes_and_lists(
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    async def setup() -> tuple[str, dict[Queue, int]]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await new_group(sandbox, admin)
-
-    group, before = asyncio.run(setup())
+    group, before = fresh_group(sandbox)
     config = tmp_path / "config.yaml"
     cluster = sandbox.config_entry("sandbox")
     settings = {"workspace": str(tmp_path / "ws")}

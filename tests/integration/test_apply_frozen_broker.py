@@ -27,7 +27,7 @@ from console.services.infra.journal_store import unfinished_lines
 from console.services.infra.workspace import Workspace
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
-from tests.support.groups import Queue, committed, new_group
+from tests.support.groups import Queue, committed, fresh_group
 from tests.support.processes import processes
 
 DOWN = "broker-b"
@@ -107,11 +107,7 @@ def test_a_broker_frozen_mid_apply_stops_it_in_time_and_resume_and_undo_finish_i
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    async def setup() -> tuple[str, dict[Queue, int]]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await new_group(sandbox, admin)
-
-    group, before = asyncio.run(setup())
+    group, before = fresh_group(sandbox)
     assert {b for b, _ in before} == set(sandbox.broker_addrs)  # queues on both brokers
     ws = tmp_path / "ws"
     config = tmp_path / "config.yaml"

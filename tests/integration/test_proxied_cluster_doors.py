@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -25,16 +26,14 @@ from console.remote.proxy import remote_sources
 from console.sandbox.pop import GROUP_GRPC, TOPIC_CLICKS
 from console.sandbox.runner import Sandbox
 from console.services.infra.spark_runner import SparkRunner
-from console.services.plan.preview_flow import Stage
 from console.ui.app import make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
-from console.ui.screens.group import GroupScreen
 from console.ui.screens.history import HistoryScreen
-from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.connect import ConnectServer
-from tests.support.groups import Queue, committed, new_group
-from tests.ui.helpers import asked, screen_lines, settle, status
+from tests.support.console_keys import open_group, preview_shift_by, settled
+from tests.support.groups import Queue, fresh_group, offsets_of
+from tests.ui.helpers import asked, screen_lines, status
 
 NAME = "proxied"
 STEP_TIMEOUT_S = 600.0
@@ -60,19 +59,11 @@ def configured(
 
 
 def offline_group(sb: Sandbox) -> tuple[str, dict[Queue, int]]:
-    async def make() -> tuple[str, dict[Queue, int]]:
-        async with sb.admin(timeout=10) as admin:
-            return await new_group(sb, admin, TOPIC_CLICKS)
-
-    return asyncio.run(make())
+    return fresh_group(sb, TOPIC_CLICKS)
 
 
-def offsets_of(sb: Sandbox, group: str) -> dict[Queue, int | None]:
-    async def read() -> dict[Queue, int | None]:
-        async with sb.admin(timeout=10) as admin:
-            return await committed(sb, admin, group, TOPIC_CLICKS)
-
-    return asyncio.run(read())
+def clicks_of(sb: Sandbox, group: str) -> dict[Queue, int | None]:
+    return offsets_of(sb, group, TOPIC_CLICKS)
 
 
 def run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -111,10 +102,10 @@ def test_the_command_line_plans_applies_and_undoes_an_offline_group(
     assert code == 0, out + err
     journal = json.loads(out)
     assert {q["state"] for q in journal["queues"]} == {"verified"}
-    assert offsets_of(proxy_cluster, group) == dict.fromkeys(before, 0)
+    assert clicks_of(proxy_cluster, group) == dict.fromkeys(before, 0)
 
     undone(capfd, journal["apply_id"], group)
-    assert offsets_of(proxy_cluster, group) == before
+    assert clicks_of(proxy_cluster, group) == before
 
 
 def test_a_walkthrough_plans_and_applies_an_offline_group(
@@ -128,10 +119,10 @@ def test_a_walkthrough_plans_and_applies_an_offline_group(
     assert "not reported" not in err
     summary = json.loads(out)
     assert summary["verified"] == summary["queues"] == len(before)
-    assert offsets_of(proxy_cluster, group) == dict.fromkeys(before, 0)
+    assert clicks_of(proxy_cluster, group) == dict.fromkeys(before, 0)
 
     undone(capfd, summary["apply"], group)
-    assert offsets_of(proxy_cluster, group) == before
+    assert clicks_of(proxy_cluster, group) == before
 
 
 def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
@@ -145,7 +136,8 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
     proxy only): who consumes it is unknown, so the plan's path is blocked and the apply refused
     before anything is written, never a direct write under the consumers' pops."""
     config = tmp_path / "config.yaml"
-    entry = proxy_cluster.config_entry(NAME)  # no proxies: the operator did not name them
+    # No proxies: the operator did not name them, and none answers where they are looked for.
+    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": closed_port()}
     config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     monkeypatch.setenv(CACHE_ENV, str(connect.cache))
@@ -155,26 +147,92 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
             {"scope": {"cluster": NAME, "group": GROUP_GRPC}, "strategy": {"earliest": {}}}
         )
     )
-    before = offsets_of(proxy_cluster, GROUP_GRPC)
+    before = clicks_of(proxy_cluster, GROUP_GRPC)
 
     code, out, err = run(capfd, "plan", "--spec", str(spec), "--json")
     assert code == 1, out + err  # partial: its clients, and what they popped, are unknown
     planned = json.loads(out)
     blocker = planned["plan"]["reset_paths"][GROUP_GRPC]["blocker"]
     assert blocker.startswith("could not tell who is online: ")
-    assert "none was asked" in blocker
+    assert f"none was asked (none answered at 127.0.0.1:{entry['proxy_port']}: " in blocker
 
     code, out, err = run(capfd, "apply", planned["plan"]["id"], "--confirm", GROUP_GRPC)
     assert code == 2, out + err
     assert f"refused: group {GROUP_GRPC}: " in err
     assert "could not tell who is online" in err
     assert "nothing was written" in err
-    assert offsets_of(proxy_cluster, GROUP_GRPC) == before
+    assert clicks_of(proxy_cluster, GROUP_GRPC) == before
     assert not (tmp_path / "ws" / "journal").exists()
 
 
-async def settled(pilot: Pilot[int]) -> None:
-    await asyncio.wait_for(settle(pilot), STEP_TIMEOUT_S)
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def unnamed(
+    proxy_cluster: Sandbox, connect: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The config file without `proxies:`: the proxy is looked for on the hosts the brokers
+    list, on the port `proxy_port:` says (the sandbox's proxy is not on the default 8080)."""
+    assert proxy_cluster.proxy_addr is not None
+    port = int(proxy_cluster.proxy_addr.rpartition(":")[2])
+    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": port}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
+    monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(path))
+    monkeypatch.setenv(CACHE_ENV, str(connect.cache))
+    return path
+
+
+def test_the_proxy_the_brokers_list_is_found_by_groups_lag_and_plan(
+    proxy_cluster: Sandbox, unnamed: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    proxy = proxy_cluster.proxy_addr
+    found = f"rmq-console: proxy {proxy} found"
+    code, out, err = run(capfd, "groups", "--json")
+    assert code in (0, 1), out + err
+    rows = {g["group"]: g for g in json.loads(out)["groups"]}
+    assert rows[GROUP_GRPC]["consumption"] == "POP, gRPC via proxy"
+    assert "via proxies" not in err
+    assert found in err
+
+    code, out, err = run(capfd, "lag", "-g", GROUP_GRPC, "--json")
+    doc = json.loads(out)
+    assert {c["proxy"] for c in doc["clients"]} == {proxy}, err
+    assert doc["proxies"] == [proxy]
+    assert "via proxies" not in err
+    assert found in err
+
+    group, _ = offline_group(proxy_cluster)
+    spec = tmp_path / "reset.yaml"
+    spec.write_text(
+        yaml.safe_dump({"scope": {"cluster": NAME, "group": group}, "strategy": {"earliest": {}}})
+    )
+    code, out, err = run(capfd, "plan", "--spec", str(spec), "--json")
+    assert code == 0, out + err
+    planned = json.loads(out)
+    assert (planned["partial"], planned["missing"]) == (False, [])
+    path = planned["plan"]["reset_paths"][group]
+    assert (path["kind"], path["blocker"]) == ("server-side reset", None)
+
+
+async def test_the_console_finds_the_proxy_and_says_so(
+    proxy_cluster: Sandbox, unnamed: Path
+) -> None:
+    config = load_config(unnamed)
+    cluster = config.cluster(NAME)
+    app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_group(pilot, app, GROUP_GRPC)
+        await pilot.press("r")
+        await settled(pilot)
+        shown = "\n".join(screen_lines(app))
+        # Its gRPC client is listed with the proxy it came through.
+        assert f"grpc {proxy_cluster.proxy_addr}" in shown.replace("\xa0", " "), shown
+        assert f"proxy {proxy_cluster.proxy_addr} found" in status(app)
 
 
 async def confirmed(pilot: Pilot[int], group: str) -> ApplyResultDialog:
@@ -200,27 +258,15 @@ async def test_the_console_previews_applies_and_undoes_an_offline_group(
     cluster = config.cluster(NAME)
     app = make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
     async with app.run_test(size=(80, 24)) as pilot:
-        await settled(pilot)
-        await pilot.press("g")
-        await settled(pilot)
-        await pilot.press("slash", *group, "enter", "enter")
-        await settled(pilot)
-        assert isinstance(app.screen, GroupScreen), status(app)
+        await open_group(pilot, app, group)
         assert "not reported" not in "\n".join(screen_lines(app))
-        await pilot.press("R")
-        await settled(pilot)
-        preview = app.screen
-        assert isinstance(preview, PreviewScreen)
-        await pilot.press("shift+tab", "enter", "up", "enter")  # the strategy list: shift-by
-        await pilot.press("tab", *"-2", "enter")
-        await settled(pilot)
-        assert preview.flow.stage is Stage.PREVIEWED, (preview.flow.error, status(app))
+        await preview_shift_by(pilot, app, -2)
         shown = "\n".join(screen_lines(app))
         assert "server-side reset" in shown
         assert "partial" not in shown.lower()
         await pilot.press("a")
         applied = await confirmed(pilot, group)
-        assert await asyncio.to_thread(offsets_of, proxy_cluster, group) == {
+        assert await asyncio.to_thread(clicks_of, proxy_cluster, group) == {
             q: v - 2 for q, v in before.items()
         }
 
@@ -232,4 +278,4 @@ async def test_the_console_previews_applies_and_undoes_an_offline_group(
         await pilot.press("u")
         back = await confirmed(pilot, group)
         assert back.journal.undo_of == applied.journal.apply_id
-    assert await asyncio.to_thread(offsets_of, proxy_cluster, group) == before
+    assert await asyncio.to_thread(clicks_of, proxy_cluster, group) == before

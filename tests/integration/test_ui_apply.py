@@ -7,7 +7,6 @@ broker holds the before-image again. A read-only cluster offers no apply at all.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -22,15 +21,14 @@ from console.rocketmq.admin import AdminClient
 from console.sandbox.runner import Sandbox
 from console.services.infra.journal_store import AuditLog, JournalStore
 from console.services.infra.spark_runner import SparkRunner
-from console.services.plan.preview_flow import Stage
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
-from console.ui.screens.group import GroupScreen
 from console.ui.screens.history import HistoryScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
+from tests.support.console_keys import open_group, preview_shift_by, settled
 from tests.support.groups import committed, new_group
-from tests.ui.helpers import asked, screen_lines, settle, status, text_of
+from tests.ui.helpers import asked, screen_lines, status, text_of
 from tests.ui.helpers import shown as rows_shown
 
 PLAN_TIMEOUT_S = 900.0
@@ -62,27 +60,10 @@ def console(sandbox: Sandbox, workspace: Path, *, read_only: bool = False) -> Co
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
 
 
-async def settled(pilot: Pilot[int]) -> None:
-    await asyncio.wait_for(settle(pilot), PLAN_TIMEOUT_S)
-
-
 async def previewed(pilot: Pilot[int], app: ConsoleApp, group: str) -> PreviewScreen:
     """The group opened from the groups list, `R`, shift-by -2, previewed."""
-    await settled(pilot)
-    await pilot.press("g")
-    await settled(pilot)
-    await pilot.press("slash", *group, "enter", "enter")
-    await settled(pilot)
-    assert isinstance(app.screen, GroupScreen), status(app)
-    await pilot.press("R")
-    await settled(pilot)
-    screen = app.screen
-    assert isinstance(screen, PreviewScreen)
-    await pilot.press("shift+tab", "enter", "up", "enter")  # the strategy list: shift-by
-    await pilot.press("tab", *"-2", "enter")
-    await settled(pilot)
-    assert screen.flow.stage is Stage.PREVIEWED, (screen.flow.error, status(app))
-    return screen
+    await open_group(pilot, app, group)
+    return await preview_shift_by(pilot, app, -2)
 
 
 async def test_apply_from_the_preview_then_undo_from_history(

@@ -34,7 +34,7 @@ from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.themes import PROJECT_THEMES
-from console.ui.widgets.plandiff import PlanDiff, row_key
+from console.ui.widgets.plandiff import PlanDiff, row_id
 from tests.support.timestamps import seek_time
 from tests.ui.helpers import screen_lines, settle, status, text_of, values
 
@@ -157,7 +157,7 @@ async def assert_boundaries_shown(sandbox: Sandbox, app: ConsoleApp) -> None:
             assert boundary.first.offset_msg_id == pulled.messages[0].offset_msg_id
     row = diff.current_row
     assert row is not None
-    current = read[row_key(row)]
+    current = read[row_id(row)]
     assert isinstance(current, Boundary)
     assert current.first is not None
     text = "\n".join(screen_lines(app))

@@ -6,7 +6,6 @@ the future), a malformed team walkthrough (named by file and line; the others st
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from console.cli import main
 from console.locations import CACHE_ENV
 from console.sandbox.runner import Sandbox
 from tests.connect import ConnectServer
-from tests.support.groups import Queue, committed, new_group
+from tests.support.groups import fresh_group, offsets_of
 
 
 @pytest.fixture
@@ -32,22 +31,6 @@ def configured(
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     monkeypatch.setenv(CACHE_ENV, str(connect.cache))
     return tmp_path / "ws"
-
-
-def fresh_group(sandbox: Sandbox) -> tuple[str, dict[Queue, int]]:
-    async def setup() -> tuple[str, dict[Queue, int]]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await new_group(sandbox, admin)
-
-    return asyncio.run(setup())
-
-
-def offsets_of(sandbox: Sandbox, group: str) -> dict[Queue, int | None]:
-    async def read() -> dict[Queue, int | None]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await committed(sandbox, admin, group)
-
-    return asyncio.run(read())
 
 
 def test_a_walkthrough_from_the_command_line_applies_verifies_and_reports(

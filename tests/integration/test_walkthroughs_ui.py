@@ -32,11 +32,11 @@ from console.services.read.snapshots import SnapshotStore, take_snapshot
 from console.services.walkthrough.guided_run import load_walkthroughs
 from console.ui.app import ConsoleApp, make_app
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog
-from console.ui.screens.group import GroupScreen
 from console.ui.screens.preview import PreviewScreen
 from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.consumer_log import queue_events
+from tests.support.console_keys import open_group
 from tests.support.groups import committed, group_with_retry_backlog, new_group
 from tests.ui.helpers import asked, screen_lines, settle, status
 
@@ -76,12 +76,7 @@ async def open_walkthrough(
     pilot: Pilot[int], app: ConsoleApp, group: str, name: str
 ) -> WalkthroughScreen:
     """The group from the groups list, `w`, the walkthrough picked from the list by keys."""
-    await settled(pilot)
-    await pilot.press("g")
-    await settled(pilot)
-    await pilot.press("slash", *group, "enter", "enter")
-    await settled(pilot)
-    assert isinstance(app.screen, GroupScreen), status(app)
+    await open_group(pilot, app, group)
     await pilot.press("w")
     await settled(pilot)
     screen = app.screen

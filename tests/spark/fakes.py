@@ -8,7 +8,14 @@ from types import SimpleNamespace
 
 from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.rocketmq.errors import NotFoundError
-from console.rocketmq.models import ConsumeTimeSpan, MessageQueue, SubscriptionGroup
+from console.rocketmq.models import (
+    ClientConnection,
+    ConsumerConnection,
+    ConsumeTimeSpan,
+    MessageQueue,
+    SubscriptionGroup,
+)
+from console.services.read.proxy_finder import ProxySearch
 from console.services.read.routes import BrokerRoute
 
 
@@ -21,6 +28,19 @@ class FakeAdmin:
         default_factory=dict
     )
     server_versions: dict[str, int] = field(default_factory=dict)
+    #: The groups as read (FakeReader's): every broker lists their clients.
+    offsets: dict[str, GroupOffsets] = field(default_factory=dict)
+
+    async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
+        read = self.offsets.get(group)
+        listed = [
+            ClientConnection(c.client_id, c.addr, c.language, 479)
+            for c in (read.clients if read is not None else ())
+        ]
+        return ConsumerConnection(listed, "CONSUME_PASSIVELY" if listed else None, None, None)
+
+    async def message_request_modes(self, addr: str) -> dict[tuple[str, str], str]:
+        return {}
 
     async def broker_config(self, addr: str) -> dict[str, str]:
         self.server_versions[addr] = self.versions.get(addr, 479)
@@ -42,9 +62,19 @@ class FakeReader:
     cluster: str | None = "c1"
     admin: FakeAdmin = field(default_factory=FakeAdmin)
     now_ms: int = 1_700_000_000_000
+    #: No proxies: the brokers list every client.
+    proxies: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.admin.offsets = self.offsets
 
     async def brokers(self) -> dict[str, str]:
         return dict(self.brokers_)
+
+    async def find_proxies(
+        self, brokers: object, hosts_of: object = None, names: object = None
+    ) -> ProxySearch | None:
+        return None  # the brokers list no proxy: nothing looked for
 
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         return {g: SubscriptionGroup(g, True, True, False, 1, 16) for g in self.offsets}

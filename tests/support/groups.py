@@ -3,6 +3,7 @@ committed offsets, and plans for them."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
@@ -79,3 +80,23 @@ async def group_with_retry_backlog(sandbox: Sandbox, admin: AdminClient) -> tupl
         writes.append(OffsetWrite(addr, group, topic, 0, 1))
     assert (await OffsetWriter(admin).write(writes)).ok
     return group, 3 * len(sandbox.broker_addrs)
+
+
+def fresh_group(sandbox: Sandbox, topic: str = TOPIC_ORDERS) -> tuple[str, dict[Queue, int]]:
+    """`new_group`, for a test that is not a coroutine."""
+
+    async def make() -> tuple[str, dict[Queue, int]]:
+        async with sandbox.admin(timeout=10) as admin:
+            return await new_group(sandbox, admin, topic)
+
+    return asyncio.run(make())
+
+
+def offsets_of(sandbox: Sandbox, group: str, topic: str = TOPIC_ORDERS) -> dict[Queue, int | None]:
+    """`committed`, for a test that is not a coroutine."""
+
+    async def read() -> dict[Queue, int | None]:
+        async with sandbox.admin(timeout=10) as admin:
+            return await committed(sandbox, admin, group, topic)
+
+    return asyncio.run(read())

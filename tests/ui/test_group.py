@@ -133,3 +133,17 @@ async def test_a_broadcasting_group_shows_its_clients_own_offsets_never_a_zero()
         await settle(pilot)
         assert "lag client-local (no offsets.json here)" in text_of(app, "#summary")
         assert [r for r in shown(app, "#queues") if r["topic"] == "orders"] == []
+
+
+async def test_the_interval_firing_before_the_screens_widgets_are_mounted_reads_nothing() -> None:
+    # On a loaded machine the refresh interval fired on a group screen that had been shown
+    # but whose status line was not mounted (yet): the tick raised NoMatches in the console.
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_billing(pilot)
+        shown_screen = app.screen
+        assert isinstance(shown_screen, GroupScreen)
+        unmounted = GroupScreen(shown_screen.cluster_session, "billing")
+        unmounted._shown = True
+        unmounted.refresh_due()
+        assert not unmounted.refreshing

@@ -19,6 +19,7 @@ from console.services.infra.access import ClusterClient, cluster_of, open_admin
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
+from jobs.timestamps import BrokerSearch
 
 UNRESOLVABLE = CredentialsRef("env:RMQ_TEST_NEVER_SET_AK", "env:RMQ_TEST_NEVER_SET_SK")
 
@@ -74,6 +75,24 @@ def test_a_planner_takes_the_credential_references_of_its_clients_cluster(tmp_pa
     # A client built by hand (a tool's, a test's) names no cluster: no credentials to pass on.
     by_hand = ClusterReader(AdminClient("127.0.0.1:9876"), None)
     assert Planner(ws, None, reader=by_hand).credentials is None  # type: ignore[arg-type]
+
+
+def test_the_plan_job_reaches_the_cluster_as_the_planners_client_does(tmp_path: Path) -> None:
+    far = ClusterConfig(
+        "far",
+        ("127.0.0.1:9876",),
+        address_map=(("10.1.2.3", "127.0.0.1"),),
+        socks="127.0.0.1:1080",
+    )
+    admin = open_admin(far)
+    planner = Planner(Workspace(tmp_path), runner=None, reader=ClusterReader(admin, None))  # type: ignore[arg-type]
+    assert (planner.address_map, planner.socks) == (far.address_map, far.socks)
+    # What the executors get, through the request's JSON, opens a client that goes there too.
+    sent = PlanRequest.from_json(request(address_map=far.address_map, socks=far.socks).to_json())
+    search = BrokerSearch.for_request(sent)
+    assert (search.address_map, search.socks) == (far.address_map, far.socks)
+    assert search._config("10.1.2.3:10911").reach() == far.reach()
+    asyncio.run(admin.close())
 
 
 def request(**kw: object) -> PlanRequest:

@@ -12,6 +12,7 @@ from console.rocketmq.errors import RequestTimeout
 from console.rocketmq.models import ClientConnection, ConsumerConnection
 from console.services.read.group_clients import PROXY_GROUP
 from console.services.read.online import consumers_of
+from console.services.read.proxy_finder import ProxySearch
 
 A, B, PROXY = "10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.5:8080"
 BROKERS = {"broker-a": A, "broker-b": B}
@@ -49,8 +50,18 @@ class Cluster:
         return self.modes.get(addr, {})
 
 
-def reader(cluster: Cluster, proxies: tuple[str, ...] = ()) -> SimpleNamespace:
-    return SimpleNamespace(admin=cluster, proxies=proxies)
+def reader(
+    cluster: Cluster, proxies: tuple[str, ...] = (), search: ProxySearch | None = None
+) -> SimpleNamespace:
+    """A reader of `cluster` with `proxies` named; with none, looking for them finds
+    `search` (None: not looked for)."""
+
+    async def find_proxies(
+        brokers: object, hosts_of: object = None, names: object = None
+    ) -> ProxySearch | None:
+        return search
+
+    return SimpleNamespace(admin=cluster, proxies=proxies, find_proxies=find_proxies)
 
 
 async def test_a_client_on_the_second_broker_only_is_online() -> None:
@@ -114,3 +125,19 @@ async def test_brokers_that_cannot_say_whether_proxies_serve_them_leave_it_unkno
     who = await consumers_of(reader(c), "g", BROKERS)  # type: ignore[arg-type]
     assert who.unknown is not None
     assert "whether proxies serve the cluster" in who.unknown
+
+
+async def test_a_proxy_found_is_asked_as_a_named_one() -> None:
+    c = Cluster({A: [], B: [], PROXY: ["10.0.0.8@grpc"]}, proxies_seen={A: ["10.0.0.5"]})
+    found = ProxySearch(("10.0.0.5",), (PROXY,), ())
+    who = await consumers_of(reader(c, search=found), "g", BROKERS, ["clicks"])  # type: ignore[arg-type]
+    assert (who.clients, who.pop, who.unknown) == (frozenset({"10.0.0.8@grpc"}), True, None)
+
+
+async def test_a_proxy_not_found_leaves_who_is_online_unknown_and_says_where_it_looked() -> None:
+    c = Cluster({A: [], B: []}, proxies_seen={A: ["10.0.0.5"]})
+    missed = ProxySearch(("10.0.0.5",), (), ((PROXY, "cannot connect to 10.0.0.5:8080: refused"),))
+    who = await consumers_of(reader(c, search=missed), "g", BROKERS)  # type: ignore[arg-type]
+    assert who.clients == frozenset()
+    assert who.unknown is not None
+    assert "none was asked (none answered at 10.0.0.5:8080: cannot connect" in who.unknown

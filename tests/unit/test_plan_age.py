@@ -14,6 +14,7 @@ from console.services.apply.intents import ApplyPlan
 from console.services.apply.session import ApplySession
 from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.plan.load import LoadedPlan
+from tests.support.readers import no_proxy_listed
 from tests.support.writes import write_access
 
 ADDR, GROUP, TOPIC = "10.0.0.1:10911", "billing", "orders"
@@ -71,7 +72,9 @@ async def test_a_plan_that_grew_too_old_while_the_prompt_waited_writes_nothing(
     async def brokers() -> dict[str, str]:
         return {"broker-a": ADDR}
 
-    reader = SimpleNamespace(admin=broker, brokers=brokers, proxies=())
+    reader = SimpleNamespace(
+        admin=broker, brokers=brokers, proxies=(), find_proxies=no_proxy_listed
+    )
     now = [MADE_S + 60]  # a minute old when checked
     intent = ApplyPlan(plan(), max_age_s=MAX_AGE_S, clock=lambda: now[0])
     seen: list[WriteCheck] = []

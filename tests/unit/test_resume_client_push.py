@@ -12,6 +12,7 @@ from console.domain.journal import ApplyStatus, Journal, JournalQueue, QueueStat
 from console.domain.reset_paths import ResetPathKind
 from console.rocketmq.models import ClientConnection, ConsumerConnection, MessageQueue
 from console.services.apply.resume_check import check_resume
+from tests.support.readers import no_proxy_listed
 
 ADDR, GROUP, TOPIC = "10.0.0.1:10911", "billing", "orders"
 V4_9_7 = 407
@@ -72,7 +73,9 @@ def reader(online: int) -> SimpleNamespace:
     async def brokers() -> dict[str, str]:
         return {"broker-a": ADDR}
 
-    return SimpleNamespace(admin=LegacyBroker(online), brokers=brokers, proxies=())
+    return SimpleNamespace(
+        admin=LegacyBroker(online), brokers=brokers, proxies=(), find_proxies=no_proxy_listed
+    )
 
 
 async def test_a_client_push_left_part_way_is_refused_while_its_consumers_are_online() -> None:

@@ -36,6 +36,7 @@ from console.rocketmq.models import (
     SubscriptionGroup,
     TopicRoute,
 )
+from console.rocketmq.reach import DIRECT
 from console.rocketmq.running_info import parse_running_info
 from console.services.read.group_clients import PROXY_GROUP, ghosts
 from console.services.read.reader import ClusterReader
@@ -98,6 +99,7 @@ class FakeCluster:
         self.server_versions: dict[str, int] = {}
         self.timeout = 3.0
         self.tls = None
+        self.reach = DIRECT
         self.asked: list[tuple[str, str]] = []
 
     def name_of(self, addr: str) -> str:
@@ -410,7 +412,9 @@ async def test_a_grpc_groups_in_flight_comes_from_the_brokers_metrics_where_expo
 ) -> None:
     from console.services.read import batch, broker_metrics
 
-    async def scrape(url: str, timeout: float, tls: object = None) -> list[broker_metrics.Inflight]:
+    async def scrape(
+        url: str, timeout: float, tls: object = None, reach: object = None
+    ) -> list[broker_metrics.Inflight]:
         if url.endswith("/b"):
             raise broker_metrics.MetricsUnavailable(f"{url}: refused")
         return broker_metrics.parse_inflight(METRICS)
@@ -450,7 +454,9 @@ class MetricsRead:
         fake.tls = tls  # type: ignore[assignment]
         self.reader = ClusterReader(fake, proxies=(PROXY,), metrics=tuple(text))  # type: ignore[arg-type]
 
-    async def scrape(self, url: str, timeout: float, tls: object = None) -> list[Any]:
+    async def scrape(
+        self, url: str, timeout: float, tls: object = None, reach: object = None
+    ) -> list[Any]:
         from console.services.read import broker_metrics
 
         self.scraped.append((url, tls))
@@ -511,7 +517,9 @@ async def test_the_metrics_are_scraped_with_the_clusters_tls_and_a_refusal_is_na
 
     refusal = "https://a: 10.0.0.1:5557: TLS certificate for 10.0.0.1 not trusted (unknown CA)"
 
-    async def refused(url: str, timeout: float, tls: object = None) -> list[Any]:
+    async def refused(
+        url: str, timeout: float, tls: object = None, reach: object = None
+    ) -> list[Any]:
         raise broker_metrics.MetricsUnavailable(refusal, tls=True)
 
     monkeypatch.setattr("console.services.read.batch.scrape", refused)

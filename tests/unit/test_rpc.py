@@ -30,6 +30,7 @@ from console.rocketmq.errors import (
     RocketMQError,
     TlsCause,
     TlsRefused,
+    UnreachableAddress,
 )
 from console.services.infra.rpc import (
     CallCancelled,
@@ -48,6 +49,8 @@ WAIT = 60.0
 WIRE_ERRORS: list[RocketMQError] = [
     ProtocolError("bad frame: length 3"),
     ConnectError("10.0.0.1:9876", "Connection refused"),
+    ConnectError("10.0.0.1:10911", "Connection refused", "through SOCKS 127.0.0.1:1080"),
+    UnreachableAddress("10.0.0.1:10911", "Connection refused", "broker-a"),
     RequestTimeout("10.0.0.2:10911", 208, 2.5),
     ConnectionLost("10.0.0.2:10911", "closed by the server"),
     ClosedUnanswered("10.0.0.2:10911"),

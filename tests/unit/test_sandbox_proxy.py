@@ -8,6 +8,7 @@ from pathlib import Path
 
 from console.sandbox.cache import Distribution, has_lite_topics
 from console.sandbox.certs import make_tls_files
+from console.sandbox.cli import example_commands
 from console.sandbox.cluster import (
     BROKER_NAMES,
     ClusterSetup,
@@ -139,3 +140,17 @@ def test_the_lite_client_and_the_lite_scenario(tmp_path: Path) -> None:
         True,
         True,
     ]
+
+
+def test_the_sandboxs_example_commands_pass_its_proxy_and_metrics() -> None:
+    lines = example_commands(
+        "127.0.0.1:9876", "127.0.0.1:8080", ("http://127.0.0.1:5557/metrics", "http://b/m")
+    )
+    assert lines[0] == (
+        "rmq-console --namesrv 127.0.0.1:9876 --proxy 127.0.0.1:8080 "
+        "--broker-metrics 'http://127.0.0.1:5557/metrics;http://b/m'"
+    )
+    assert all("--proxy 127.0.0.1:8080" in line for line in lines)
+    assert any(line.startswith(f"rmq-console lag -g {GROUP_GRPC} ") for line in lines)
+    # Without a proxy there is none to pass.
+    assert all("--proxy" not in line for line in example_commands("127.0.0.1:9876", None))

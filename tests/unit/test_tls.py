@@ -20,6 +20,7 @@ from console.rocketmq.admin import AdminClient
 from console.rocketmq.codes import FLAG_RESPONSE
 from console.rocketmq.errors import TlsCause, TlsRefused
 from console.rocketmq.frame import Command
+from console.rocketmq.reach import Reach
 from console.sandbox.certs import (
     KeyPair,
     issue,
@@ -27,6 +28,7 @@ from console.sandbox.certs import (
     write_cert,
     write_pair,
 )
+from tests.support.socks5 import socks5
 
 
 @dataclass(frozen=True)
@@ -197,3 +199,26 @@ def test_an_encrypted_key_is_refused_without_a_prompt(pki: Pki, tmp_path: Path) 
     tls = TlsRef(ca=str(pki.ca), cert=str(pki.client.cert), key=str(locked))
     with pytest.raises(ConfigError, match=r"tls.key: .*locked.key is encrypted"):
         tls.resolve()
+
+
+async def test_through_a_map_or_socks_the_certificate_is_checked_for_the_registered_name(
+    pki: Pki,
+) -> None:
+    # The server's certificate holds 127.0.0.1 and localhost; the broker registered 127.0.0.77,
+    # reached at 127.0.0.1 through a map or a SOCKS proxy. The name checked is the one the
+    # cluster gave (or tls.server_name), never the address connected to.
+    async with tls_server(pki) as addr:
+        registered = f"127.0.0.77:{addr.rpartition(':')[2]}"
+        with socks5({"127.0.0.77": "127.0.0.1"}) as proxy:
+            for reach in (Reach.of([("127.0.0.77", "127.0.0.1")]), Reach.of(socks=proxy.addr)):
+                for server_name, answer in ((None, None), ("localhost", 7)):
+                    tls = TlsRef(ca=str(pki.ca), server_name=server_name).resolve()
+                    async with AdminClient(addr, timeout=5, tls=tls, reach=reach) as client:
+                        if answer is None:
+                            with pytest.raises(TlsRefused) as refused:
+                                await client.max_offset(registered, "T", 0)
+                            assert refused.value.cause is TlsCause.NAME_MISMATCH
+                            assert "127.0.0.77" in str(refused.value)
+                        else:
+                            assert await client.max_offset(registered, "T", 0) == answer
+        assert proxy.asked_for("127.0.0.77") == [registered, registered]

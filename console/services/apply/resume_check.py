@@ -66,23 +66,6 @@ class ResumeCheck:
         head = f"{len(self.drift)} queue(s) moved since the apply (resume with --accept-drift):"
         return (*self.blockers, head, *(d.line() for d in self.drift))
 
-    def lines(self) -> list[str]:
-        """What resuming would do, one fact a line: what `resume` prints and what the console
-        shows before the operator confirms."""
-        j = self.journal
-        lines = [
-            f"resume {j.apply_id} ({j.status}): {len(j.unfinished)} queue(s) not verified; "
-            f"{len(self.arrived)} found at their target, {len(self.writes)} to write"
-        ]
-        if self.past:
-            lines.append(
-                f"{len(self.past)} queue(s) found past their target with consumers online: "
-                "left as they are, not verified (writing the target again would move them back)"
-            )
-        lines += [f"reset path for {g.group}: {g.path.kind} - {g.path.reason}" for g in self.groups]
-        lines += [f"warning: {r.line}" for r in self.reclamped]
-        return lines
-
     def seen(self) -> dict[str, object]:
         """What an operator confirms: the queues found at their target or past it, every write
         left with its offset before and target, each group's path, the drift and what blocks.

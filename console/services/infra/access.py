@@ -10,7 +10,8 @@ Credentials are resolved here, in the process that connects, from the config's r
 secret is hidden from every outward text at that moment (console.redact). A broker refusing the
 signature (or its absence) is reported by the wire client as `AccessDenied`, naming the access
 key, never the secret. The `tls:` files are read here too, into the TLS context every connection
-of the client uses; a server refusing our TLS (or its absence) is `TlsRefused`.
+of the client uses; a server refusing our TLS (or its absence) is `TlsRefused`. The cluster's
+`address_map:` and `socks:` say where each connection goes (console/rocketmq/reach.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from console.config import ClusterConfig, Config
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import ReadOnlyError
+from console.rocketmq.reach import DIRECT, Reach
 from console.rocketmq.signing import Credentials
 from console.rocketmq.tls import TlsClient
 
@@ -33,6 +35,7 @@ class ClusterClient(AdminClient):
         credentials: Credentials | None,
         read_only: str | None,
         tls: TlsClient | None = None,
+        reach: Reach = DIRECT,
     ) -> None:
         super().__init__(
             list(cluster.namesrv),
@@ -40,6 +43,7 @@ class ClusterClient(AdminClient):
             credentials=credentials,
             read_only=read_only,
             tls=tls,
+            reach=reach,
         )
         self.cluster = cluster
         self._access_key = credentials.access_key if credentials is not None else None
@@ -78,6 +82,7 @@ def open_admin(
         credentials=credentials,
         read_only=no_writes,
         tls=cluster.tls.resolve() if cluster.tls else None,
+        reach=cluster.reach(),
     )
 
 

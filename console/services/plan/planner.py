@@ -79,7 +79,8 @@ class Planner:
     ) -> None:
         """`namesrv`, `credentials` and `tls` are what the plan job uses for its own lookups
         (the timestamp strategies); by default those of the cluster the reader's client was
-        opened for. Credentials travel to the job as references only, TLS as file paths."""
+        opened for, as are its address map and SOCKS proxy. Credentials travel to the job as
+        references only, TLS as file paths."""
         self.workspace = workspace
         self.store = SnapshotStore(workspace)
         self.runner = runner
@@ -89,6 +90,9 @@ class Planner:
         opened_for = cluster_of(reader.admin) if reader else None
         self.credentials = credentials or (opened_for.credentials if opened_for else None)
         self.tls = tls or (opened_for.tls if opened_for else None)
+        #: Where the job's lookups connect: as the reader's client does.
+        self.address_map = opened_for.address_map if opened_for else ()
+        self.socks = opened_for.socks if opened_for else None
         self.clock = clock
         self.with_times = with_times
         #: Where BROADCASTING clients on this host keep offsets.json (config client_offset_dirs).
@@ -177,6 +181,8 @@ class Planner:
             namesrv=self.namesrv,
             credentials=self.credentials.to_dict() if self.credentials else None,
             tls=self.tls.to_dict() if self.tls else None,
+            address_map=self.address_map,
+            socks=self.socks,
             file_rows=rows,
             source_snapshot_uri=source.uri if source else None,
             source_snapshot=source.info() if source else None,

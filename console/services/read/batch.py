@@ -95,8 +95,11 @@ class ReadBatch:
 
     def broker_metrics(self, url: str, timeout: float) -> Awaitable[list[Inflight]]:
         """A broker's metrics endpoint's in-flight samples, scraped once for the batch (an
-        `https://` one verified with the cluster's TLS: its `tls.ca`)."""
-        return _once(self._metrics, url, lambda: scrape(url, timeout, self._admin.tls))
+        `https://` one verified with the cluster's TLS: its `tls.ca`), reached as the cluster's
+        addresses are."""
+        return _once(
+            self._metrics, url, lambda: scrape(url, timeout, self._admin.tls, self._admin.reach)
+        )
 
     def proxies_seen(self, addr: str) -> Awaitable[tuple[str, ...]]:
         """The hosts of the proxies the broker at `addr` lists (see group_clients.proxy_hosts),

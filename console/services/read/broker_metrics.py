@@ -46,6 +46,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from console.rocketmq.errors import TlsCause
+from console.rocketmq.reach import DIRECT, Reach
 from console.rocketmq.tls import TlsClient, handshake_refused
 
 INFLIGHT = "rocketmq_consumer_inflight_messages"
@@ -115,29 +116,44 @@ def parse_inflight(text: str) -> list[Inflight]:
     return out
 
 
-async def scrape(url: str, timeout: float, tls: TlsClient | None = None) -> list[Inflight]:
+async def scrape(
+    url: str, timeout: float, tls: TlsClient | None = None, reach: Reach = DIRECT
+) -> list[Inflight]:
     """GET one metrics endpoint (off the event loop) and keep its INFLIGHT samples. An
     `https://` endpoint is verified with the cluster's TLS context (`tls`, built from its
-    `tls:`; None: the system CAs)."""
+    `tls:`; None: the system CAs). The connection goes where `reach` sends the endpoint's
+    address (mapped, through SOCKS), its URL unchanged."""
 
     # deferred: urllib's HTTP client (http.client, email), for a cluster with metrics only
     import urllib.error
+    import urllib.parse
     import urllib.request
 
     context = tls.context if tls is not None and url.startswith("https://") else None
+    where = urllib.parse.urlsplit(url)
+    port = where.port or (443 if where.scheme == "https" else 80)
+    route = reach.route(f"{where.hostname}:{port}")
+    named = f"{url} ({route})" if route else url
 
     def get() -> str:
         try:
-            with urllib.request.urlopen(url, timeout=timeout, context=context) as resp:  # noqa: S310
+            if reach.direct:
+                opened = urllib.request.urlopen(url, timeout=timeout, context=context)  # noqa: S310
+            else:
+                # deferred: the reached opener, for a cluster reached through a map or SOCKS
+                from console.services.infra.reached_http import reached_opener
+
+                opened = reached_opener(reach, context).open(url, timeout=timeout)
+            with opened as resp:
                 body: bytes = resp.read()
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, ssl.SSLError):
                 raise _tls_refused(url, exc.reason, tls) from exc
-            raise MetricsUnavailable(f"{url}: {exc}") from exc
+            raise MetricsUnavailable(f"{named}: {exc}") from exc
         except ssl.SSLError as exc:
             raise _tls_refused(url, exc, tls) from exc
         except (OSError, ValueError) as exc:
-            raise MetricsUnavailable(f"{url}: {exc}") from exc
+            raise MetricsUnavailable(f"{named}: {exc}") from exc
         return body.decode("utf-8", errors="replace")
 
     return parse_inflight(await asyncio.to_thread(get))

@@ -253,10 +253,12 @@ async def proxy_hosts(admin: AdminClient, addr: str) -> tuple[str, ...]:
     return tuple(sorted({c.client_addr.rpartition(":")[0] for c in connection.clients}))
 
 
-def unasked(hosts: Sequence[str]) -> str:
-    """Why a group's clients are unknown when the cluster has proxies nobody asked."""
+def unasked(hosts: Sequence[str], looked: str = "") -> str:
+    """Why a group's clients are unknown when the cluster has proxies nobody asked (`looked`:
+    where they were looked for, and why none answered there)."""
+    where = f" ({looked}; proxy_port: in the config says where to look)" if looked else ""
     return (
-        f"the brokers list {len(hosts)} proxy(ies) (at {', '.join(hosts)}) and none was asked "
-        "(--proxy HOST:PORT, or proxies: in the config): gRPC clients connect only to a proxy, "
-        "so who consumes this group, and what it popped and did not ack, is unknown"
+        f"the brokers list {len(hosts)} proxy(ies) (at {', '.join(hosts)}) and none was asked"
+        f"{where} (--proxy HOST:PORT, or proxies: in the config): gRPC clients connect only to "
+        "a proxy, so who consumes this group, and what it popped and did not ack, is unknown"
     )

@@ -37,6 +37,7 @@ from console.services.read.broker_metrics import (
 )
 from console.services.read.group_clients import POP_MODE, pop_in_flight, read_clients, unasked
 from console.services.read.lite_read import read_lite
+from console.services.read.proxy_finder import ProxySearch
 from console.services.read.routes import BrokerRoute, QueuesRead, read_addrs
 from console.services.read.slave_checks import check_slave_reads
 
@@ -60,6 +61,13 @@ class GroupReads(Protocol):
     def metrics(self) -> tuple[str, ...]: ...
 
     async def routes(self) -> dict[str, BrokerRoute]: ...
+
+    async def find_proxies(
+        self,
+        brokers: Mapping[str, str],
+        hosts_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None,
+        names: Iterable[str] | None = None,
+    ) -> ProxySearch | None: ...
 
     async def dlq_queues(
         self, group: str, *, brokers: dict[str, str] | None = None, batch: ReadBatch | None = None
@@ -165,11 +173,26 @@ async def read_group(
         pop_topics=pop_mode,
         gate=batch.ask,
     )
+    proxies = reader.proxies
+    if not proxies and not clients.clients and reachable:
+        # Nobody named the proxies and no broker lists a client: one the brokers list may.
+        search = await reader.find_proxies(reachable, batch.proxies_seen, batch.routes)
+        if search is not None and search.found:
+            proxies = search.found
+            clients = await read_clients(
+                reader.admin,
+                group,
+                reachable,
+                proxies,
+                every_broker=batch.every_broker,
+                pop_topics=pop_mode,
+                gate=batch.ask,
+            )
+        else:
+            gaps.extend(await _unasked_proxies(reader, group, reachable, batch, search))
     if lite is not None:
         clients = clients.lite()
     gaps.extend(clients.gaps)
-    if not reader.proxies and not clients.clients and reachable:
-        gaps.extend(await _unasked_proxies(reader, group, reachable, batch))
     in_flight: tuple[PopInFlight, ...] = ()
     held = {(q.queue.broker_name, q.queue.topic) for _, q in rows}
     if pop_mode is None and clients.consumption.remoting and not clients.consumption.pop:
@@ -235,7 +258,7 @@ async def read_group(
         pop_in_flight=in_flight,
         ghosts=clients.ghosts,
         slave_lag=slave.lag,
-        proxies=reader.proxies,
+        proxies=proxies,
         lite=lite,
     )
 
@@ -328,10 +351,15 @@ def _unknown_on(group: str, broker: str, unlisted: Sequence[str], odd: Mapping[s
 
 
 async def _unasked_proxies(
-    reader: GroupReads, group: str, reachable: dict[str, str], batch: ReadBatch
+    reader: GroupReads,
+    group: str,
+    reachable: dict[str, str],
+    batch: ReadBatch,
+    search: ProxySearch | None,
 ) -> list[Gap]:
-    """A gap when the brokers list proxies and none was given: a group no broker lists a
-    client for may have gRPC clients there, and its lag then lacks what they popped."""
+    """A gap when the brokers list proxies and none was given or found (`search`: where they
+    were looked for): a group no broker lists a client for may have gRPC clients there, and
+    its lag then lacks what they popped."""
     addr = next(iter(reachable.values()))
     try:
         hosts = await batch.proxies_seen(addr)
@@ -339,7 +367,8 @@ async def _unasked_proxies(
         return []  # the broker did not say: the group's clients read say what they can
     if not hosts:
         return []
-    return [Gap(Part.CLIENTS, f"{group} via proxies", Why.NOT_REPORTED, unasked(hosts))]
+    looked = search.missed_text() if search is not None else ""
+    return [Gap(Part.CLIENTS, f"{group} via proxies", Why.NOT_REPORTED, unasked(hosts, looked))]
 
 
 async def _pops(

@@ -7,7 +7,8 @@ everywhere. A group is online when any broker holding its queues or any proxy na
 talks to a proxy). Who is online is unknown, never "nobody", when no client was named and a
 broker or proxy that might list one did not answer, or when the brokers list proxies that
 nobody asked (`proxies:` not configured): gRPC consumers popping through one would otherwise
-read as offline, and be written over.
+read as offline, and be written over. A proxy the brokers list and the reader finds
+(console/services/read/proxy_finder.py) is asked as a configured one is.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from console.rocketmq.errors import RocketMQError
 from console.services.infra.fanout import gather_answers
 from console.services.read.group_clients import POP_MODE, proxy_hosts, read_clients, unasked
+from console.services.read.proxy_finder import ProxySearch
 from console.services.read.reader import ClusterReader
 
 
@@ -55,23 +57,33 @@ async def consumers_of(
             pops = None if pops is False else pops
         elif any(answer.get((t, group)) == POP_MODE for t in wanted):
             pops = True
-    read = await read_clients(
-        admin, group, brokers, reader.proxies, every_broker=True, pop_topics=pops
-    )
+    proxies = reader.proxies
+    read = await read_clients(admin, group, brokers, proxies, every_broker=True, pop_topics=pops)
+    search = None
+    if not proxies and not read.clients and not read.gaps and brokers:
+        # Nobody named the proxies and no broker lists a client: one the brokers list may.
+        search = await reader.find_proxies(brokers)
+        if search is not None and search.found:
+            proxies = search.found
+            read = await read_clients(
+                admin, group, brokers, proxies, every_broker=True, pop_topics=pops
+            )
     clients = frozenset(c.client_id for c in read.clients)
     unknown = None
-    if not brokers and not reader.proxies:
+    if not brokers and not proxies:
         unknown = "no broker to ask"
     elif not clients and read.gaps:
         unknown = "; ".join(g.line() for g in read.gaps)
-    elif not clients and not reader.proxies:
-        unknown = await _unasked_proxies(reader, brokers)
+    elif not clients and not proxies:
+        unknown = await _unasked_proxies(reader, brokers, search)
     return Consumers(clients, read.consumption.pop, unknown)
 
 
-async def _unasked_proxies(reader: ClusterReader, brokers: Mapping[str, str]) -> str | None:
-    """Why nobody online is not known when the brokers list proxies nobody asked; None when
-    they list none."""
+async def _unasked_proxies(
+    reader: ClusterReader, brokers: Mapping[str, str], search: ProxySearch | None
+) -> str | None:
+    """Why nobody online is not known when the brokers list proxies nobody asked nor found
+    (`search`: where they were looked for); None when they list none."""
     last: RocketMQError | None = None
     for addr in brokers.values():
         try:
@@ -79,5 +91,6 @@ async def _unasked_proxies(reader: ClusterReader, brokers: Mapping[str, str]) ->
         except RocketMQError as exc:
             last = exc
             continue
-        return unasked(hosts) if hosts else None
+        looked = search.missed_text() if search is not None else ""
+        return unasked(hosts, looked) if hosts else None
     return f"no broker said whether proxies serve the cluster ({last})" if last else None

@@ -3,10 +3,11 @@
 Every door reads a cluster through a `ClusterReader` (the CLI's read commands, snapshots, plans,
 the apply session's checks and read-backs, walkthroughs, the console's network process). What
 the reader must know of the cluster beyond its admin client lives in the config: the RocketMQ
-cluster's name inside its name server, the proxies that list gRPC clients, the brokers' metrics
-endpoints. A reader built anywhere else without them reads a proxied cluster's offline groups
-as partial ("proxies nobody asked") and a gRPC group as offline: built here, every door asks
-the same places.
+cluster's name inside its name server, the proxies that list gRPC clients (or the port the
+proxies the brokers list are looked for on, when none is named: proxy_finder.py), the brokers'
+metrics endpoints. A reader built anywhere else without them reads a proxied cluster's offline
+groups as partial ("proxies nobody asked") and a gRPC group as offline: built here, every door
+asks the same places.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def reader_for(
         cluster.proxies,
         cluster.broker_metrics,
         routes_ttl=routes_ttl,
+        proxy_port=cluster.proxy_port,
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from console.domain.gaps import Gap, Part, gap, why_of
 from console.domain.offsets import GroupOffsets
@@ -38,7 +38,9 @@ from console.rocketmq.models import (
 from console.rocketmq.topics import dlq_topic
 from console.services.infra.fanout import ask_each
 from console.services.read.batch import BROKER_IN_FLIGHT, ReadBatch
+from console.services.read.group_clients import proxy_hosts
 from console.services.read.group_read import read_group
+from console.services.read.proxy_finder import ProxySearch, find_proxies
 from console.services.read.routes import (
     MASTER_NOT_REGISTERED,
     BrokerHealth,
@@ -79,6 +81,10 @@ SYSTEM_TOPICS = frozenset(
 SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%", "RMQ_SYS_", "rmq_sys_", "%SYS%", "%LMQ%")
 
 
+#: How long what looking for the proxies found serves the reads after it.
+PROXY_SEARCH_TTL = 60.0
+
+
 def is_system_group(name: str) -> bool:
     return name in SYSTEM_GROUPS or name.startswith("CID_RMQ_SYS_")
 
@@ -92,6 +98,7 @@ class ClusterReader:
         metrics: Sequence[str] = (),
         *,
         routes_ttl: float = 0.0,
+        proxy_port: int | None = None,
     ) -> None:
         """Built from a cluster's config by console/services/read/open_reader.py (`reader_for`),
         the one place that does in the product."""
@@ -108,6 +115,13 @@ class ClusterReader:
         self._routes: dict[str, BrokerRoute] | None = None
         self._routes_at = 0.0
         self._routes_lock = asyncio.Lock()
+        #: Where the proxies the brokers list are looked for when none is configured (a
+        #: proxy's remoting port); None: not looked for.
+        self.proxy_port = proxy_port
+        self._proxy_search: ProxySearch | None = None
+        self._proxy_search_at = 0.0
+        self._proxy_lock = asyncio.Lock()
+        self._told_proxies: set[str] = set()
 
     # ---- brokers ------------------------------------------------------------------------------
 
@@ -168,14 +182,23 @@ class ClusterReader:
             *(self.admin.broker_runtime(addrs[k]) for k in keys), return_exceptions=True
         )
         health = []
+        reach = self.admin.reach
         for (name, broker_id), r in zip(keys, results, strict=True):
             addr = addrs[(name, broker_id)]
+            mapped = reach.target(addr)
+            reached = mapped if mapped != addr else None
             if isinstance(r, BaseException):
                 if not isinstance(r, RocketMQError):
                     raise r
                 health.append(
                     BrokerHealth(
-                        name, addr, up=False, error=str(r), broker_id=broker_id, why=why_of(r)
+                        name,
+                        addr,
+                        up=False,
+                        error=str(r),
+                        broker_id=broker_id,
+                        why=why_of(r),
+                        reached=reached,
                     )
                 )
                 continue
@@ -188,9 +211,63 @@ class ClusterReader:
                     put_today=_int(r.get("msgPutTotalTodayNow")),
                     get_today=_int(r.get("msgGetTotalTodayNow")),
                     broker_id=broker_id,
+                    reached=reached,
                 )
             )
         return health
+
+    # ---- proxies ------------------------------------------------------------------------------
+
+    async def find_proxies(
+        self,
+        brokers: Mapping[str, str],
+        hosts_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None,
+        names: Iterable[str] | None = None,
+    ) -> ProxySearch | None:
+        """The proxies the brokers list, looked for on `proxy_port` (proxy_finder.py), once a
+        minute at most; None when not looked for (proxies configured, no port, or no broker of
+        `brokers` said which proxies it lists). `hosts_of`: asks a broker for its proxies'
+        hosts (a batch's, asked once for the batch); `names`: the cluster's broker names when
+        the caller holds them (a batch's routes), so the name server is not asked again."""
+        if self.proxies or self.proxy_port is None or not brokers:
+            return None
+        async with self._proxy_lock:
+            if (
+                self._proxy_search is not None
+                and time.monotonic() - self._proxy_search_at < PROXY_SEARCH_TTL
+            ):
+                return self._proxy_search
+            ask = hosts_of or (lambda addr: proxy_hosts(self.admin, addr))
+            hosts: tuple[str, ...] | None = None
+            for addr in brokers.values():
+                try:
+                    hosts = await ask(addr)
+                    break
+                except RocketMQError:
+                    continue
+            if hosts is None:
+                return None
+            known = set(names) if names is not None else set(await self.routes())
+            search = await find_proxies(self.admin, hosts, self.proxy_port, known)
+            self._proxy_search, self._proxy_search_at = search, time.monotonic()
+            return search
+
+    def found_proxy_lines(self) -> list[str]:
+        """Each proxy the last search found, in a line ("proxy HOST:PORT found (...)")."""
+        return self._proxy_search.found_lines() if self._proxy_search is not None else []
+
+    def proxy_news(self) -> list[str]:
+        """Each proxy found, told once: "proxy HOST:PORT found (...)"."""
+        search = self._proxy_search
+        if search is None:
+            return []
+        lines = [
+            line
+            for addr, line in zip(search.found, search.found_lines(), strict=True)
+            if addr not in self._told_proxies
+        ]
+        self._told_proxies.update(search.found)
+        return lines
 
     # ---- topics and groups --------------------------------------------------------------------
 

@@ -55,7 +55,9 @@ class ReaderSource:
         return tuple(await self.reader.broker_health())
 
     async def name_server_notices(self) -> tuple[str, ...]:
-        return tuple(u.line() for u in self.admin.name_servers.unanswered() if u.instead)
+        unanswered = tuple(u.line() for u in self.admin.name_servers.unanswered() if u.instead)
+        # A proxy found where none was named is told beside them, for as long as it serves.
+        return unanswered + tuple(self.reader.found_proxy_lines())
 
     async def topics(self) -> list[str]:
         return await self.reader.topics()

@@ -76,6 +76,8 @@ class BrokerHealth:
     error: str | None = None
     broker_id: int = MASTER_ID
     why: Why | None = None  # why it did not answer (a refused signature is not "down")
+    #: Where `addr` (what the broker registered) is connected to, when not itself (mapped).
+    reached: str | None = None
 
     @property
     def role(self) -> str:

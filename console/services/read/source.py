@@ -41,7 +41,7 @@ class ClusterOperations(Protocol):
 
     async def name_server_notices(self) -> tuple[str, ...]:
         """Name servers of the cluster that do not answer now (skipped for a while), one line
-        each naming the one used instead."""
+        each naming the one used instead; and each proxy found where none was named."""
         ...
 
     async def topics(self) -> list[str]: ...

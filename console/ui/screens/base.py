@@ -220,8 +220,9 @@ class DataScreen(ConsoleScreen):
     def refresh_due(self) -> None:
         """The interval elapsed: start a refresh unless one is still running (a slow cluster
         would otherwise never finish one)."""
-        # The interval can fire between a push and the screen's first showing.
-        if self._shown and not self.refreshing:
+        # The interval can fire between a push and the screen's first showing, and on a loaded
+        # machine before the widgets it composed are mounted (its status line not there yet).
+        if self._shown and not self.refreshing and self.query(StatusLine):
             self.refresh_now()
 
     @work(exclusive=True, group=REFRESH_GROUP, exit_on_error=False)

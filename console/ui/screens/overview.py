@@ -130,7 +130,8 @@ class OverviewScreen(DataScreen):
                     (
                         cell(b.name),
                         cell(b.broker_id, role_text(b.broker_id)),
-                        cell(b.addr),
+                        # What the broker registered (mqadmin's), and where it is reached.
+                        cell(b.addr, f"{b.addr} → {b.reached}" if b.reached else b.addr),
                         cell(word, state),
                         cell(b.version, b.version or "-"),
                         cell(b.put_today, fmt.compact(b.put_today)),

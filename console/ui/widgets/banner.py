@@ -1,6 +1,7 @@
 """The cluster banner: which cluster this is, in its configured colour, whether it is read-only,
-and whether its TLS is unverified (`tls: {verify: false}`: the servers' certificates are not
-checked, so the console may be talking to anyone).
+whether its TLS is unverified (`tls: {verify: false}`: the servers' certificates are not
+checked, so the console may be talking to anyone), and how it is reached when not directly
+("via SOCKS HOST:PORT", "addresses mapped").
 
 The colour comes from the operator's config (so prod never looks like staging); anything that does
 not parse as a colour falls back to the theme's primary colour.
@@ -45,6 +46,9 @@ class ClusterBanner(Static):
             text.append("  READ-ONLY", "bold reverse")
         if unverified_tls(c):
             text.append("  UNVERIFIED TLS", "bold reverse")
+        if c.reach_note:
+            # Its addresses are not reached where the cluster says: an operator should know.
+            text.append(f"  {c.reach_note}", "italic")
         return text
 
 
