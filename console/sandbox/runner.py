@@ -105,6 +105,8 @@ class SandboxOptions:
     #: these alone. With `ports` given, they must plan the proxy's (free_ports(...,
     #: proxy=True)). With TLS, the proxy enforces it too (mutual on its remoting port).
     proxy: bool = False
+    #: With the proxy and `live`: the POP groups and their consumers (off: the lite group alone).
+    pop: bool = True
 
 
 @dataclass(slots=True)
@@ -429,9 +431,10 @@ async def _populate(
     if options.seed:
         await _populate_scenario(sb, admin, options, background)
     if sb.proxy_grpc_addr is not None and options.live:
-        t = time.monotonic()
-        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
-        sb.timings.pop_start = time.monotonic() - t
+        if options.pop:
+            t = time.monotonic()
+            sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
+            sb.timings.pop_start = time.monotonic() - t
         if sb._consumer_factory.lite_classpath is not None:
             t = time.monotonic()
             sb.lite = await seed_lite(admin, sb.broker_addrs, lambda: _launch_lite(sb))

@@ -23,6 +23,7 @@ import pytest
 
 from console.cli.browse import _group_summary, _note_cell, _print_lag, lag_document
 from console.domain.gaps import Part, Why
+from console.domain.lag import LagPoint
 from console.domain.lag_trend import time_behind_ms
 from console.domain.lite import lite_lag, lite_queue
 from console.domain.offsets import Consumption, Kind
@@ -295,6 +296,11 @@ async def test_lag_and_groups_show_the_lite_group_and_its_lite_topics() -> None:
     row = _group_summary(o)
     assert (row["kind"], row["total_lag"]) == ("lite", 10)
     assert _note_cell(row) == "lite, parent chats: most behind session-3 7, session-4 3"
+
+
+async def test_the_lag_history_keeps_a_lite_groups_total() -> None:
+    o = await read(FakeLiteCluster({"broker-a": info(3, ("s", 3, 5)), "broker-b": info(7)}))
+    assert LagPoint.of(o, 1).total_lag == 10
 
 
 async def test_a_lite_groups_time_behind_is_its_oldest_unconsumed_message() -> None:

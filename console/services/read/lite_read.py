@@ -3,8 +3,8 @@ broker whose count cannot be had or believed, named.
 
 Each broker is asked what `mqadmin getLiteGroupInfo -p PARENT -g GROUP` asks it
 (GET_LITE_GROUP_INFO, 200078, header `group` and `topK`), and its configuration
-(GET_BROKER_CONFIG, once per read batch). Seen on 5.5.0 brokers (tests/integration/
-test_lite_groups.py):
+(GET_BROKER_CONFIG, once per read batch). Seen on 5.5.0 brokers of each offset store,
+against mqadmin (tests/integration/test_lite_groups.py):
 
 - A broker that keeps consumer offsets in RocksDB (`configManagerVersion=v2`) keeps a lite
   topic's offset there only (ConsumerOffsetManagerV2 holds no LMQ offset in memory), while its
@@ -15,6 +15,18 @@ test_lite_groups.py):
   it counts nothing.
 - Any other failure (no answer, an error, a broker older than 5.5 that does not know the
   request) leaves that broker's part unknown, with why.
+- A broker that keeps offsets in its JSON file (with `enableLmq=true`, which lite topics need)
+  also lists a lite group's lite topics among its consume stats, as queues
+  `%LMQ%$<parent>$<lite topic>`/0 (its topic config answers for any LMQ name): the read drops
+  them, their lag is the brokers' count. A v2 broker lists none.
+- A lite message is stored once and indexed twice: in a queue of the parent topic and in its
+  lite topic's LMQ. The lite group holds no offset on the parent topic's queues.
+
+The brokers' other lite requests answer per lite topic or per broker, not per group
+(GET_LITE_TOPIC_INFO 200076: a lite topic's min, max and subscribers; GET_PARENT_TOPIC_INFO
+200075: the groups and lite topic count of a parent; GET_BROKER_LITE_INFO 200074: a broker's LMQ
+and subscription counts; GET_LITE_CLIENT_INFO 200077: one client's lite topics); the read does
+not need them.
 """
 
 from __future__ import annotations
