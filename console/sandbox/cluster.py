@@ -118,6 +118,9 @@ class ClusterSetup:
     proxy_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=192, direct_mb=128))
     #: Extra broker.conf keys for every broker (e.g. ACL 2.0 authentication, see sandbox.acl).
     broker_extra: Mapping[str, str] = field(default_factory=dict)
+    #: Extra broker.conf keys of one broker (by name), over `broker_extra`: a cluster half
+    #: moved to another offset store, as a rolling migration leaves it.
+    broker_extra_of: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: What the sandbox's own client signs with, when the brokers require it.
     credentials: Credentials | None = None
     #: TLS on every server (None: plaintext).
@@ -236,6 +239,7 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
         "osPageCacheBusyTimeOutMills": "5000",
         **_metrics(config, name, slave),
         **config.broker_extra,
+        **config.broker_extra_of.get(name, {}),
     }
 
 

@@ -15,7 +15,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -69,6 +69,8 @@ from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
 from console.sandbox.trickle import TrickleStats, trickle
 from console.services.infra.access import open_admin
+from console.services.read.open_reader import reader_for
+from console.services.read.reader import ClusterReader
 
 S = TypeVar("S")
 
@@ -98,6 +100,11 @@ class SandboxOptions:
     tls_permissive: bool = False
     #: The brokers' consumer-offset store: a key of OFFSET_STORES.
     offset_store: str = "json"
+    #: A store of its own for these brokers (name -> a key of OFFSET_STORES), `offset_store`
+    #: for the others: a cluster half moved to RocksDB, as a rolling migration leaves it.
+    offset_store_of: Mapping[str, str] = field(default_factory=dict)
+    #: The brokers that hold the lite scenario's parent topic (None: every broker).
+    lite_brokers: tuple[str, ...] | None = None
     #: Also run the proxy (cluster mode, its own JVM; of `version` from 5.5.0 on, 5.3.3's
     #: before) and RocketMQ 5's consumers: a remoting consumer in POP mode and a gRPC
     #: SimpleConsumer through the proxy (sandbox.pop), and from 5.5.0 on a lite group's
@@ -193,15 +200,32 @@ class Sandbox:
         return tls.client() if tls is not None else None
 
     def cluster_config(self, name: str = "sandbox") -> console_config.ClusterConfig:
-        """This sandbox as a cluster of the console's config."""
-        return console_config.ClusterConfig(name=name, namesrv=(self.namesrv_addr,), tls=self.tls)
+        """This sandbox as a cluster of the console's config, its proxy named where it runs
+        one (as an operator names it: the proxy lists its gRPC clients)."""
+        proxies = (self.proxy_addr,) if self.proxy_addr is not None else ()
+        return console_config.ClusterConfig(
+            name=name,
+            namesrv=(self.namesrv_addr,),
+            tls=self.tls,
+            proxies=proxies,
+            rocketmq_cluster=self.cluster_name,
+        )
 
-    def config_entry(self, name: str = "sandbox") -> dict[str, Any]:
-        """This sandbox as an entry of a config file's `clusters:`."""
+    def config_entry(self, name: str = "sandbox", *, proxies: bool = True) -> dict[str, Any]:
+        """This sandbox as an entry of a config file's `clusters:`, its proxy under
+        `proxies:` where it runs one (unless `proxies` is off: a config that does not name
+        it)."""
         entry: dict[str, Any] = {"name": name, "namesrv": [self.namesrv_addr]}
         if self.tls is not None:
             entry["tls"] = {k: v for k, v in self.tls.to_dict().items() if v is not None}
+        if proxies and self.proxy_addr is not None:
+            entry["proxies"] = [self.proxy_addr]
         return entry
+
+    def reader(self, admin: AdminClient) -> ClusterReader:
+        """The reader of this sandbox through `admin`, built as every door builds one from
+        the cluster's config (console/services/read/open_reader.py): its proxy named."""
+        return reader_for(admin, self.cluster_config())
 
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new admin client for this sandbox (one that may write, speaking TLS when the
@@ -363,9 +387,10 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     timings = Timings()
     tools = find_tools("javac")
     cache = options.cache or cache_root()
-    if options.offset_store not in OFFSET_STORES:
-        known = ", ".join(OFFSET_STORES)
-        raise ValueError(f"unknown offset store {options.offset_store!r} (known: {known})")
+    for store in (options.offset_store, *options.offset_store_of.values()):
+        if store not in OFFSET_STORES:
+            known = ", ".join(OFFSET_STORES)
+            raise ValueError(f"unknown offset store {store!r} (known: {known})")
     fetched = await fetch_jars(cache, version=options.version)
     timings.fetch = fetched.seconds
     dist = fetched.distribution
@@ -402,7 +427,8 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
     extra = {**OFFSET_STORES[options.offset_store], **(LITE_BROKER_KEYS if lite else {})}
-    config = ClusterSetup(run_dir, ports, broker_extra=extra, tls=tls)
+    extra_of = {name: OFFSET_STORES[store] for name, store in options.offset_store_of.items()}
+    config = ClusterSetup(run_dir, ports, broker_extra=extra, broker_extra_of=extra_of, tls=tls)
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(
@@ -437,7 +463,9 @@ async def _populate(
             sb.timings.pop_start = time.monotonic() - t
         if sb._consumer_factory.lite_classpath is not None:
             t = time.monotonic()
-            sb.lite = await seed_lite(admin, sb.broker_addrs, lambda: _launch_lite(sb))
+            sb.lite = await seed_lite(
+                admin, sb.broker_addrs, lambda: _launch_lite(sb), parent_on=options.lite_brokers
+            )
             sb.timings.lite_start = time.monotonic() - t
 
 

@@ -43,8 +43,10 @@ from console.rocketmq.models import (
     LiteLagInfo,
     MessageQueue,
     QueueConsumeStats,
+    QueueData,
     QueueStats,
     SubscriptionGroup,
+    TopicRoute,
 )
 from console.services.plan.lite_refusal import refuse_lite
 from console.services.read.reader import ClusterReader
@@ -87,8 +89,10 @@ class FakeLiteCluster:
         ordinary_rows: bool = False,
         lite: bool = True,
         proxy_clients: ConsumerConnection | None = None,
+        parent_on: tuple[str, ...] | None = ("broker-a", "broker-b"),
     ) -> None:
         self.counts = counts
+        self.parent_on = parent_on
         self.v2 = v2
         self.config_fails = config_fails
         self.lmq_rows = lmq_rows or {}
@@ -126,6 +130,13 @@ class FakeLiteCluster:
         self.asked.append(("groups", addr))
         bound = PARENT if self.lite else None
         return {GROUP: SubscriptionGroup(GROUP, True, False, False, 1, 16, bound)}
+
+    async def topic_route(self, topic: str) -> TopicRoute:
+        """The parent topic's route: its queues on `parent_on` (None: the name server does
+        not answer)."""
+        if self.parent_on is None or topic != PARENT:
+            raise RequestTimeout("127.0.0.1:9876", 105, 3.0)
+        return TopicRoute(topic, [], [QueueData(b, 2, 2, 6) for b in self.parent_on])
 
     async def lite_group_info(self, addr: str, group: str, top: int) -> LiteGroupInfo:
         self.asked.append(("lite", addr))
@@ -230,6 +241,24 @@ async def test_a_v2_brokers_zero_is_unknown_never_zero() -> None:
     assert f"getLiteGroupInfo -p {PARENT} -g {GROUP} -l LITE_TOPIC" in o.gaps[0].detail
     assert o.lite is not None
     assert o.lite.counted == ()
+
+
+async def test_a_v2_broker_without_the_parent_topic_holds_none_of_its_lite_topics() -> None:
+    """A cluster half moved to RocksDB, the parent topic on the JSON broker only: the v2
+    broker holds the group but none of its lite topics (a lite topic lives where its parent's
+    queue is), so its 0 is believed; unless the parent's route cannot be read."""
+    counts = {"broker-a": info(3, ("s", 3, 5)), "broker-b": info(0)}
+    o = await read(FakeLiteCluster(counts, v2=("broker-b",), parent_on=("broker-a",)))
+    assert not o.partial
+    assert o.total_lag == 3
+    assert o.lite is not None
+    assert o.lite.counted == (("broker-a", 3), ("broker-b", 0))
+    unrouted = await read(FakeLiteCluster(counts, v2=("broker-b",), parent_on=None))
+    assert unrouted.partial
+    assert [(g.name, g.why) for g in unrouted.gaps] == [(f"{GROUP} on broker-b", Why.NOT_REPORTED)]
+    # Where the parent topic is on both, broker-b's 0 is unknown.
+    both = await read(FakeLiteCluster(counts, v2=("broker-b",)))
+    assert [(g.name, g.why) for g in both.gaps] == [(f"{GROUP} on broker-b", Why.NOT_REPORTED)]
 
 
 async def test_a_broker_that_cannot_count_or_be_checked_is_named() -> None:

@@ -58,11 +58,21 @@ async def read_lite(
     batch: ReadBatch,
 ) -> tuple[LiteLag, list[Gap]]:
     """What the brokers at `brokers` (by name) count of the lite group `group`, and a gap for
-    each whose part is unknown."""
+    each whose part is unknown.
+
+    A lite message goes to a queue of the parent topic, and its lite topic lives on that
+    queue's broker: a broker that keeps offsets in RocksDB but holds no queue of the parent
+    topic (its route says so) holds none of the group's lite topics, and its 0 is believed.
+    When the route cannot be read, every such broker's part is unknown."""
 
     async def info(addr: str) -> LiteGroupInfo:
         return await batch.ask(addr, lambda: admin.lite_group_info(addr, group, LITE_TOP))
 
+    try:
+        route = await batch.topic_route(parent_topic)
+        parent_held: set[str] | None = {q.broker_name for q in route.queues}
+    except RocketMQError:
+        parent_held = None
     infos = await ask_each(brokers, info)
     configs = await ask_each(brokers, batch.broker_config)
     counted: dict[str, LiteGroupInfo] = {}
@@ -81,7 +91,9 @@ async def read_lite(
             gaps.append(_unchecked(group, broker, config))
         elif isinstance(config, BaseException):
             raise config
-        elif config.get(CONFIG_MANAGER_VERSION, "").strip().lower() == "v2":
+        elif config.get(CONFIG_MANAGER_VERSION, "").strip().lower() == "v2" and (
+            parent_held is None or broker in parent_held
+        ):
             gaps.append(_uncounted(group, parent_topic, broker))
         else:
             counted[broker] = answer
