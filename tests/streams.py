@@ -48,7 +48,7 @@ CLUSTERS_S = {
     "far_cluster": 15,
     "legacy_cluster": 80,  # the 4.9.7 broker waits for its commit logs to expire
     "replica_cluster": 20,
-    "newest_cluster": 55,
+    "newest_cluster": 80,  # with its proxy and a lite client
     "proxy_cluster": 25,
 }
 _CLUSTER = re.compile(r"\b(" + "|".join(CLUSTERS_S) + r")\b")

@@ -22,6 +22,7 @@ from typing import Any
 from console.cli.arguments import target_parent
 from console.cli.collection import for_one_answer
 from console.cli.ending import ANSWERS_ONCE
+from console.cli.lite_render import lite_document, lite_note, print_lite
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
@@ -208,7 +209,8 @@ def _groups(args: argparse.Namespace) -> int:
                     "missing": missing(gaps),
                     "from_slave": sorted({b for r in rows for b in r["from_slave"]}),
                     "groups": [
-                        {k: v for k, v in r.items() if k not in ("answered", "kind")} for r in rows
+                        {k: v for k, v in r.items() if k not in ("answered", "kind", "lite_note")}
+                        for r in rows
                     ],
                 }
             )
@@ -264,6 +266,8 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
         "unknown_queues": None,
         "below_min_queues": None,
         "from_slave": [],
+        "lite": None,
+        "lite_note": None,
         "partial": True,
         "missing": [lost.to_dict()],
         "answered": False,
@@ -296,6 +300,9 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         "below_min_queues": tally.below_min_queues if read else None,
         # Brokers read from a slave, their master down: complete, but the operator must know.
         "from_slave": list(o.from_slave),
+        # A lite group (RocketMQ 5.5): its parent topic and lite topics most behind.
+        "lite": lite_document(o.lite),
+        "lite_note": lite_note(o.lite) if o.lite is not None else None,
         "partial": o.partial,
         "missing": missing(o.gaps),
         "answered": read,
@@ -323,6 +330,8 @@ def _note_cell(row: dict[str, Any]) -> str:
         notes.append(f"{FROM_SLAVE}: {', '.join(row['from_slave'])}")
     if row["client_local"]:
         notes.append("offsets on each consumer host (offsets.json), none on the brokers")
+    if row["lite"] is not None:
+        notes.append(row["lite_note"])
     return " | ".join(n for n in notes if n)
 
 
@@ -373,7 +382,10 @@ def _print_lag(o: GroupOffsets) -> None:
         now = int(time.time() * 1000)
         for lag in o.slave_lag:
             print(lag.line(now))
-    _queue_table(o.queues)
+    if o.lite is None or o.queues:
+        _queue_table(o.queues)
+    if o.lite is not None:
+        print_lite(o.lite, o.partial)
     for line in client_lines(o):
         print(line)
     p = o.partial
@@ -550,6 +562,8 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "below_min_queues": o.below_min_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "from_slave": list(o.from_slave),
+        # A lite group (RocketMQ 5.5): what its brokers count, its lite topics most behind.
+        "lite": lite_document(o.lite),
         "queues": [_queue_document(o, q) for q in o.queues],
         # Only for a BROADCASTING group: what its clients on this host keep in offsets.json.
         "client_offsets": [

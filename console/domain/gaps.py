@@ -39,6 +39,8 @@ class Part(StrEnum):
     NAME_SERVER = "name server"
     #: A POP group's messages popped and not yet acked (part of its lag).
     IN_FLIGHT = "in-flight"
+    #: What a broker counts of a lite group's lite topics (RocketMQ 5.5; console.domain.lite).
+    LITE = "lite lag"
 
 
 class Why(StrEnum):

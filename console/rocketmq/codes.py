@@ -32,6 +32,8 @@ class RequestCode(IntEnum):
     CLONE_GROUP_OFFSET = 314
     GET_ALL_MESSAGE_REQUEST_MODE = 402
     GET_BROKER_HA_STATUS = 907
+    #: RocketMQ 5.5's lite topics (RIP-83): what the brokers count of a lite group (5.5.0+).
+    GET_LITE_GROUP_INFO = 200078
 
 
 # Requests that change what a broker stores. A client opened read-only refuses them all.

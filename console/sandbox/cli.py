@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
 from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, acl_sandbox
-from console.sandbox.cache import ROCKETMQ_VERSION
+from console.sandbox.cache import LITE_CLIENT_VERSION, ROCKETMQ_VERSION, has_lite_topics
 from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
 from console.sandbox.errors import SandboxError
 from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
+from console.sandbox.lite_scenario import GROUP_LITE, TOPIC_CHATS
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.ports import free_ports
 
@@ -65,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--no-proxy",
         action="store_true",
-        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group)",
+        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group, and "
+        "from 5.5.0 on a lite group)",
     )
     up.add_argument(
         "--slave",
@@ -101,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             case "up":
                 slaves = [args.slave] if args.slave else []
-                # The sandbox's proxy talks plaintext to its brokers: a TLS sandbox runs none.
-                proxy = not args.no_proxy and not (args.tls or args.mutual_tls)
+                proxy = not args.no_proxy
                 options = SandboxOptions(
                     run_dir=args.run_dir,
                     cache=args.cache,
@@ -131,13 +132,19 @@ def run(args: argparse.Namespace) -> int:
 
 def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | None = None) -> int:
     """The brokers' jars of `version`, the proxy's and the gRPC client's (each a directory of
-    its own; the sandbox runs the proxy with the default release's brokers)."""
-
-    results = [asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))]
-    if (version or ROCKETMQ_VERSION) == ROCKETMQ_VERSION:
+    its own): the default release's, and from 5.5.0 on the release's own proxy and the gRPC
+    client that has lite topics, which its sandbox runs."""
+    version = version or ROCKETMQ_VERSION
+    results = [asyncio.run(fetch_jars(cache, force=force, version=version))]
+    if version == ROCKETMQ_VERSION or has_lite_topics(version):
         results += [
-            asyncio.run(fetch(cache, force=force)) for fetch in (fetch_proxy, fetch_grpc_client)
+            asyncio.run(fetch_proxy(cache, force=force, version=version)),
+            asyncio.run(fetch_grpc_client(cache, force=force)),
         ]
+    if has_lite_topics(version):
+        results.append(
+            asyncio.run(fetch_grpc_client(cache, force=force, version=LITE_CLIENT_VERSION))
+        )
     for result in results:
         verb = "downloaded" if result.downloaded else "already cached"
         lib, took = result.distribution.lib, result.seconds
@@ -201,7 +208,9 @@ def print_ready(sb: Sandbox) -> None:
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
         f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s"
-        + (f", POP {t.pop_start:.1f}s)" if sb.pop is not None else ")")
+        + (f", POP {t.pop_start:.1f}s" if sb.pop is not None else "")
+        + (f", lite {t.lite_start:.1f}s" if sb.lite is not None else "")
+        + ")"
     )
     if sb.report is not None:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
@@ -222,6 +231,12 @@ def print_ready(sb: Sandbox) -> None:
                 f"    {GROUP_GRPC:<18} {TOPIC_CLICKS:<9} POP through the proxy (gRPC): "
                 f"received {held}, acked none"
             )
+    if sb.lite is not None:
+        behind = ", ".join(f"{t} {n}" for t, n in sb.lite.lags.items() if n)
+        print(
+            f"    {GROUP_LITE:<18} {TOPIC_CHATS:<9} lite (LitePushConsumer through the proxy): "
+            f"lag {sb.lite.total_lag} ({behind})"
+        )
     if sb.tls is not None:
         print_tls_block(sb)
     else:
@@ -256,6 +271,8 @@ def print_tls_block(sb: Sandbox) -> None:
     print("    clusters:")
     print("      - name: sandbox")
     print(f"        namesrv: {sb.namesrv_addr}")
+    if sb.proxy_addr is not None:
+        print(f"        proxies: [{sb.proxy_addr}]")
     print("        tls:")
     for key in ("ca", "cert", "key"):
         value = getattr(tls, key)

@@ -152,19 +152,26 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
 @pytest.fixture(scope="session")
 def newest_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     """A second seeded two-broker cluster, the main sandbox's scenario on the newest release
-    (NEWEST_RELEASE), whose every server enforces mutual TLS with a CA of its own
-    (`newest_cluster.tls`: the config's `tls:`) and keeps consumer offsets in RocksDB
-    (configManagerVersion=v2). One cluster for the three, so the tests that prove the newest
-    release, TLS and the RocksDB store start one cluster more, not three. Started when its
+    (NEWEST_RELEASE) with its own proxy of that release, whose every server enforces mutual
+    TLS with a CA of its own (`newest_cluster.tls`: the config's `tls:`; the proxy's gRPC port
+    takes TLS without a client certificate). Half moved to RocksDB, as a rolling migration
+    leaves a cluster: broker-b keeps consumer offsets in RocksDB (configManagerVersion=v2),
+    broker-a in its JSON file, where alone 5.5.0's brokers count a lite group's lag; so the lite
+    scenario's parent topic lives on broker-a (console.sandbox.lite_scenario:
+    `newest_cluster.lite`, a lite producer and LitePushConsumer through the proxy). One cluster
+    for the newest release, TLS, the RocksDB store and lite topics, not four. Started when its
     first test runs, not with the session: its consumers and trickle keep some 17 % of a core
     busy while it runs, which the other streams would pay for from the start. Stopped at the
     end."""
     options = SandboxOptions(
         run_dir=tmp_path_factory.mktemp("newest"),
-        ports=free_ports(BROKER_NAMES),
+        ports=free_ports(BROKER_NAMES, proxy=True),
         version=NEWEST_RELEASE,
         mutual_tls=True,
-        offset_store="rocksdb",
+        offset_store_of={"broker-b": "rocksdb"},
+        proxy=True,
+        pop=False,
+        lite_brokers=("broker-a",),
         start_timeout=START_BUDGET_S,
     )
     background = BackgroundSandbox(options)
@@ -304,7 +311,8 @@ def _describe_start(sb: Sandbox) -> str:
     t = sb.timings
     return (
         f"{t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster {t.cluster_start:.1f}s"
-        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s, POP {t.pop_start:.1f}s)"
+        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s, POP {t.pop_start:.1f}s"
+        f", lite {t.lite_start:.1f}s)"
     )
 
 

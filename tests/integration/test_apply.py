@@ -38,7 +38,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.read.broker_facts import broker_facts
-from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
 from tests.support.groups import Queue, committed, fresh_group, new_group, offsets_of, shift_plan
@@ -71,7 +70,7 @@ async def test_a_plan_is_applied_verified_journaled_and_audited(
     group, before = await new_group(sandbox, admin)
     ws = Workspace(tmp_path / "ws")
     plan = await shift_plan(sandbox, admin, runner, ws, group)
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     check = await check_apply(reader, plan)
     assert check.drift == ()
     assert check.blockers == ()
@@ -120,7 +119,7 @@ def test_drift_stops_the_apply_command_before_any_write_unless_accepted(
             await admin.update_consumer_offset(
                 addr, group, TOPIC_ORDERS, queue_id, before[moved] + 1
             )
-            check = await check_apply(ClusterReader(admin, sandbox.cluster_name), plan)
+            check = await check_apply(sandbox.reader(admin), plan)
             assert [(d.key[2], d.key[3], d.planned, d.now) for d in check.drift] == [
                 (broker, queue_id, before[moved], before[moved] + 1)
             ]
@@ -166,7 +165,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
     hung = "broker-b"
     pid, addr = sandbox.pids()[hung], sandbox.broker_addrs[hung]
     async with sandbox.admin(timeout=2) as quick:
-        reader = ClusterReader(quick, sandbox.cluster_name)
+        reader = sandbox.reader(quick)
         check = await check_apply(reader, plan)
         assert check.refusals(accept_drift=False) == ()
         # broker-b stops answering between the check and the writes (a GC pause, a partition).
@@ -186,7 +185,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
 
     store = JournalStore(tmp_path / "ws")
     assert store.unfinished() == ([cut] if cut.status is not ApplyStatus.FINISHED else [])
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     again = await check_resume(reader, store.load(cut.apply_id))
     assert (again.drift, again.blockers) == ((), ())
     # Writes the paused broker took in before it froze land when it runs again: those are

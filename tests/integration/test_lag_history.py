@@ -27,7 +27,6 @@ from console.services.apply.writer import Applier
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.lag_history import HOUR_MS, MINUTE_MS
-from console.services.read.reader import ClusterReader
 from console.ui.app import ConsoleApp, make_app
 from console.ui.themes import PROJECT_THEMES
 from console.ui.widgets.lagchart import LagChart
@@ -91,7 +90,7 @@ async def test_the_chart_spans_an_hour_across_a_restart_with_the_apply_marked(
     # Every queue committed 5 behind its max when made; the trickle producer adds to orders.
     assert all(not p.partial and (p.total_lag or 0) >= 5 * len(before) for p in early)
 
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     plan = await shift_plan(sandbox, admin, plan_runner, Workspace(ws), group)
     journal = await Applier(write_access(reader, ws, "sandbox")).apply(
         await check_apply(reader, plan)

@@ -27,7 +27,6 @@ from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
-from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import SnapshotStore, take_snapshot
 from console.services.walkthrough.guided_run import load_walkthroughs
 from console.ui.app import ConsoleApp, make_app
@@ -209,7 +208,7 @@ async def test_put_the_group_back_where_it_was(
 ) -> None:
     group, before = await new_group(sandbox, admin)
     workspace = Workspace(tmp_path / "ws")
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     snap = await take_snapshot(reader, "sandbox", [group], with_times=False)
     ref = SnapshotStore(workspace).save(snap)
     moved = [
@@ -236,7 +235,7 @@ async def test_put_back_from_a_snapshot_in_history(
     """History, a snapshot row, `w`: the put-back walkthrough for its group, the snapshot
     already given; Enter takes it."""
     group, before = await new_group(sandbox, admin)
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     snap = await take_snapshot(reader, "sandbox", [group], with_times=False)
     ref = SnapshotStore(Workspace(tmp_path / "ws")).save(snap)
     moved = [

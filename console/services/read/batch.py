@@ -76,11 +76,18 @@ class ReadBatch:
         self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
         self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
         self._ha: dict[str, asyncio.Future[HaStatus]] = {}
+        self._configs: dict[str, asyncio.Future[dict[str, str]]] = {}
 
     def topic_route(self, topic: str) -> Awaitable[TopicRoute]:
         """A topic's route from the name server, asked once for the batch (a slave's answers
         are checked against it for every group read there)."""
         return _once(self._routes, topic, lambda: self._admin.topic_route(topic))
+
+    def broker_config(self, addr: str) -> Awaitable[dict[str, str]]:
+        """A broker's configuration (GET_BROKER_CONFIG), asked once for the batch."""
+        return _once(
+            self._configs, addr, lambda: self.ask(addr, lambda: self._admin.broker_config(addr))
+        )
 
     def ha_status(self, addr: str) -> Awaitable[HaStatus]:
         """A slave's replication status, asked once for the batch."""

@@ -1,7 +1,8 @@
 """One group's offsets read from the cluster: every queue it has offsets on with their min and
 max, who consumes it and how (push, pull, POP, through a proxy), what a POP group popped and did
-not ack, its dead letters, and a `Gap` for every piece that could not be read
-(console.domain.gaps). `ClusterReader.group_offsets` (reader.py) is the way in."""
+not ack, a lite group's lag as its brokers count it (lite_read.py), its dead letters, and a `Gap`
+for every piece that could not be read (console.domain.gaps). `ClusterReader.group_offsets`
+(reader.py) is the way in."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from console.domain.gaps import Gap, Part, Why, gap
+from console.domain.lite import LiteLag, is_lite_queue
 from console.domain.offsets import GroupOffsets, PopInFlight, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import (
@@ -34,6 +36,7 @@ from console.services.read.broker_metrics import (
     pops_on,
 )
 from console.services.read.group_clients import POP_MODE, pop_in_flight, read_clients, unasked
+from console.services.read.lite_read import read_lite
 from console.services.read.proxy_finder import ProxySearch
 from console.services.read.routes import BrokerRoute, QueuesRead, read_addrs
 from console.services.read.slave_checks import check_slave_reads
@@ -138,6 +141,16 @@ async def read_group(
         batch.ha_status,
     )
     gaps.extend(slave.gaps)
+    lite: LiteLag | None = None
+    # A lite group's offsets are on its lite topics' queues, which only some brokers list
+    # among its queues (console.domain.lite): its brokers count it instead. Looked for only
+    # where it may be one: an ordinary group's read asks nothing more.
+    if not rows or any(is_lite_queue(q.queue.topic) for _, q in rows):
+        parent = await _lite_parent(group, reachable, batch)
+        if parent is not None:
+            rows = [(a, q) for a, q in rows if not is_lite_queue(q.queue.topic)]
+            lite, uncounted = await read_lite(reader.admin, group, parent, reachable, batch)
+            gaps.extend(uncounted)
     if not rows and not unreachable and not slave.group_unknown:
         gaps.extend(await _require_group(reader, group, brokers, batch))
 
@@ -148,7 +161,9 @@ async def read_group(
         else {}
     )
     topics_read = {q.queue.topic for _, q in rows}
-    pop_mode = await _pops(reader, group, topics_read, reachable, batch)
+    pop_mode = (
+        False if lite is not None else await _pops(reader, group, topics_read, reachable, batch)
+    )
     clients = await read_clients(
         reader.admin,
         group,
@@ -175,6 +190,8 @@ async def read_group(
             )
         else:
             gaps.extend(await _unasked_proxies(reader, group, reachable, batch, search))
+    if lite is not None:
+        clients = clients.lite()
     gaps.extend(clients.gaps)
     in_flight: tuple[PopInFlight, ...] = ()
     held = {(q.queue.broker_name, q.queue.topic) for _, q in rows}
@@ -242,6 +259,7 @@ async def read_group(
         ghosts=clients.ghosts,
         slave_lag=slave.lag,
         proxies=proxies,
+        lite=lite,
     )
 
 
@@ -370,6 +388,19 @@ async def _pops(
         else:
             raise answer
     return None if unknown else False
+
+
+async def _lite_parent(group: str, brokers: dict[str, str], batch: ReadBatch) -> str | None:
+    """The parent topic a lite group is bound to, as the first broker that holds the group
+    says (its `lite.bind.topic`); None for any other group, or when no broker said."""
+    for answer in await answers([batch.subscription_groups(a) for a in brokers.values()]):
+        if isinstance(answer, dict):
+            config = answer.get(group)
+            if config is not None and config.lite_bind_topic:
+                return config.lite_bind_topic
+        elif not isinstance(answer, RocketMQError):
+            raise answer
+    return None
 
 
 async def _require_group(
