@@ -42,6 +42,8 @@ from console.rocketmq.topics import is_retry_topic
 
 #: What the reasons say about a 5.3.3 slave's copying.
 SYNC_EVERY = "a slave copies its master's groups and offsets every 60 s"
+#: And a replica's in controller mode (ReplicasManager's SlaveSynchronize schedule).
+CONTROLLER_SYNC_EVERY = "a replica copies them every 10 s"
 
 
 K = TypeVar("K")
@@ -68,15 +70,17 @@ async def check_slave_reads(
     groups_of: Ask[str, dict[str, SubscriptionGroup]],
     route_of: Ask[str, TopicRoute] | None = None,
     ha_of: Ask[str, HaStatus] | None = None,
+    config_of: Ask[str, dict[str, str]] | None = None,
 ) -> SlaveCheck:
     """Check the answers of `slaves` (broker name -> the slave's address read instead of its
     master) against the topic routes of `topics` (the group's, as far as known). `groups_of`,
-    `route_of` and `ha_of` ask a slave for its groups, the name server for a route, a slave
-    for its HA status (by default the admin client, each time; a batch asks once)."""
+    `route_of`, `ha_of` and `config_of` ask a slave for its groups, the name server for a
+    route, a slave for its HA status and its configuration (by default the admin client, each
+    time; a batch asks once)."""
     if not slaves:
         return SlaveCheck()
     rows = list(rows)
-    gaps: list[Gap] = []
+    gaps: list[Gap] = list(await _elections(config_of or admin.broker_config, slaves))
     unreplicated: set[MessageQueue] = set()
     held = {q.queue for _, q in rows}
     by_addr = {addr: name for name, addr in slaves.items()}
@@ -163,6 +167,34 @@ async def check_slave_reads(
                     )
     lags = await slave_lags(ha_of or admin.ha_status, slaves)
     return SlaveCheck(tuple(gaps), frozenset(unreplicated), lags, tuple(unknown))
+
+
+async def _elections(config_of: Ask[str, dict[str, str]], slaves: Mapping[str, str]) -> list[Gap]:
+    """A replica in controller mode read while its set has no master: a switch under way. The
+    controller elects one of the replicas within seconds (console/services/read/replication.py);
+    until then what the replica holds is what it copied from the master last, and the answer is
+    marked as such (partial), never taken for the master's. A replica that cannot say its
+    mode is left to the other checks."""
+    names = list(slaves)
+    answers = await asyncio.gather(*(config_of(slaves[n]) for n in names), return_exceptions=True)
+    gaps = []
+    for name, answer in zip(names, answers, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, RocketMQError):
+                raise answer
+            continue
+        if answer.get("enableControllerMode", "").strip().lower() == "true":
+            gaps.append(
+                Gap(
+                    Part.BROKER,
+                    name,
+                    Why.NO_MASTER,
+                    f"read from replica {slaves[name]} while {name} has no master (controller "
+                    f"mode: the controller elects one within seconds; read again then): its "
+                    f"offsets are those it copied from the master last ({CONTROLLER_SYNC_EVERY})",
+                )
+            )
+    return gaps
 
 
 def _no_such_topic(answer: object) -> bool:
