@@ -15,6 +15,7 @@ from console.rocketmq.models import (
     MessageQueue,
     SubscriptionGroup,
 )
+from console.services.read.proxy_finder import ProxySearch
 from console.services.read.routes import BrokerRoute
 
 
@@ -69,6 +70,11 @@ class FakeReader:
 
     async def brokers(self) -> dict[str, str]:
         return dict(self.brokers_)
+
+    async def find_proxies(
+        self, brokers: object, hosts_of: object = None, names: object = None
+    ) -> ProxySearch | None:
+        return None  # the brokers list no proxy: nothing looked for
 
     async def groups(self, *, include_system: bool = False) -> dict[str, SubscriptionGroup]:
         return {g: SubscriptionGroup(g, True, True, False, 1, 16) for g in self.offsets}

@@ -64,7 +64,9 @@ class Reader:
         self.admin = admin
         self.proxies = ()
 
-    async def find_proxies(self, brokers: object, hosts_of: object = None) -> None:
+    async def find_proxies(
+        self, brokers: object, hosts_of: object = None, names: object = None
+    ) -> None:
         return None  # the brokers list no proxy
 
     async def brokers(self) -> dict[str, str]:

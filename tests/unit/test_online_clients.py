@@ -56,7 +56,9 @@ def reader(
     """A reader of `cluster` with `proxies` named; with none, looking for them finds
     `search` (None: not looked for)."""
 
-    async def find_proxies(brokers: object, hosts_of: object = None) -> ProxySearch | None:
+    async def find_proxies(
+        brokers: object, hosts_of: object = None, names: object = None
+    ) -> ProxySearch | None:
         return search
 
     return SimpleNamespace(admin=cluster, proxies=proxies, find_proxies=find_proxies)

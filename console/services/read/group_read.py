@@ -65,6 +65,7 @@ class GroupReads(Protocol):
         self,
         brokers: Mapping[str, str],
         hosts_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None,
+        names: Iterable[str] | None = None,
     ) -> ProxySearch | None: ...
 
     async def dlq_queues(
@@ -168,7 +169,7 @@ async def read_group(
     proxies = reader.proxies
     if not proxies and not clients.clients and reachable:
         # Nobody named the proxies and no broker lists a client: one the brokers list may.
-        search = await reader.find_proxies(reachable, batch.proxies_seen)
+        search = await reader.find_proxies(reachable, batch.proxies_seen, batch.routes)
         if search is not None and search.found:
             proxies = search.found
             clients = await read_clients(

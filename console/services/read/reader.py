@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from console.domain.gaps import Gap, Part, gap, why_of
 from console.domain.offsets import GroupOffsets
@@ -222,11 +222,13 @@ class ClusterReader:
         self,
         brokers: Mapping[str, str],
         hosts_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None,
+        names: Iterable[str] | None = None,
     ) -> ProxySearch | None:
         """The proxies the brokers list, looked for on `proxy_port` (proxy_finder.py), once a
         minute at most; None when not looked for (proxies configured, no port, or no broker of
         `brokers` said which proxies it lists). `hosts_of`: asks a broker for its proxies'
-        hosts (a batch's, asked once for the batch)."""
+        hosts (a batch's, asked once for the batch); `names`: the cluster's broker names when
+        the caller holds them (a batch's routes), so the name server is not asked again."""
         if self.proxies or self.proxy_port is None or not brokers:
             return None
         async with self._proxy_lock:
@@ -245,8 +247,8 @@ class ClusterReader:
                     continue
             if hosts is None:
                 return None
-            routes = await self.routes()
-            search = await find_proxies(self.admin, hosts, self.proxy_port, set(routes))
+            known = set(names) if names is not None else set(await self.routes())
+            search = await find_proxies(self.admin, hosts, self.proxy_port, known)
             self._proxy_search, self._proxy_search_at = search, time.monotonic()
             return search
 
