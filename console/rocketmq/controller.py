@@ -1,5 +1,6 @@
 """What a controller says of the broker sets it elects masters for (RocketMQ 5's controller mode,
-RIP-44), and what a broker says of its own epochs: three requests, verified on 5.3.3.
+RIP-44), and what a broker says of its own epochs: three requests, and the HA status a broker
+answers beside them, verified on 5.3.3 (tests/integration/test_failover.py).
 
 - CONTROLLER_GET_METADATA_INFO (1005), to a controller, no header, no body: the answer's header
   is GetMetaDataResponseHeader, `group`, `controllerLeaderId`, `controllerLeaderAddress`,
@@ -19,6 +20,10 @@ RIP-44), and what a broker says of its own epochs: three requests, verified on 5
   the broker's role id (0 while master, its controller id while a replica), the last entry's
   `endOffset` is Long.MAX_VALUE (still open). A broker not in controller mode answers 1, "this
   request only for controllerMode".
+
+- GET_BROKER_HA_STATUS (907), to a broker (console/rocketmq/admin.py `ha_status`): HARuntimeInfo,
+  `{master, haClientRuntimeInfo: {maxOffset, masterFlushOffset, lastReadTimestamp, ...}}`; a
+  replica in controller mode answers `master: false`, as a classic slave does.
 
 What the name server lists is a role, not an identity: an elected replica registers again with
 broker id 0, a master that rejoins after a kill registers as a replica under its controller id.

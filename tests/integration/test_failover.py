@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,15 +24,34 @@ import yaml
 
 from console.cli import main
 from console.domain.gaps import Why
+from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.offsets import GroupOffsets
+from console.domain.spec import ResetSpec, Scope, ShiftBy
+from console.errors import Refused
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.controller import OPEN_END
-from console.sandbox.controller_cluster import CONTROLLER, ControllerSandbox
+from console.rocketmq.models import MessageQueue
+from console.sandbox.controller_cluster import (
+    CONTROLLER,
+    FAILOVER_TOPIC,
+    QUEUES,
+    ControllerSandbox,
+    wait_offsets,
+)
+from console.services.apply.check import ApplyCheck, check_apply
+from console.services.apply.writer import Applier
+from console.services.infra.spark_runner import SparkRunner
+from console.services.infra.workspace import Workspace
+from console.services.plan.load import LoadedPlan, load_plan
+from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
+from tests.support.writes import write_access
 
 QueueKey = tuple[str, str, int]
 #: How long a replica that rejoins may take to catch up and be back in the SyncStateSet.
 REJOIN_S = 120.0
+#: How long a replica may take to copy a group's offsets from its master (every 10 s).
+COPY_S = 30.0
 
 
 @pytest.fixture
@@ -243,3 +263,154 @@ def test_a_read_from_a_replica_while_no_master_is_elected_is_partial_and_says_wh
     assert str(Why.NO_MASTER) in {m["why"] for m in document["missing"]}
     assert f"read from replica {sb.addr_of(other)} while {broker} has no master" in err
     assert asyncio.run(sb.wait_master(broker, not_on=master)) == other
+
+
+@pytest.fixture(scope="module")
+def runner(plan_runner: SparkRunner) -> SparkRunner:
+    return plan_runner
+
+
+async def group_at(sb: ControllerSandbox, admin: AdminClient, at: int) -> str:
+    """A group of its own committed at `at` on every queue of the seeded topic, held by every
+    replica (each copies it from the master within 10 s)."""
+    broker = sb.brokers[0]
+    group = f"failover-apply-{uuid.uuid4().hex[:8]}"
+    master = await sb.master_of(broker)
+    assert master is not None
+    addr = sb.addr_of(master)
+    await admin.create_group(addr, group)
+    offsets = {MessageQueue(FAILOVER_TOPIC, broker, q): at for q in range(QUEUES)}
+    for mq, offset in offsets.items():
+        await admin.update_consumer_offset(addr, group, mq.topic, mq.queue_id, offset)
+    await wait_offsets(sb, admin, group, offsets, COPY_S)
+    return group
+
+
+async def plan_shift(
+    sb: ControllerSandbox, admin: AdminClient, runner: SparkRunner, root: Path, group: str
+) -> LoadedPlan:
+    ws = Workspace(root)
+    reader = ClusterReader(admin, sb.cluster_name)
+    planner = Planner(ws, runner, reader=reader, cluster="failover")
+    spec = ResetSpec(Scope("failover", (group,), topics=(FAILOVER_TOPIC,)), ShiftBy(-3))
+    result = await planner.plan(spec)
+    return load_plan(ws, result.uri, cluster="failover", now_ms=int(time.time() * 1000))
+
+
+async def held_on(sb: ControllerSandbox, admin: AdminClient, replica: str, group: str) -> list[int]:
+    return [
+        await admin.query_consumer_offset(sb.addr_of(replica), group, FAILOVER_TOPIC, q) or -1
+        for q in range(QUEUES)
+    ]
+
+
+def test_an_apply_waits_until_the_replicas_hold_it_and_survives_a_kill_of_its_master(
+    both_replicas: ControllerSandbox,
+    runner: SparkRunner,
+    cli: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    sb = both_replicas
+    broker = sb.brokers[0]
+    root = tmp_path / "ws"
+    waits: list[str] = []
+
+    async def apply() -> tuple[str, str, Journal]:
+        async with AdminClient([sb.namesrv_addr], timeout=3.0) as admin:
+            group = await group_at(sb, admin, 8)
+            plan = await plan_shift(sb, admin, runner, root, group)
+            master = await sb.master_of(broker)
+            assert master is not None
+            reader = ClusterReader(admin, sb.cluster_name)
+            check = await check_apply(reader, plan)
+            journal = await Applier(write_access(reader, root, "failover")).apply(
+                check, on_progress=lambda p: waits.append(p.waiting or "")
+            )
+            # Believed once every replica answers it: the other replica holds it already.
+            for replica in sb.replicas(broker):
+                assert await held_on(sb, admin, replica, group) == [5] * QUEUES
+            return group, master, journal
+
+    group, master, journal = asyncio.run(apply())
+    assert journal.status is ApplyStatus.FINISHED
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    assert any(w.startswith("waiting for the replicas to copy 4 queue(s)") for w in waits)
+    (line,) = journal.replicas
+    assert line.startswith(f"{broker}: 4 queue(s) copied by replica(s) ")
+    # kill -9 of the master that wrote it: the replica elected holds the reset.
+    sb.kill(master)
+    asyncio.run(sb.wait_master(broker, not_on=master))
+    code, out, err = run(capfd, "verify", journal.apply_id, "--cluster", "failover", "--json")
+    assert code == 0, (out, err)
+    found = json.loads(out)
+    assert {(q["queue_id"], q["stored_now"], q["holds"]) for q in found["queues"]} == {
+        (q, 5, True) for q in range(QUEUES)
+    }
+    assert {q["master_now"] for q in found["queues"]} != {sb.addr_of(master)}
+    code, out, err = run(capfd, "lag", "-g", group, "--cluster", "failover", "--json")
+    assert code == 0, err
+    assert {q["committed"] for q in json.loads(out)["queues"]} == {5}
+
+
+def test_a_replica_that_does_not_copy_in_time_is_named_and_verify_finds_the_rollback(
+    both_replicas: ControllerSandbox,
+    runner: SparkRunner,
+    cli: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The other replica paused (it copies nothing) while the apply writes: the master reads it
+    back, the replica does not answer it in time, and the apply says so. The master is then
+    killed and the replica elected: the write is gone, and `verify` says which queues."""
+    sb = both_replicas
+    broker = sb.brokers[0]
+    root = tmp_path / "ws"
+
+    async def apply() -> tuple[str, str, Journal, ApplyCheck]:
+        async with AdminClient([sb.namesrv_addr], timeout=3.0) as admin:
+            group = await group_at(sb, admin, 9)
+            plan = await plan_shift(sb, admin, runner, root, group)
+            master = await sb.master_of(broker)
+            assert master is not None
+            (other,) = [r for r in sb.replicas(broker) if r != master]
+            reader = ClusterReader(admin, sb.cluster_name)
+            check = await check_apply(reader, plan)
+            sb.pause(other)
+            applier = Applier(write_access(reader, root, "failover"), replica_wait_s=2.0)
+            return group, master, await applier.apply(check), check
+
+    group, master, journal, check = asyncio.run(apply())
+    (other,) = [r for r in sb.replicas(broker) if r != master]
+    assert journal.status is ApplyStatus.NOT_COPIED
+    assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+    (line,) = journal.replicas
+    assert line.startswith(
+        f"{broker}: written on the master {sb.addr_of(master)}; replica {sb.addr_of(other)}"
+    )
+    assert "has not copied 4 queue(s) yet: a switch now would roll them back" in line
+    assert f"rmq-console verify {journal.apply_id}" in line
+    # The master killed while nobody can be elected: no apply starts.
+    sb.pause(CONTROLLER)
+    try:
+        sb.kill(master)
+
+        async def again() -> None:
+            async with AdminClient([sb.namesrv_addr], timeout=3.0) as admin:
+                reader = ClusterReader(admin, sb.cluster_name)
+                with pytest.raises(Refused) as refused:
+                    await Applier(write_access(reader, root, "failover")).apply(check)
+                assert f"broker {broker} has no master" in " ".join(refused.value.reasons)
+
+        asyncio.run(sb.wait_unlisted(broker, sb.addr_of(master)))
+        asyncio.run(again())
+    finally:
+        sb.resume(other)
+        sb.resume(CONTROLLER)
+    assert asyncio.run(sb.wait_master(broker, not_on=master)) == other
+    code, out, err = run(capfd, "verify", journal.apply_id, "--cluster", "failover")
+    assert code == 1, (out, err)
+    rolled = [line for line in out.splitlines() if "ROLLED BACK" in line]
+    assert len(rolled) == QUEUES, out
+    assert f"the master {sb.addr_of(other)} (the apply wrote on {sb.addr_of(master)})" in rolled[0]
+    assert f"{QUEUES} queue(s) no longer hold what apply {journal.apply_id} wrote" in err

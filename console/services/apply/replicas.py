@@ -23,14 +23,18 @@ a write goes to is read for:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import RocketMQError
 from console.services.infra.fanout import ask_each
 from console.services.read.replication import broker_mode, read_replication
 from console.services.read.routes import BrokerRoute
+
+if TYPE_CHECKING:
+    from console.services.read.reader import ClusterReader
 
 #: How long a write waits for the replicas of a broker in controller mode by default.
 CONTROLLER_WAIT_S = 15.0
@@ -190,6 +194,19 @@ async def read_replicas(
             name, master, True, epoch, copies, default_wait(True, wait_s), notes
         )
     return ReplicasNow(out, tuple(blockers))
+
+
+#: How a write finds its brokers' replicas (WriteAccess.replicas): the reader, the brokers,
+#: the wait asked for (None: by mode).
+ReplicaLookup = Callable[["ClusterReader", Iterable[str], "float | None"], Awaitable[ReplicasNow]]
+
+
+async def replicas_now(
+    reader: ClusterReader, brokers: Iterable[str], wait_s: float | None
+) -> ReplicasNow:
+    """`read_replicas` from the name server's routes asked again (a switch moves the master)."""
+    routes = await reader.fresh_routes()
+    return await read_replicas(reader.admin, routes, brokers, wait_s=wait_s)
 
 
 async def _no_master(admin: AdminClient, name: str, route: BrokerRoute) -> str:
