@@ -41,7 +41,7 @@ from console.services.read.broker_facts import broker_facts
 from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
-from tests.support.groups import Queue, committed, fresh_group, new_group, shift_plan
+from tests.support.groups import Queue, committed, fresh_group, new_group, offsets_of, shift_plan
 from tests.support.writes import write_access
 
 
@@ -253,16 +253,12 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert main(["plan", "--cluster", "sandbox", "--spec", str(spec), "--json"]) == 0
     plan_id = json.loads(capfd.readouterr().out)["plan"]["id"]
 
-    async def offsets() -> dict[Queue, int | None]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await committed(sandbox, admin, group)
-
     # Not confirmed, or confirmed with another name: refused, nothing written.
     assert main(["apply", plan_id, "--cluster", "sandbox"]) == 2
     assert "confirm with --confirm" in capfd.readouterr().err
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", "billing-service"]) == 2
     assert f"typed 'billing-service', not '{group}'" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == before
+    assert offsets_of(sandbox, group) == before
 
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 0
     out = capfd.readouterr().out
@@ -274,7 +270,7 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert str(asyncio.run(path())) in out
     assert "mqadmin resetOffsetByTime" in out  # the equivalent commands, for a ticket
     assert f"{len(before)} verified" in out
-    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    assert offsets_of(sandbox, group) == {k: v - 2 for k, v in before.items()}
     # What the operator checks next: `lag` and mqadmin both show the targets.
     assert main(["lag", "-g", group, "--cluster", "sandbox", "--json"]) == 0
     shown = json.loads(capfd.readouterr().out)
@@ -307,12 +303,12 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "no apply '20991231T000000000Z-apply-x-000000'" in capfd.readouterr().err
     assert main(["undo", apply_id, "--cluster", "sandbox"]) == 2
     assert "confirm with --confirm" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    assert offsets_of(sandbox, group) == {k: v - 2 for k, v in before.items()}
     assert main(["undo", apply_id, "--cluster", "sandbox", "--confirm", group]) == 0
     out = capfd.readouterr().out
     assert f"undo of {apply_id}: {len(before)} queue(s) back to their before-image" in out
     assert f"{len(before)} verified" in out
-    assert asyncio.run(offsets()) == before  # exactly the before-image
+    assert offsets_of(sandbox, group) == before  # exactly the before-image
     assert main(["history", "--cluster", "sandbox", "--json"]) == 0
     listed = json.loads(capfd.readouterr().out)
     first, undo = listed["applies"]
@@ -336,4 +332,4 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "read-only" in capfd.readouterr().err
     assert main(["resume", apply_id, "--cluster", "sandbox", "--confirm", group]) == 2
     assert "read-only" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == before
+    assert offsets_of(sandbox, group) == before

@@ -36,11 +36,9 @@ from console.ui.screens.preview import PreviewScreen
 from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.consumer_log import queue_events
-from tests.support.console_keys import open_group
+from tests.support.console_keys import STEP_TIMEOUT_S, open_group, settled
 from tests.support.groups import committed, group_with_retry_backlog, new_group
-from tests.ui.helpers import asked, screen_lines, settle, status
-
-STEP_TIMEOUT_S = 600.0
+from tests.ui.helpers import asked, screen_lines, status
 
 
 @pytest.fixture(autouse=True)
@@ -66,10 +64,6 @@ def console(sandbox: Sandbox, workspace: Path, *, watch: float = 1.0) -> Console
         walkthrough_watch=watch,
     )
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
-
-
-async def settled(pilot: Pilot[int]) -> None:
-    await asyncio.wait_for(settle(pilot), STEP_TIMEOUT_S)
 
 
 async def open_walkthrough(
