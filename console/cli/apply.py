@@ -84,10 +84,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "resume",
-        help="finish an apply that stopped part-way (killed, ctrl-c, a broker lost)",
+        help="finish an apply that stopped part-way (killed, ctrl-c, a broker lost), or write "
+        "again what a switch rolled back",
         description="Read every queue the apply did not verify again: one already at its "
         "target is verified without a write, one still at its before-image is written, one "
-        "moved by someone else is drift. Written in the apply's own journal.",
+        "moved by someone else is drift. A queue it verified that the master now holds at its "
+        "before-image again (a switch to a replica that had not copied it; see `verify`) is "
+        "written again on the master named now, unless a later apply or undo wrote it. "
+        "Written in the apply's own journal, and waited for on the replicas.",
         parents=[parent],
     )
     p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to finish (see `history`)")

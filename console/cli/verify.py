@@ -84,10 +84,16 @@ def _verify(args: argparse.Namespace) -> int:
     for line in found.unread:
         print(f"rmq-console: {line}", file=sys.stderr)
     if found.rolled_back:
+        back = sum(1 for n in found.rolled_back if n.stored == n.queue.before)
+        again = (
+            f"`rmq-console resume {journal.apply_id}` writes them again on the master now"
+            if back == len(found.rolled_back)
+            else f"`rmq-console resume {journal.apply_id}` writes again the {back} back at "
+            "their before-image; plan the others again"
+        )
         print(
             f"rmq-console: {len(found.rolled_back)} queue(s) no longer hold what apply "
-            f"{journal.apply_id} wrote (a switch to a replica that had not copied it): plan "
-            "the reset again and apply it",
+            f"{journal.apply_id} wrote (a switch to a replica that had not copied it): {again}",
             file=sys.stderr,
         )
     if found.unverified:

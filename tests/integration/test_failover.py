@@ -6,8 +6,14 @@ through a kill -9 of the master are exact or marked, never wrong with exit 0, an
 controller has elected the other replica; `brokers` shows each replica's role, epoch and place in
 the SyncStateSet, and the controller.
 
-The tests kill, pause and restart the replicas: they run in this file's order, each leaving both
-replicas running and in sync (which one is master changes).
+Writes across a switch: an apply waits until the other replica holds it, and the reset holds
+through a kill of its master; undo then writes the before-image on the new master; a replica
+that did not copy in time is named, `verify` finds the queues a switch rolled back, and `resume`
+writes them again on the new master, proven on the replica.
+
+The tests kill, pause and restart the replicas: they run in this file's order, and each starts
+with both replicas running and in sync (which one is master changes). A replica a test killed
+is started again by the next test that needs it, not by the one that killed it.
 """
 
 from __future__ import annotations
@@ -16,13 +22,14 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from console.cli import main
+from console.config import ClusterConfig, Config
 from console.domain.gaps import Why
 from console.domain.journal import ApplyStatus, Journal, QueueState
 from console.domain.offsets import GroupOffsets
@@ -30,6 +37,7 @@ from console.domain.spec import ResetSpec, Scope, ShiftBy
 from console.errors import Refused
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.controller import OPEN_END
+from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MessageQueue
 from console.sandbox.controller_cluster import (
     CONTROLLER,
@@ -39,13 +47,18 @@ from console.sandbox.controller_cluster import (
     wait_offsets,
 )
 from console.services.apply.check import ApplyCheck, check_apply
+from console.services.apply.intents import UndoApply
+from console.services.apply.journal_actions import UndoIntent
+from console.services.apply.session import ApplySession
 from console.services.apply.writer import Applier
+from console.services.infra.journal_store import AuditLog, JournalStore
+from console.services.infra.spark_jobs import JobProgress
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import LoadedPlan, load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
-from tests.support.writes import write_access
+from tests.support.writes import confirm_every_name, write_access
 
 QueueKey = tuple[str, str, int]
 #: How long a replica that rejoins may take to catch up and be back in the SyncStateSet.
@@ -87,16 +100,23 @@ def read_queues(offsets: GroupOffsets) -> dict[QueueKey, tuple[int, int | None]]
 
 @pytest.fixture
 def both_replicas(controller_cluster: ControllerSandbox) -> Iterator[ControllerSandbox]:
-    """Whatever a test did to the replicas, both run and are in sync after it."""
+    """Both replicas run and are in sync when a test starts: a replica the test before killed
+    is started again here, when a test needs it (the last kill of the file costs no restart)."""
     sb = controller_cluster
+    asyncio.run(both_in_sync(sb))
     yield sb
-    for replica in sb.replicas(sb.brokers[0]):
-        if sb.running(replica):
-            sb.resume(replica)
+    # A process left paused answers nothing to the next test, and does not stop at the end.
+    for name in (*sb.replicas(sb.brokers[0]), CONTROLLER):
+        if sb.running(name):
+            sb.resume(name)
+
+
+async def both_in_sync(sb: ControllerSandbox) -> None:
+    """Start the replicas that are down again; wait until both are in the SyncStateSet."""
     for replica in sb.replicas(sb.brokers[0]):
         if not sb.running(replica):
-            asyncio.run(sb.start_replica(replica, REJOIN_S))
-    asyncio.run(sb.wait_in_sync(sb.brokers[0], REJOIN_S))
+            await sb.start_replica(replica, REJOIN_S)
+    await sb.wait_in_sync(sb.brokers[0], REJOIN_S)
 
 
 async def test_the_controller_and_the_replicas_answer_as_the_readme_says(
@@ -247,6 +267,8 @@ def test_a_read_from_a_replica_while_no_master_is_elected_is_partial_and_says_wh
     master = asyncio.run(sb.master_of(broker))
     assert master is not None
     (other,) = [r for r in sb.replicas(broker) if r != master]
+    # A replica started again holds the group's queues once it has copied them (every 10 s).
+    asyncio.run(holds_the_seed(sb, other))
     sb.pause(CONTROLLER)
     try:
         sb.kill(master)
@@ -255,14 +277,34 @@ def test_a_read_from_a_replica_while_no_master_is_elected_is_partial_and_says_wh
     finally:
         sb.resume(CONTROLLER)
     document = json.loads(out)
-    assert (code, document["from_slave"]) == (1, [broker])
+    assert (code, document["from_slave"]) == (1, [broker]), err
     assert {
         (q["topic"], q["broker"], q["queue_id"]): (q["max_offset"], q["committed"])
         for q in document["queues"]
-    } == seeded(sb)
+    } == seeded(sb), (document["missing"], err)
     assert str(Why.NO_MASTER) in {m["why"] for m in document["missing"]}
     assert f"read from replica {sb.addr_of(other)} while {broker} has no master" in err
     assert asyncio.run(sb.wait_master(broker, not_on=master)) == other
+
+
+async def holds_the_seed(sb: ControllerSandbox, replica: str) -> None:
+    """Until `replica` answers the seeded group's stats (what a read from it asks) with every
+    seeded queue at its committed offset."""
+    assert sb.seed is not None
+    want = {mq: c for mq, c in sb.seed.committed.items() if mq.broker_name == sb.brokers[0]}
+    deadline = time.monotonic() + COPY_S
+    async with sb.admin() as admin:
+        while True:
+            try:
+                stats = await admin.consume_stats(sb.addr_of(replica), sb.seed.group)
+            except RocketMQError as exc:
+                held: object = str(exc)
+            else:
+                held = {mq: q.consumer_offset for mq, q in stats.queues.items()}
+            if held == want:
+                return
+            assert time.monotonic() < deadline, (replica, held)
+            await asyncio.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
@@ -270,9 +312,11 @@ def runner(plan_runner: SparkRunner) -> SparkRunner:
     return plan_runner
 
 
-async def group_at(sb: ControllerSandbox, admin: AdminClient, at: int) -> str:
-    """A group of its own committed at `at` on every queue of the seeded topic, held by every
-    replica (each copies it from the master within 10 s)."""
+async def group_at(
+    sb: ControllerSandbox, admin: AdminClient, at: int, *, copied: bool = True
+) -> str:
+    """A group of its own committed at `at` on every queue of the seeded topic; with `copied`,
+    held by every replica too (each copies it from the master within 10 s)."""
     broker = sb.brokers[0]
     group = f"failover-apply-{uuid.uuid4().hex[:8]}"
     master = await sb.master_of(broker)
@@ -282,7 +326,8 @@ async def group_at(sb: ControllerSandbox, admin: AdminClient, at: int) -> str:
     offsets = {MessageQueue(FAILOVER_TOPIC, broker, q): at for q in range(QUEUES)}
     for mq, offset in offsets.items():
         await admin.update_consumer_offset(addr, group, mq.topic, mq.queue_id, offset)
-    await wait_offsets(sb, admin, group, offsets, COPY_S)
+    if copied:
+        await wait_offsets(sb, admin, group, offsets, COPY_S)
     return group
 
 
@@ -304,7 +349,7 @@ async def held_on(sb: ControllerSandbox, admin: AdminClient, replica: str, group
     ]
 
 
-def test_an_apply_waits_until_the_replicas_hold_it_and_survives_a_kill_of_its_master(
+def test_an_apply_waits_until_the_replicas_hold_it_survives_a_kill_and_undoes_on_the_new_master(
     both_replicas: ControllerSandbox,
     runner: SparkRunner,
     cli: Path,
@@ -318,7 +363,9 @@ def test_an_apply_waits_until_the_replicas_hold_it_and_survives_a_kill_of_its_ma
 
     async def apply() -> tuple[str, str, Journal]:
         async with AdminClient([sb.namesrv_addr], timeout=3.0) as admin:
-            group = await group_at(sb, admin, 8)
+            # The apply's own wait is for the replica to copy what it wrote: what the replica
+            # held before does not matter here.
+            group = await group_at(sb, admin, 8, copied=False)
             plan = await plan_shift(sb, admin, runner, root, group)
             master = await sb.master_of(broker)
             assert master is not None
@@ -351,6 +398,52 @@ def test_an_apply_waits_until_the_replicas_hold_it_and_survives_a_kill_of_its_ma
     code, out, err = run(capfd, "lag", "-g", group, "--cluster", "failover", "--json")
     assert code == 0, err
     assert {q["committed"] for q in json.loads(out)["queues"]} == {5}
+    # Undo across the switch: the killed replica rejoins as a replica of the new master; the
+    # before-image is written on the master named now (not the one journaled), read back
+    # there, and waited for on the replica.
+    asyncio.run(both_in_sync(sb))
+    new = asyncio.run(sb.master_of(broker))
+    assert new is not None
+    assert new != master
+    undone = asyncio.run(undo(sb, runner, root, journal.apply_id))
+    assert (undone.kind, undone.undo_of, undone.status) == (
+        "undo",
+        journal.apply_id,
+        ApplyStatus.FINISHED,
+    )
+    assert {(q.broker_addr, q.state, q.stored) for q in undone.queues} == {
+        (sb.addr_of(new), QueueState.VERIFIED, 8)
+    }
+    (line,) = undone.replicas
+    assert line.startswith(f"{broker}: 4 queue(s) copied by replica(s) {sb.addr_of(master)}")
+
+    async def held_everywhere() -> list[list[int]]:
+        async with sb.admin() as admin:
+            return [await held_on(sb, admin, r, group) for r in sb.replicas(broker)]
+
+    assert asyncio.run(held_everywhere()) == [[8] * QUEUES] * 2
+
+
+async def undo(sb: ControllerSandbox, runner: SparkRunner, root: Path, apply_id: str) -> Journal:
+    """`undo APPLY_ID`, confirmed: the session the command runs, its plan made on the warm
+    Spark session."""
+
+    async def plan(
+        cluster: ClusterConfig,
+        config: Config,
+        reader: ClusterReader,
+        intent: UndoIntent,
+        progress: Callable[[JobProgress], object],
+    ) -> str:
+        planner = Planner(Workspace(root), runner, reader=reader, cluster="failover")
+        return (await planner.plan(intent.spec)).uri
+
+    async with AdminClient([sb.namesrv_addr], timeout=3.0) as admin:
+        reader = ClusterReader(admin, sb.cluster_name)
+        session = ApplySession(write_access(reader, root, "failover"), UndoApply(apply_id, plan))
+        result = await session.run(confirm_every_name)
+    assert result.journal is not None, result.refused
+    return result.journal
 
 
 def test_a_replica_that_does_not_copy_in_time_is_named_and_verify_finds_the_rollback(
@@ -362,7 +455,8 @@ def test_a_replica_that_does_not_copy_in_time_is_named_and_verify_finds_the_roll
 ) -> None:
     """The other replica paused (it copies nothing) while the apply writes: the master reads it
     back, the replica does not answer it in time, and the apply says so. The master is then
-    killed and the replica elected: the write is gone, and `verify` says which queues."""
+    killed and the replica elected: the write is gone, `verify` says which queues, and
+    `resume` writes them again."""
     sb = both_replicas
     broker = sb.brokers[0]
     root = tmp_path / "ws"
@@ -414,3 +508,42 @@ def test_a_replica_that_does_not_copy_in_time_is_named_and_verify_finds_the_roll
     assert len(rolled) == QUEUES, out
     assert f"the master {sb.addr_of(other)} (the apply wrote on {sb.addr_of(master)})" in rolled[0]
     assert f"{QUEUES} queue(s) no longer hold what apply {journal.apply_id} wrote" in err
+    assert f"`rmq-console resume {journal.apply_id}` writes them again" in err
+    # Resume writes them again on the new master, and waits for the replica: the killed one,
+    # started again, which has taken the rolled-back offsets from its new master by then.
+    asyncio.run(both_in_sync(sb))
+
+    async def copied_the_rollback() -> None:
+        async with sb.admin() as admin:
+            rolled_back = {MessageQueue(FAILOVER_TOPIC, broker, q): 9 for q in range(QUEUES)}
+            await wait_offsets(sb, admin, group, rolled_back, COPY_S, replicas=[master])
+
+    asyncio.run(copied_the_rollback())
+    code, out, err = run(
+        capfd, "resume", journal.apply_id, "--cluster", "failover", "--confirm", group
+    )
+    assert code == 0, (out, err)
+    assert (
+        f"{QUEUES} queue(s) the apply verified were rolled back by a switch (the master holds "
+        f"the offset before the apply again): written again on the master now "
+        f"({sb.addr_of(other)})"
+    ) in out
+    resumed = JournalStore(root).load(journal.apply_id)
+    assert resumed.status is ApplyStatus.FINISHED
+    assert {(q.broker_addr, q.state, q.stored) for q in resumed.queues} == {
+        (sb.addr_of(other), QueueState.VERIFIED, 6)
+    }
+    (line,) = resumed.replicas
+    assert line.startswith(f"{broker}: 4 queue(s) copied by replica(s) {sb.addr_of(master)}")
+    # Each write has its line in the audit log: the apply's and the resume's.
+    written = [e for e in AuditLog(root).read() if e["apply_id"] == journal.apply_id]
+    assert [e["result"] for e in written] == ["verified"] * (2 * QUEUES)
+    assert all("rolled back by a switch" in (e["detail"] or "") for e in written[QUEUES:])
+    code, out, err = run(capfd, "verify", journal.apply_id, "--cluster", "failover")
+    assert code == 0, (out, err)
+    # Resumed again, nothing is rolled back: nothing to write.
+    code, out, err = run(
+        capfd, "resume", journal.apply_id, "--cluster", "failover", "--confirm", group
+    )
+    assert code == 0, (out, err)
+    assert "every queue is verified; nothing to write" in out

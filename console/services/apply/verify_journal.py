@@ -9,15 +9,19 @@ here. Reads only.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from console.config import ClusterConfig, Config
 from console.domain.drift import holds
 from console.domain.journal import Journal, JournalQueue, QueueState
+from console.errors import Refused
 from console.rocketmq.errors import RocketMQError
 from console.services.apply.replica_copies import Copies, copies_now
 from console.services.apply.replicas import BrokerReplicas, ReplicaLookup, replicas_now
 from console.services.infra.fanout import gather_answers
+from console.services.infra.workspace import Workspace
 from console.services.read.reader import ClusterReader
 
 
@@ -78,6 +82,21 @@ class Verification:
             return 2
         whole = not (self.rolled_back or self.not_copied or self.unread or self.unverified)
         return 0 if whole and all(q.error is None for q in self.queues) else 1
+
+
+async def verify_apply(cluster: ClusterConfig, config: Config, apply_id: str) -> Verification:
+    """`verify APPLY_ID` on `cluster`: its journal from the workspace, read now; Refused when
+    the workspace is not on this machine or the apply is unknown or another cluster's."""
+    # deferred: the journal loader and the reader's connection load when a verify runs
+    from console.services.apply.journal_actions import load_applied
+    from console.services.read.open_reader import open_reader
+
+    root = Workspace(config.workspace_path).local_root
+    if root is None:
+        raise Refused(["the workspace is not on this machine: no journals"])
+    journal = await asyncio.to_thread(load_applied, root, apply_id, cluster.name)
+    async with open_reader(cluster, config) as reader:
+        return await verify_journal(reader, journal)
 
 
 async def verify_journal(

@@ -171,7 +171,8 @@ class Applier:
         stop: asyncio.Event | None = None,
     ) -> Journal:
         """Finish an apply that stopped part-way, in its own journal: queues found at their
-        target are verified without a write, the rest are written and read back."""
+        target are verified without a write, the rest are written and read back; so are the
+        queues a switch rolled back since the apply verified them."""
         refusals = check.refusals(accept_drift=accept_drift)
         if refusals:
             raise Refused(refusals)
@@ -194,6 +195,16 @@ class Applier:
                 )
                 for q in check.past
             ]
+            # Written again: a switch to a replica that had not copied them put them back.
+            found += [
+                replace(
+                    q,
+                    state=QueueState.PENDING,
+                    detail=f"rolled back by a switch (the master held {q.stored} again): "
+                    "written again on resume",
+                )
+                for q in check.rolled_back
+            ]
             drifted = tuple(key_text(d.key) for d in check.drift) if accept_drift else ()
             journal = replace(
                 before.with_queues(found),
@@ -205,7 +216,12 @@ class Applier:
             self.store.write(journal)
             # Queues verified by the earlier run have their audit line; every other one gets
             # the line of how it ends now.
-            audited = {q.key for q in before.queues if q.state is QueueState.VERIFIED}
+            rewritten = {q.key for q in check.rolled_back}
+            audited = {
+                q.key
+                for q in before.queues
+                if q.state is QueueState.VERIFIED and q.key not in rewritten
+            }
             run = _Run(
                 self,
                 journal,
@@ -214,6 +230,7 @@ class Applier:
                 stop or asyncio.Event(),
                 replicas,
                 audited=audited,
+                why_written={q.key: q.detail or "" for q in found if q.key in rewritten},
             )
             return await run.go()
 
@@ -255,8 +272,11 @@ class _Run:
         replicas: Mapping[str, BrokerReplicas],
         *,
         audited: set[tuple[str, str, str, int]] | None = None,
+        why_written: Mapping[tuple[str, str, str, int], str] | None = None,
     ) -> None:
         self.applier = applier
+        #: Why a queue is written again (a rollback found on resume): kept in its detail.
+        self.why_written = dict(why_written or {})
         self.replicas = replicas
         self.admin = applier.reader.admin
         self.journal = journal
@@ -552,12 +572,14 @@ class _Run:
     def _settle(self, w: QueueWrite, result: WriteResult, *, online: bool) -> None:
         self._heard(w.row.broker, result.error)
         entry = _entry(w)
+        why = self.why_written.get(entry.key)
+        remark = "; ".join(t for t in (why, result.remark) if t) or None
         if result.outcome is WriteOutcome.VERIFIED:
-            self._record(entry, QueueState.VERIFIED, result.stored, result.remark)
+            self._record(entry, QueueState.VERIFIED, result.stored, remark)
         elif result.outcome is WriteOutcome.KEPT_OTHER:
             # Online, the consumers may not have picked it up yet: read back again later.
             state = QueueState.NOT_YET if online else QueueState.KEPT_OTHER
-            self._record(entry, state, result.stored, result.remark)
+            self._record(entry, state, result.stored, remark)
         elif not result.sent:
             self._record(entry, QueueState.PENDING, None, f"not sent: {result.error}")
         else:
