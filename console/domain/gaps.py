@@ -57,7 +57,7 @@ class Why(StrEnum):
     NOT_SYNCED = "not synced yet"  # a slave has not copied the master's offsets yet
     NOT_REPLICATED = "not replicated yet"  # a slave has not copied the master's messages yet
     UNCHECKED = "could not be checked"  # a slave's answer, not checked against what it lacks
-    NO_MASTER = "no master elected yet"  # controller mode, between a master's loss and a vote
+    NO_MASTER = "no master elected yet"  # controller or DLedger mode, between a loss and a vote
     OUT_OF_SYNC = "outside the SyncStateSet"  # a replica behind its master: not electable
 
 

@@ -25,6 +25,7 @@ from console.sandbox.ports import free_ports
 if TYPE_CHECKING:
     from console.sandbox.acl import AclOptions, AclSandbox
     from console.sandbox.controller_cluster import ControllerOptions, ControllerSandbox
+    from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox
     from console.sandbox.runner import Sandbox, SandboxOptions
 
 # The runner, the seed and the process code load only when a sandbox command runs, so that
@@ -82,6 +83,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "<cache>/sandbox-controller)",
     )
     up.add_argument(
+        "--dledger",
+        action="store_true",
+        help="instead, a separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and "
+        "three peers of one broker that elect its master (free ports, run dir "
+        "<cache>/sandbox-dledger)",
+    )
+    up.add_argument(
         "--acl",
         action="store_true",
         help="instead, a separate cluster whose broker requires ACL 2.0 signatures (one broker, "
@@ -113,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
 
                 return cmd_up_controller(
                     ControllerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
+            case "up" if args.dledger:
+                # deferred: the DLedger sandbox's processes and seed
+                from console.sandbox.dledger_cluster import DLedgerOptions
+
+                return cmd_up_dledger(
+                    DLedgerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
                 )
             case "up":
                 slaves = [args.slave] if args.slave else []
@@ -314,6 +329,38 @@ def print_acl_ready(acl: AclSandbox) -> None:
     print(f"          secret_key: file:{acl.secret_key_file}")
     print(f"  logs and stores: {acl.run_dir}")
     print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {acl.run_dir}`) stops it.", flush=True)
+
+
+def cmd_up_dledger(options: DLedgerOptions) -> int:
+    # deferred: the processes and the seed; the runner loads cryptography
+    from console.sandbox.dledger_cluster import dledger_sandbox
+    from console.sandbox.runner import serve_context
+
+    try:
+        asyncio.run(serve_context(lambda: dledger_sandbox(options), on_ready=print_dledger_ready))
+    except KeyboardInterrupt:
+        pass
+    print("DLedger cluster stopped")
+    return 0
+
+
+def print_dledger_ready(sb: DLedgerSandbox) -> None:
+    """Where the cluster is, which peer was elected, and how to make it elect another."""
+    print(
+        f"RocketMQ 4.9.7 DLedger cluster up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}"
+    )
+    pids = sb.pids()
+    for peer in sb.peers:
+        print(f"  {peer} ({sb.broker}): {sb.addr_of(peer)}, pid {pids.get(peer, '?')}")
+    if sb.seed is not None:
+        print(f"  seeded: topic {sb.seed.topic}, group {sb.seed.group}, on every peer")
+    print("  try:")
+    print(f"    rmq-console brokers --namesrv {sb.namesrv_addr}")
+    if sb.seed is not None:
+        print(f"    rmq-console lag -g {sb.seed.group} --namesrv {sb.namesrv_addr}")
+    print("    kill -9 the PID of the master: the other two peers elect one of them")
+    print(f"  logs and stores: {sb.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {sb.run_dir}`) stops it.", flush=True)
 
 
 def print_controller_ready(sb: ControllerSandbox) -> None:

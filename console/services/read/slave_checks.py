@@ -44,6 +44,10 @@ from console.rocketmq.topics import is_retry_topic
 SYNC_EVERY = "a slave copies its master's groups and offsets every 60 s"
 #: And a replica's in controller mode (ReplicasManager's SlaveSynchronize schedule).
 CONTROLLER_SYNC_EVERY = "a replica copies them every 10 s"
+#: And a 4.9.x DLedger follower's (its SlaveSynchronize schedule); its peers vote with no
+#: controller, and only while a majority of them is up.
+DLEDGER_SYNC_EVERY = "a follower copies them every 10 s"
+DLEDGER_ELECTION = "DLedger mode: its peers elect one within seconds of a majority being up"
 
 
 K = TypeVar("K")
@@ -170,11 +174,12 @@ async def check_slave_reads(
 
 
 async def _elections(config_of: Ask[str, dict[str, str]], slaves: Mapping[str, str]) -> list[Gap]:
-    """A replica in controller mode read while its set has no master: a switch under way. The
-    controller elects one of the replicas within seconds (console/services/read/replication.py);
-    until then what the replica holds is what it copied from the master last, and the answer is
-    marked as such (partial), never taken for the master's. A replica that cannot say its
-    mode is left to the other checks."""
+    """A replica read while its set has no master, in a mode that elects one: a switch under
+    way. In controller mode the controller elects one of the replicas within seconds
+    (console/services/read/replication.py); in 4.9.x DLedger mode the peers vote among
+    themselves, once a majority of them is up. Until then what the replica holds is what it
+    copied from the master last, and the answer is marked as such (partial), never taken for
+    the master's. A replica that cannot say its mode is left to the other checks."""
     names = list(slaves)
     answers = await asyncio.gather(*(config_of(slaves[n]) for n in names), return_exceptions=True)
     gaps = []
@@ -183,18 +188,34 @@ async def _elections(config_of: Ask[str, dict[str, str]], slaves: Mapping[str, s
             if not isinstance(answer, RocketMQError):
                 raise answer
             continue
-        if answer.get("enableControllerMode", "").strip().lower() == "true":
+        election = _election_of(answer)
+        if election is not None:
+            elected_by, copies = election
             gaps.append(
                 Gap(
                     Part.BROKER,
                     name,
                     Why.NO_MASTER,
-                    f"read from replica {slaves[name]} while {name} has no master (controller "
-                    f"mode: the controller elects one within seconds; read again then): its "
-                    f"offsets are those it copied from the master last ({CONTROLLER_SYNC_EVERY})",
+                    f"read from replica {slaves[name]} while {name} has no master ({elected_by}; "
+                    f"read again then): its offsets are those it copied from the master last "
+                    f"({copies})",
                 )
             )
     return gaps
+
+
+def _election_of(config: Mapping[str, str]) -> tuple[str, str] | None:
+    """Who elects a master for a replica with this configuration, and how often it copies its
+    master's offsets (None: nobody, a classic slave)."""
+
+    def on(key: str) -> bool:
+        return config.get(key, "").strip().lower() == "true"
+
+    if on("enableControllerMode"):
+        return "controller mode: the controller elects one within seconds", CONTROLLER_SYNC_EVERY
+    if on("enableDLegerCommitLog"):
+        return DLEDGER_ELECTION, DLEDGER_SYNC_EVERY
+    return None
 
 
 def _no_such_topic(answer: object) -> bool:
