@@ -36,6 +36,7 @@ from console.sandbox.controller_cluster import (
     ControllerSandbox,
     controller_sandbox,
 )
+from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox, dledger_sandbox
 from console.sandbox.far import FarOptions, FarSandbox, far_sandbox
 from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
@@ -263,6 +264,27 @@ def controller_cluster(tmp_path_factory: pytest.TempPathFactory) -> ControllerSa
         pytest.fail(f"the controller-mode cluster did not start: {exc}", pytrace=False)
     _started["controller_cluster"] = background
     _measured["controller start"] = f"waited {time.monotonic() - started:.1f}s"
+    return sb
+
+
+@pytest.fixture(scope="session")
+def dledger_cluster(tmp_path_factory: pytest.TempPathFactory) -> DLedgerSandbox:
+    """A separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and one broker set of
+    three peers (JVMs of their own) that elect its master themselves, seeded
+    (`dledger_cluster.seed`) and copied to every peer. Its tests kill and restart the peers:
+    they are one file's, in order. Started when its first test runs; stopped after its last."""
+    options = DLedgerOptions(
+        run_dir=tmp_path_factory.mktemp("dledger-cluster"), start_timeout=START_BUDGET_S
+    )
+    background = Background(functools.partial(dledger_sandbox, options))
+    started = time.monotonic()
+    try:
+        sb: DLedgerSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the DLedger cluster did not start: {exc}", pytrace=False)
+    _started["dledger_cluster"] = background
+    _measured["dledger start"] = f"{time.monotonic() - started:.1f}s"
     return sb
 
 
