@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from console.cli.arguments import target_parent
+from console.cli.broker_rows import broker_rows, print_broker_rows
 from console.cli.collection import for_one_answer
 from console.cli.ending import ANSWERS_ONCE
 from console.cli.lite_render import lite_document, lite_note, print_lite
@@ -37,6 +38,11 @@ from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
 from console.services.read.client_offset_files import with_client_stores
 from console.services.read.reader import ClusterReader
+from console.services.read.replication import (
+    read_replication,
+    replication_problems,
+    with_replication,
+)
 from console.services.read.routes import BrokerHealth, read_addrs
 from console.ui.format import consumption as fmt_consumption
 from console.ui.format import version as fmt_version
@@ -129,45 +135,21 @@ def _clusters(args: argparse.Namespace) -> int:
 def _brokers(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
-        health = await reader.broker_health()
-        reach = reader.admin.reach
-        rows = [
-            {
-                "broker": h.name,
-                "broker_id": h.broker_id,
-                "role": h.role,
-                "cluster": info.brokers[h.name].cluster if h.name in info.brokers else None,
-                # What the broker registered (what mqadmin shows), and where it is reached.
-                "addr": h.addr or None,
-                "reached_addr": reach.target(h.addr) if h.addr else None,
-                "status": "UP" if h.up else "DOWN",
-                "version": h.version,
-                "error": h.error,
-            }
-            for h in health
-        ]
+        routes = await reader.routes()
+        replication = await read_replication(reader.admin, routes)
+        health = with_replication(await reader.broker_health(), replication)
+        rows = broker_rows(health, info, reader.admin.reach)
         if args.json:
             dump_json(rows)
         else:
-            table(
-                ["BROKER", "ID", "ROLE", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
-                [
-                    [r["broker"], r["broker_id"], r["role"], r["cluster"], _reached(r)]
-                    + [r["status"], r["version"]]
-                    for r in rows
-                ],
-            )
-        return brokers_answered(health)
+            print_broker_rows(rows, health, replication)
+        code = brokers_answered(health)
+        problems = replication_problems(health, replication)
+        for line in problems:
+            print(f"rmq-console: {line}", file=sys.stderr)
+        return code or (BROKER_DOWN if problems else 0)
 
     return _run(args, body)
-
-
-def _reached(row: dict[str, Any]) -> str:
-    """A broker's registered address, and the one it is reached at beside it when mapped."""
-    addr, reached = row["addr"], row["reached_addr"]
-    if not addr:
-        return "-"
-    return addr if reached == addr else f"{addr} → {reached}"
 
 
 def _topics(args: argparse.Namespace) -> int:

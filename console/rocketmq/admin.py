@@ -27,6 +27,7 @@ from .bodies import (
     subscription_group_of,
 )
 from .codes import RequestCode, ResponseCode
+from .controller import ControllerRequests
 from .errors import (
     BrokerError,
 )
@@ -63,9 +64,10 @@ _PULL_ANSWERS = {
 }
 
 
-class AdminClient(BrokerWrites):
+class AdminClient(BrokerWrites, ControllerRequests):
     """The cluster's operations as typed calls, each one request (console/rocketmq/transport.py
-    sends it; the writes are console/rocketmq/writes.py's)."""
+    sends it; the writes are console/rocketmq/writes.py's, the controller's
+    console/rocketmq/controller.py's)."""
 
     # ---- name server -------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from console.sandbox.ports import free_ports
 
 if TYPE_CHECKING:
     from console.sandbox.acl import AclOptions, AclSandbox
+    from console.sandbox.controller_cluster import ControllerOptions, ControllerSandbox
+    from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox
     from console.sandbox.runner import Sandbox, SandboxOptions
 
 # The runner, the seed and the process code load only when a sandbox command runs, so that
@@ -76,6 +78,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also start a slave (broker id 1, its own process, store and ports) of BROKER",
     )
     up.add_argument(
+        "--controller",
+        action="store_true",
+        help="instead, a separate cluster in controller mode: a name server, a controller and "
+        "two replicas of each broker, the master elected (free ports, run dir "
+        "<cache>/sandbox-controller)",
+    )
+    up.add_argument(
+        "--dledger",
+        action="store_true",
+        help="instead, a separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and "
+        "three peers of one broker that elect its master (free ports, run dir "
+        "<cache>/sandbox-dledger)",
+    )
+    up.add_argument(
         "--acl",
         action="store_true",
         help="instead, a separate cluster whose broker requires ACL 2.0 signatures (one broker, "
@@ -100,6 +116,20 @@ def run(args: argparse.Namespace) -> int:
 
                 return cmd_up_acl(
                     AclOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
+            case "up" if args.controller:
+                # deferred: the controller sandbox's processes and seed
+                from console.sandbox.controller_cluster import ControllerOptions
+
+                return cmd_up_controller(
+                    ControllerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
+            case "up" if args.dledger:
+                # deferred: the DLedger sandbox's processes and seed
+                from console.sandbox.dledger_cluster import DLedgerOptions
+
+                return cmd_up_dledger(
+                    DLedgerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
                 )
             case "up":
                 slaves = [args.slave] if args.slave else []
@@ -173,6 +203,21 @@ def cmd_up_acl(options: AclOptions) -> int:
     except KeyboardInterrupt:
         pass
     print("ACL cluster stopped")
+    return 0
+
+
+def cmd_up_controller(options: ControllerOptions) -> int:
+    # deferred: the processes and the seed; the runner loads cryptography
+    from console.sandbox.controller_cluster import controller_sandbox
+    from console.sandbox.runner import serve_context
+
+    try:
+        asyncio.run(
+            serve_context(lambda: controller_sandbox(options), on_ready=print_controller_ready)
+        )
+    except KeyboardInterrupt:
+        pass
+    print("controller-mode cluster stopped")
     return 0
 
 
@@ -301,3 +346,56 @@ def print_acl_ready(acl: AclSandbox) -> None:
     print(f"          secret_key: file:{acl.secret_key_file}")
     print(f"  logs and stores: {acl.run_dir}")
     print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {acl.run_dir}`) stops it.", flush=True)
+
+
+def cmd_up_dledger(options: DLedgerOptions) -> int:
+    # deferred: the processes and the seed; the runner loads cryptography
+    from console.sandbox.dledger_cluster import dledger_sandbox
+    from console.sandbox.runner import serve_context
+
+    try:
+        asyncio.run(serve_context(lambda: dledger_sandbox(options), on_ready=print_dledger_ready))
+    except KeyboardInterrupt:
+        pass
+    print("DLedger cluster stopped")
+    return 0
+
+
+def print_dledger_ready(sb: DLedgerSandbox) -> None:
+    """Where the cluster is, which peer was elected, and how to make it elect another."""
+    print(
+        f"RocketMQ 4.9.7 DLedger cluster up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}"
+    )
+    pids = sb.pids()
+    for peer in sb.peers:
+        print(f"  {peer} ({sb.broker}): {sb.addr_of(peer)}, pid {pids.get(peer, '?')}")
+    if sb.seed is not None:
+        print(f"  seeded: topic {sb.seed.topic}, group {sb.seed.group}, on every peer")
+    print("  try:")
+    print(f"    rmq-console brokers --namesrv {sb.namesrv_addr}")
+    if sb.seed is not None:
+        print(f"    rmq-console lag -g {sb.seed.group} --namesrv {sb.namesrv_addr}")
+    print("    kill -9 the PID of the master: the other two peers elect one of them")
+    print(f"  logs and stores: {sb.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {sb.run_dir}`) stops it.", flush=True)
+
+
+def print_controller_ready(sb: ControllerSandbox) -> None:
+    """Where the cluster is, which replica each set elected, and how to make it switch."""
+    print(
+        f"RocketMQ controller-mode cluster up: namesrv {sb.namesrv_addr}, cluster "
+        f"{sb.cluster_name}, controller {sb.controller_addr}"
+    )
+    pids = sb.pids()
+    for broker in sb.brokers:
+        for replica in sb.replicas(broker):
+            print(f"  {replica} ({broker}): {sb.addr_of(replica)}, pid {pids.get(replica, '?')}")
+    if sb.seed is not None:
+        print(f"  seeded: topic {sb.seed.topic}, group {sb.seed.group}, on every replica")
+    print("  try:")
+    print(f"    rmq-console brokers --namesrv {sb.namesrv_addr}")
+    if sb.seed is not None:
+        print(f"    rmq-console lag -g {sb.seed.group} --namesrv {sb.namesrv_addr}")
+    print("    kill -9 the PID of a set's master: the controller elects the other replica")
+    print(f"  logs and stores: {sb.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {sb.run_dir}`) stops it.", flush=True)

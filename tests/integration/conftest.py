@@ -31,6 +31,12 @@ from console.sandbox.background import (
     BackgroundSandbox,
 )
 from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.controller_cluster import (
+    ControllerOptions,
+    ControllerSandbox,
+    controller_sandbox,
+)
+from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox, dledger_sandbox
 from console.sandbox.far import FarOptions, FarSandbox, far_sandbox
 from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
@@ -74,6 +80,9 @@ def _clusters(
             functools.partial(replica_sandbox, _replica_options(tmp_path_factory))
         ),
         "proxy_cluster": lambda: BackgroundSandbox(_proxy_options(tmp_path_factory)),
+        "controller_cluster": lambda: Background(
+            functools.partial(controller_sandbox, _controller_options(tmp_path_factory))
+        ),
     }
     assert makers.keys() == BEGUN_EARLY
     for name in sorted(BEGUN_EARLY & wanted):
@@ -242,6 +251,56 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     _started["replica_cluster"] = background
     _measured["replica start"] = f"waited {time.monotonic() - started:.1f}s"
     return replica
+
+
+@pytest.fixture(scope="session")
+def controller_cluster(tmp_path_factory: pytest.TempPathFactory) -> ControllerSandbox:
+    """A separate cluster in controller mode: a name server, a controller, and one broker set
+    of two replicas (JVMs of their own) the controller elects a master among, seeded
+    (`controller_cluster.seed`) and copied to both. Its tests kill, pause and restart the
+    replicas: they are one file's, in order. Stopped at the end."""
+    background = _early.pop("controller_cluster", None)
+    if background is None:
+        options = _controller_options(tmp_path_factory)
+        background = Background(lambda: controller_sandbox(options))
+    started = time.monotonic()
+    try:
+        sb: ControllerSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the controller-mode cluster did not start: {exc}", pytrace=False)
+    _started["controller_cluster"] = background
+    _measured["controller start"] = f"waited {time.monotonic() - started:.1f}s"
+    return sb
+
+
+@pytest.fixture(scope="session")
+def dledger_cluster(tmp_path_factory: pytest.TempPathFactory) -> DLedgerSandbox:
+    """A separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and one broker set of
+    three peers (JVMs of their own) that elect its master themselves, seeded
+    (`dledger_cluster.seed`) and copied to every peer. Its tests kill and restart the peers:
+    they are one file's, in order. Started when its first test runs; stopped after its last."""
+    options = DLedgerOptions(
+        run_dir=tmp_path_factory.mktemp("dledger-cluster"), start_timeout=START_BUDGET_S
+    )
+    background = Background(functools.partial(dledger_sandbox, options))
+    started = time.monotonic()
+    try:
+        sb: DLedgerSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the DLedger cluster did not start: {exc}", pytrace=False)
+    _started["dledger_cluster"] = background
+    _measured["dledger start"] = f"{time.monotonic() - started:.1f}s"
+    return sb
+
+
+def _controller_options(tmp_path_factory: pytest.TempPathFactory) -> ControllerOptions:
+    return ControllerOptions(
+        run_dir=tmp_path_factory.mktemp("controller-cluster"),
+        brokers=("broker-a",),
+        start_timeout=START_BUDGET_S,
+    )
 
 
 def _legacy_options(tmp_path_factory: pytest.TempPathFactory) -> LegacyOptions:

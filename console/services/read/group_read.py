@@ -62,6 +62,8 @@ class GroupReads(Protocol):
 
     async def routes(self) -> dict[str, BrokerRoute]: ...
 
+    async def fresh_routes(self) -> dict[str, BrokerRoute]: ...
+
     async def find_proxies(
         self,
         brokers: Mapping[str, str],
@@ -91,13 +93,18 @@ async def read_group(
     """
     batch = batch or ReadBatch(reader.admin, None, every_broker=True)
     taken_at = int(time.time() * 1000)
-    routes = batch.routes if batch.routes is not None else await reader.routes()
-    brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
+    # Copies: a master that is gone gives way to the one elected since, a silent one to its
+    # slave.
+    routes = dict(batch.routes if batch.routes is not None else await reader.routes())
+    brokers = read_addrs(routes)
 
     def ask(addr: str) -> Awaitable[ConsumeStats]:
         return batch.consume_stats(addr, group)
 
     stats = await ask_each(brokers, ask)
+    await _to_new_masters(
+        routes, brokers, stats, ask, lambda: batch.fresh_routes(reader.fresh_routes)
+    )
     silent = await _to_slaves(routes, brokers, stats, ask)
     gaps: list[Gap] = []
     for name, r in stats.items():
@@ -139,6 +146,7 @@ async def read_group(
         batch.subscription_groups,
         batch.topic_route,
         batch.ha_status,
+        batch.broker_config,
     )
     gaps.extend(slave.gaps)
     lite: LiteLag | None = None
@@ -499,6 +507,42 @@ async def _dlq_messages(
     read = await reader.dlq_queues(group, brokers=reachable, batch=batch)
     gaps.extend(read.gaps)
     return sum(s.max_offset - s.min_offset for s in read.queues)
+
+
+async def _to_new_masters(
+    routes: dict[str, BrokerRoute],
+    addrs: dict[str, str],
+    answers: dict[str, T | BaseException],
+    fn: Callable[[str], Awaitable[T]],
+    fresh: Callable[[], Awaitable[dict[str, BrokerRoute]]],
+) -> None:
+    """A master that is gone (no connection: killed, stopped) may have been replaced since the
+    routes were read: a controller elects a replica within a second, which registers as the
+    master. The name server is asked again, and where it names another master that one is
+    read, as the master; where it names none, the broker's route is its slaves now. `routes`,
+    `addrs` and `answers` are updated in place."""
+    gone = [
+        n
+        for n, r in answers.items()
+        if isinstance(r, ConnectError | ConnectionLost) and routes[n].master_addr == addrs[n]
+    ]
+    if not gone:
+        return
+    try:
+        now = await fresh()
+    except RocketMQError:
+        return  # the name server did not say: the slaves listed before are asked
+    moved: dict[str, str] = {}
+    for name in gone:
+        route = now.get(name)
+        if route is None or route.master_addr == addrs[name]:
+            continue
+        routes[name] = route
+        if route.read_addr is not None:
+            moved[name] = route.read_addr
+    retried = await ask_each(moved, fn)
+    for name, answer in retried.items():
+        addrs[name], answers[name] = moved[name], answer
 
 
 async def _to_slaves(
