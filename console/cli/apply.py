@@ -108,9 +108,9 @@ def add_replica_wait(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="SECONDS",
         help="after the master reads the write back, wait this long at most for each replica "
-        "that could become master to hold it too (default: 15 in controller mode, where a "
-        "replica copies offsets every 10 s; 0 for a classic slave, which copies them every "
-        "60 s); 0 does not wait and says so",
+        "that could become master to hold it too (default: 15 in controller or DLedger mode, "
+        "where a replica copies offsets every 10 s; 0 for a classic slave, which copies them "
+        "every 60 s); 0 does not wait and says so",
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from console.domain.journal import ApplyStatus, QueueState
 from console.errors import Refused
 from console.rocketmq.models import MessageQueue
-from console.services.apply.replicas import BrokerReplicas, Copy, ReplicasNow
+from console.services.apply.replicas import BrokerReplicas, Copy, ReplicasNow, SetMode
 from console.services.apply.session import SessionResult
 from console.services.apply.writer import Applier
 from console.services.infra.journal_store import JournalStore
@@ -67,7 +67,7 @@ def lookup(now: ReplicasNow) -> Any:
 def a_set(wait_s: float, master: str = ADDR) -> ReplicasNow:
     copy = Copy(REPLICA, 2)
     return ReplicasNow(
-        {"broker-a": BrokerReplicas("broker-a", master, True, 3, (copy,), wait_s)}, ()
+        {"broker-a": BrokerReplicas("broker-a", master, SetMode.CONTROLLER, 3, (copy,), wait_s)}, ()
     )
 
 
