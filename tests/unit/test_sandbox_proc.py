@@ -98,6 +98,10 @@ def test_kill_stale_only_kills_marked_processes(tmp_path: Path) -> None:
     # A PID that was reused by an unrelated process after a crash: not ours to kill.
     stranger = subprocess.Popen([sys.executable, "-c", SLEEPER], start_new_session=True)
     try:
+        # A child just forked shows this process's command line until it has exec'd its own:
+        # read then, ours would not carry the marker yet.
+        _until_execd(ours.pid, str(run_dir))
+        _until_execd(stranger.pid, SLEEPER)
         pidfile.record("broker-a", ours.pid)
         pidfile.record("broker-b", stranger.pid)
         assert kill_stale(pidfile, marker=str(run_dir), grace=5) == [ours.pid]
@@ -108,6 +112,15 @@ def test_kill_stale_only_kills_marked_processes(tmp_path: Path) -> None:
         ours.kill()
         stranger.wait()
         ours.wait()
+
+
+def _until_execd(pid: int, word: str, within: float = 30.0) -> None:
+    """Until process `pid`'s command line holds `word`."""
+    deadline = time.monotonic() + within
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    while word not in cmdline.read_bytes().decode(errors="replace"):
+        assert time.monotonic() < deadline, f"process {pid} has not exec'd yet"
+        time.sleep(0.01)
 
 
 def test_owner_is_recognised_by_pid_and_command_line(tmp_path: Path) -> None:
