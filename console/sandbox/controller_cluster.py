@@ -44,15 +44,13 @@ from console.sandbox.cluster import (
     ClusterSetup,
     broker_properties,
     namesrv_properties,
-    render_properties,
 )
 from console.sandbox.errors import StartupError
 from console.sandbox.jars import fetch_jars
-from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions, java_argv, jvm_env
-from console.sandbox.pidfile import PidFile
-from console.sandbox.pids import signal_group
+from console.sandbox.jvm import BROKER_MAIN, NAMESRV_MAIN, JvmOptions
 from console.sandbox.ports import LOOPBACK, ClusterPorts, free_ports
-from console.sandbox.proc import LaunchSpec, ManagedProcess, log_tail
+from console.sandbox.proc import LaunchSpec, log_tail
+from console.sandbox.process_set import ProcessSet
 from console.sandbox.seed import commit_offsets, send_patiently, wait_for_routes
 from console.sandbox.toolchain import find_tools
 from console.services.apply.offset_writer import OffsetWrite
@@ -176,17 +174,14 @@ def replica_properties(layout: ControllerLayout, replica: str) -> dict[str, str]
     }
 
 
-class ControllerSandbox:
+class ControllerSandbox(ProcessSet):
     """A running controller-mode cluster: addresses, what was seeded, and control of each
     process. Every method opens its own client: it may be called from any event loop."""
 
     def __init__(self, dist: Distribution, java: Path, layout: ControllerLayout) -> None:
-        self.dist = dist
-        self.java = java
+        super().__init__(dist, java, layout.run_dir)
         self.layout = layout
-        self.pidfile = PidFile(layout.run_dir / rundir.PIDFILE)
         self.seed: ControllerSeed | None = None
-        self._procs: dict[str, ManagedProcess] = {}
         self._last_nudge: dict[str, float] = {}
 
     # ---- addresses -------------------------------------------------------------------------
@@ -223,13 +218,6 @@ class ControllerSandbox:
     def admin(self, timeout: float = 3.0) -> AdminClient:
         return AdminClient([self.namesrv_addr], timeout=timeout)
 
-    def log_path(self, name: str) -> Path:
-        return self.run_dir / name / f"{name}.out"
-
-    def pids(self) -> dict[str, int]:
-        """PIDs of the cluster's processes that are running now."""
-        return {n: p.pid for n, p in self._procs.items() if p.running and p.pid is not None}
-
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def start(self, timeout: float) -> None:
@@ -265,24 +253,6 @@ class ControllerSandbox:
                     )
                 await asyncio.sleep(0.25)
 
-    async def stop(self, grace: float = 30.0) -> None:
-        await asyncio.gather(*(p.stop(grace) for p in self._procs.values()))
-
-    def stop_now(self, grace: float = 10.0) -> None:
-        for proc in self._procs.values():
-            if proc.running:
-                proc.request_stop()
-        deadline = time.monotonic() + grace
-        for proc in self._procs.values():
-            proc.stop_now(max(0.0, deadline - time.monotonic()))
-
-    def kill(self, replica: str) -> None:
-        """SIGKILL one process, as `kill -9` does: no shutdown hook, its connections reset."""
-        proc = self._running(replica)
-        assert proc.pid is not None
-        signal_group(proc.pid, signal.SIGKILL)
-        proc.stop_now(0.0)  # reaped, and off the pidfile
-
     async def start_replica(self, replica: str, timeout: float = 120.0) -> None:
         """Start a replica again on its store and ports; wait until it is registered and back
         in its set's SyncStateSet."""
@@ -302,16 +272,6 @@ class ControllerSandbox:
         pid = self._running(replica).pid
         assert pid is not None
         os.kill(pid, signal.SIGCONT)
-
-    def running(self, replica: str) -> bool:
-        proc = self._procs.get(replica)
-        return proc is not None and proc.running
-
-    def _running(self, name: str) -> ManagedProcess:
-        proc = self._procs.get(name)
-        if proc is None or not proc.running or proc.pid is None:
-            raise KeyError(f"{name!r} is not running in this sandbox")
-        return proc
 
     # ---- who is master ---------------------------------------------------------------------
 
@@ -416,47 +376,23 @@ class ControllerSandbox:
             except RocketMQError:
                 pass  # not listening yet (or its role not given yet): the next round
 
-    def _check_alive(self, names: Iterable[str]) -> None:
-        for name in names:
-            proc = self._procs.get(name)
-            if proc is not None and not proc.running:
-                raise StartupError(
-                    f"{name} exited with code {proc.returncode}\n" + log_tail(self.log_path(name))
-                )
-
     # ---- processes -------------------------------------------------------------------------
 
     def _spawn(self, name: str) -> None:
-        proc = ManagedProcess(self._launch_spec(name), self.pidfile)
-        proc.start()
-        self._procs[name] = proc
+        super()._spawn(name)
         self._last_nudge[name] = time.monotonic()
 
     def _launch_spec(self, name: str) -> LaunchSpec:
         layout = self.layout
-        workdir = layout.run_dir / name
-        workdir.mkdir(parents=True, exist_ok=True)
         if name == NAMESRV:
             props, main, jvm = namesrv_properties(layout.setup), NAMESRV_MAIN, layout.server_jvm
         elif name == CONTROLLER:
             props, main, jvm = controller_properties(layout), CONTROLLER_MAIN, layout.server_jvm
         else:
             props, main, jvm = replica_properties(layout, name), BROKER_MAIN, layout.broker_jvm
-        conf = workdir / f"{name}.conf"
-        conf.write_text(render_properties(props))
         home = layout.run_dir / "rocketmq-home"
-        home.mkdir(exist_ok=True)
-        argv = java_argv(
-            self.java,
-            self.dist.classpath,
-            main,
-            ["-c", str(conf)],
-            options=jvm,
-            home=workdir / "home",
-        )
-        return LaunchSpec(
-            name=name, argv=argv, log=self.log_path(name), cwd=workdir, env=jvm_env(home)
-        )
+        home.mkdir(parents=True, exist_ok=True)
+        return self._java_spec(name, props, main, jvm, home)
 
 
 @asynccontextmanager
