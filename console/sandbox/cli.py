@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
@@ -194,31 +195,37 @@ def cmd_up(options: SandboxOptions) -> int:
     return 0
 
 
-def cmd_up_acl(options: AclOptions) -> int:
+S = TypeVar("S")
+
+
+def _serve_until_stopped(
+    open_cluster: Callable[[], AbstractAsyncContextManager[S]],
+    on_ready: Callable[[S], None],
+    what: str,
+) -> int:
+    """Run a cluster of its own until Ctrl-C (or `sandbox down`), then say `what` stopped."""
     # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.runner import serve_context
 
     try:
-        asyncio.run(serve_context(lambda: acl_sandbox(options), on_ready=print_acl_ready))
+        asyncio.run(serve_context(open_cluster, on_ready=on_ready))
     except KeyboardInterrupt:
         pass
-    print("ACL cluster stopped")
+    print(f"{what} stopped")
     return 0
+
+
+def cmd_up_acl(options: AclOptions) -> int:
+    return _serve_until_stopped(lambda: acl_sandbox(options), print_acl_ready, "ACL cluster")
 
 
 def cmd_up_controller(options: ControllerOptions) -> int:
-    # deferred: the processes and the seed; the runner loads cryptography
+    # deferred: the processes and the seed
     from console.sandbox.controller_cluster import controller_sandbox
-    from console.sandbox.runner import serve_context
 
-    try:
-        asyncio.run(
-            serve_context(lambda: controller_sandbox(options), on_ready=print_controller_ready)
-        )
-    except KeyboardInterrupt:
-        pass
-    print("controller-mode cluster stopped")
-    return 0
+    return _serve_until_stopped(
+        lambda: controller_sandbox(options), print_controller_ready, "controller-mode cluster"
+    )
 
 
 def cmd_down(run_dir: Path | None = None) -> int:
@@ -349,16 +356,12 @@ def print_acl_ready(acl: AclSandbox) -> None:
 
 
 def cmd_up_dledger(options: DLedgerOptions) -> int:
-    # deferred: the processes and the seed; the runner loads cryptography
+    # deferred: the processes and the seed
     from console.sandbox.dledger_cluster import dledger_sandbox
-    from console.sandbox.runner import serve_context
 
-    try:
-        asyncio.run(serve_context(lambda: dledger_sandbox(options), on_ready=print_dledger_ready))
-    except KeyboardInterrupt:
-        pass
-    print("DLedger cluster stopped")
-    return 0
+    return _serve_until_stopped(
+        lambda: dledger_sandbox(options), print_dledger_ready, "DLedger cluster"
+    )
 
 
 def print_dledger_ready(sb: DLedgerSandbox) -> None:
