@@ -19,16 +19,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from console.cli import main
 from console.domain.gaps import Why
-from console.domain.offsets import GroupOffsets
 from console.rocketmq.admin import AdminClient
 from console.sandbox.dledger_cluster import DLedgerSandbox
 from console.sandbox.legacy import write_logging_config
 from console.sandbox.mqadmin_oracle import Mqadmin
 from console.services.read.reader import ClusterReader
+from tests.support.replica_sets import QueueKey, read_queues, run, seeded
 
-QueueKey = tuple[str, str, int]
 #: How long a peer started again may take to boot, and its set to elect a master.
 REJOIN_S = 120.0
 #: A master killed is replaced within seconds (about 5 on the sandbox): a minute is a failure.
@@ -44,24 +42,6 @@ def cli(dledger_cluster: DLedgerSandbox, tmp_path: Path, monkeypatch: pytest.Mon
     )
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     return config
-
-
-def run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capfd.readouterr()
-    return code, out, err
-
-
-def seeded(sb: DLedgerSandbox) -> dict[QueueKey, tuple[int, int | None]]:
-    assert sb.seed is not None
-    return {
-        (mq.topic, mq.broker_name, mq.queue_id): (sb.seed.max_offsets[mq], c)
-        for mq, c in sb.seed.committed.items()
-    }
-
-
-def read_queues(offsets: GroupOffsets) -> dict[QueueKey, tuple[int, int | None]]:
-    return {(q.topic, q.broker, q.queue_id): (q.max_offset, q.committed) for q in offsets.queues}
 
 
 def lag_json(capfd: pytest.CaptureFixture[str], group: str) -> tuple[int, dict[str, object], str]:
@@ -101,7 +81,7 @@ async def read_through_a_kill(sb: DLedgerSandbox, old: str) -> tuple[float, list
     master is killed and until a read is exact again: how long that took, and how each read
     between was marked."""
     assert sb.seed is not None
-    group, want = sb.seed.group, seeded(sb)
+    group, want = sb.seed.group, seeded(sb.seed)
     async with AdminClient([sb.namesrv_addr], timeout=2.0) as admin:
         reader = ClusterReader(admin, routes_ttl=1.0)
         first = await reader.group_offsets(group)
@@ -148,8 +128,8 @@ def test_reads_through_a_kill_of_the_master_are_marked_then_exact_as_mqadmin_rea
     assert any(f"{sb.broker} has no master (DLedger mode" in line for line in seen), seen
     code, document, err = lag_json(capfd, sb.seed.group)
     assert (code, err, document["from_slave"]) == (0, "", []), (took, seen)
-    assert json_queues(document) == seeded(sb)
-    assert asyncio.run(mqadmin_progress(sb, tmp_path)) == seeded(sb)
+    assert json_queues(document) == seeded(sb.seed)
+    assert asyncio.run(mqadmin_progress(sb, tmp_path)) == seeded(sb.seed)
     # The new master is 0; the peer killed is no longer listed, the third follows.
     code, out, err = run(capfd, "brokers", "--cluster", "dledger", "--json")
     assert (code, err) == (0, "")
@@ -174,7 +154,7 @@ def test_with_one_peer_of_three_left_none_is_elected_and_its_read_is_partial_unt
     asyncio.run(sb.wait_unlisted(master))
     code, document, err = lag_json(capfd, sb.seed.group)
     assert (code, document["from_slave"]) == (1, [sb.broker]), err
-    assert json_queues(document) == seeded(sb)
+    assert json_queues(document) == seeded(sb.seed)
     missing = document["missing"]
     assert isinstance(missing, list)
     assert [(m["name"], m["why"]) for m in missing] == [(sb.broker, str(Why.NO_MASTER))]
@@ -185,4 +165,4 @@ def test_with_one_peer_of_three_left_none_is_elected_and_its_read_is_partial_unt
     asyncio.run(sb.start_peer(master, REJOIN_S))
     code, document, err = lag_json(capfd, sb.seed.group)
     assert (code, err, document["from_slave"]) == (0, "", [])
-    assert json_queues(document) == seeded(sb)
+    assert json_queues(document) == seeded(sb.seed)

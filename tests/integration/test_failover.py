@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from console.cli import main
 from console.config import ClusterConfig, Config
 from console.domain.gaps import Why
 from console.domain.journal import ApplyStatus, Journal, QueueState
@@ -58,9 +57,9 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import LoadedPlan, load_plan
 from console.services.plan.planner import Planner
 from console.services.read.reader import ClusterReader
+from tests.support.replica_sets import QueueKey, read_queues, run, seeded
 from tests.support.writes import confirm_every_name, write_access
 
-QueueKey = tuple[str, str, int]
 #: How long a replica that rejoins may take to catch up and be back in the SyncStateSet.
 REJOIN_S = 120.0
 #: How long a replica may take to copy a group's offsets from its master (every 10 s).
@@ -78,24 +77,6 @@ def cli(
     )
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     return config
-
-
-def run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capfd.readouterr()
-    return code, out, err
-
-
-def seeded(sb: ControllerSandbox) -> dict[QueueKey, tuple[int, int | None]]:
-    assert sb.seed is not None
-    return {
-        (mq.topic, mq.broker_name, mq.queue_id): (sb.seed.max_offsets[mq], c)
-        for mq, c in sb.seed.committed.items()
-    }
-
-
-def read_queues(offsets: GroupOffsets) -> dict[QueueKey, tuple[int, int | None]]:
-    return {(q.topic, q.broker, q.queue_id): (q.max_offset, q.committed) for q in offsets.queues}
 
 
 @pytest.fixture
@@ -191,7 +172,7 @@ async def read_through_a_kill(sb: ControllerSandbox, old: str) -> tuple[float, l
     between was marked. A reader that keeps its routes for a minute reads the elected master at
     once too: a master that is gone makes it ask the name server again."""
     assert sb.seed is not None
-    group, want = sb.seed.group, seeded(sb)
+    group, want = sb.seed.group, seeded(sb.seed)
     async with (
         AdminClient([sb.namesrv_addr], timeout=2.0) as admin,
         AdminClient([sb.namesrv_addr], timeout=2.0) as other,
@@ -237,7 +218,7 @@ def test_reads_through_a_kill_of_the_master_are_exact_or_marked_then_exact(
     assert {
         (q["topic"], q["broker"], q["queue_id"]): (q["max_offset"], q["committed"])
         for q in document["queues"]
-    } == seeded(sb)
+    } == seeded(sb.seed)
     # The replica killed is known to the controller, down, outside the SyncStateSet.
     code, out, err = run(capfd, "brokers", "--cluster", "failover", "--json")
     assert code == 1
@@ -281,7 +262,7 @@ def test_a_read_from_a_replica_while_no_master_is_elected_is_partial_and_says_wh
     assert {
         (q["topic"], q["broker"], q["queue_id"]): (q["max_offset"], q["committed"])
         for q in document["queues"]
-    } == seeded(sb), (document["missing"], err)
+    } == seeded(sb.seed), (document["missing"], err)
     assert str(Why.NO_MASTER) in {m["why"] for m in document["missing"]}
     assert f"read from replica {sb.addr_of(other)} while {broker} has no master" in err
     assert asyncio.run(sb.wait_master(broker, not_on=master)) == other

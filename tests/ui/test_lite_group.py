@@ -40,41 +40,36 @@ def _lite_billing(fake: FakeCluster, *, rocksdb_b: bool) -> None:
     )
 
 
-async def test_a_lite_group_shows_its_count_and_the_lite_topics_most_behind() -> None:
+async def _row_and_summary(*, rocksdb_b: bool) -> tuple[dict[str, str], str]:
+    """The lite `billing` as the group list shows its row, and its group screen's summary."""
     fake = FakeCluster()
-    _lite_billing(fake, rocksdb_b=False)
+    _lite_billing(fake, rocksdb_b=rocksdb_b)
     app, _ = fake_app(fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("g")
         await settle(pilot)
         (row,) = [r for r in shown(app) if r["group"] == "billing"]
-        assert row["kind"] == "lite/grpc"
-        assert row["lag"] == "9"
         await pilot.press("down", "enter")
         await settle(pilot)
-        summary = " ".join(text_of(app, "#summary").split())
-        assert (
-            "lite group, parent topic chats: lag 9 as its brokers count it (broker-a 9, broker-b 0)"
-            in summary
-        )
-        assert "most behind by count: session-3 7 (broker-a, 1m" in summary
-        assert "session-4 2 (broker-a)" in summary
-        assert "PARTIAL" not in summary
+        return row, " ".join(text_of(app, "#summary").split())
+
+
+async def test_a_lite_group_shows_its_count_and_the_lite_topics_most_behind() -> None:
+    row, summary = await _row_and_summary(rocksdb_b=False)
+    assert row["kind"] == "lite/grpc"
+    assert row["lag"] == "9"
+    assert (
+        "lite group, parent topic chats: lag 9 as its brokers count it (broker-a 9, broker-b 0)"
+        in summary
+    )
+    assert "most behind by count: session-3 7 (broker-a, 1m" in summary
+    assert "session-4 2 (broker-a)" in summary
+    assert "PARTIAL" not in summary
 
 
 async def test_a_lite_group_a_broker_cannot_count_is_at_least_never_its_zero() -> None:
-    fake = FakeCluster()
-    _lite_billing(fake, rocksdb_b=True)
-    app, _ = fake_app(fake)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("g")
-        await settle(pilot)
-        (row,) = [r for r in shown(app) if r["group"] == "billing"]
-        assert row["lag"] == "≥9"
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        summary = " ".join(text_of(app, "#summary").split())
-        assert "lag ≥9 as its brokers count it (broker-a 9)" in summary
-        assert "lite lag billing on broker-b: broker-b keeps RocksDB" in summary
+    row, summary = await _row_and_summary(rocksdb_b=True)
+    assert row["lag"] == "≥9"
+    assert "lag ≥9 as its brokers count it (broker-a 9)" in summary
+    assert "lite lag billing on broker-b: broker-b keeps RocksDB" in summary
