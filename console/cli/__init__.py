@@ -37,6 +37,7 @@ COMMANDS = {
     "console.cli.messages": ("message",),
     "console.cli.apply": ("apply", "undo", "resume"),
     "console.cli.history": ("history",),
+    "console.cli.verify": ("verify",),
     "console.cli.spark": ("spark",),
     "console.cli.walkthrough": ("walkthrough",),
 }

@@ -62,6 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=PLAN_MAX_AGE_MIN,
         help="refuse plans older than this many minutes (default %(default).0f)",
     )
+    add_replica_wait(p)
     p.add_argument("--json", action="store_true", help="print the journal as JSON")
     p.set_defaults(handler=_apply)
 
@@ -77,22 +78,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name(s), typed")
     p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
     add_engine_arguments(p)
+    add_replica_wait(p)
     p.add_argument("--json", action="store_true", help="print the undo's journal as JSON")
     p.set_defaults(handler=_undo)
 
     p = sub.add_parser(
         "resume",
-        help="finish an apply that stopped part-way (killed, ctrl-c, a broker lost)",
+        help="finish an apply that stopped part-way (killed, ctrl-c, a broker lost), or write "
+        "again what a switch rolled back",
         description="Read every queue the apply did not verify again: one already at its "
         "target is verified without a write, one still at its before-image is written, one "
-        "moved by someone else is drift. Written in the apply's own journal.",
+        "moved by someone else is drift. A queue it verified that the master now holds at its "
+        "before-image again (a switch to a replica that had not copied it; see `verify`) is "
+        "written again on the master named now, unless a later apply or undo wrote it. "
+        "Written in the apply's own journal, and waited for on the replicas.",
         parents=[parent],
     )
     p.add_argument("apply_id", metavar="APPLY_ID", help="the apply to finish (see `history`)")
     p.add_argument("--confirm", action="append", metavar="GROUP", help="the group name(s), typed")
     p.add_argument("--accept-drift", action="store_true", help="write although queues moved")
+    add_replica_wait(p)
     p.add_argument("--json", action="store_true", help="print the journal as JSON")
     p.set_defaults(handler=_resume)
+
+
+def add_replica_wait(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--replica-wait",
+        type=float,
+        metavar="SECONDS",
+        help="after the master reads the write back, wait this long at most for each replica "
+        "that could become master to hold it too (default: 15 in controller or DLedger mode, "
+        "where a replica copies offsets every 10 s; 0 for a classic slave, which copies them "
+        "every 60 s); 0 does not wait and says so",
+    )
 
 
 def _apply(args: argparse.Namespace) -> int:

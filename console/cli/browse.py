@@ -20,8 +20,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from console.cli.arguments import target_parent
+from console.cli.broker_rows import broker_rows, print_broker_rows
 from console.cli.collection import for_one_answer
 from console.cli.ending import ANSWERS_ONCE
+from console.cli.lite_render import lite_document, lite_note, print_lite
 from console.cli.render import dump_json, missing, report_missing, table, timestamp
 from console.cli.target import Target, resolve_target
 from console.domain.gaps import Gap, Part, Why, at_least, distinct, exit_code
@@ -36,6 +38,11 @@ from console.rocketmq.errors import NotFoundError, RocketMQError
 from console.services.infra.fanout import gather_bounded
 from console.services.read.client_offset_files import with_client_stores
 from console.services.read.reader import ClusterReader
+from console.services.read.replication import (
+    read_replication,
+    replication_problems,
+    with_replication,
+)
 from console.services.read.routes import BrokerHealth, read_addrs
 from console.ui.format import consumption as fmt_consumption
 from console.ui.format import version as fmt_version
@@ -128,45 +135,21 @@ def _clusters(args: argparse.Namespace) -> int:
 def _brokers(args: argparse.Namespace) -> int:
     async def body(reader: ClusterReader, target: Target) -> int:
         info = await reader.cluster_info()
-        health = await reader.broker_health()
-        reach = reader.admin.reach
-        rows = [
-            {
-                "broker": h.name,
-                "broker_id": h.broker_id,
-                "role": h.role,
-                "cluster": info.brokers[h.name].cluster if h.name in info.brokers else None,
-                # What the broker registered (what mqadmin shows), and where it is reached.
-                "addr": h.addr or None,
-                "reached_addr": reach.target(h.addr) if h.addr else None,
-                "status": "UP" if h.up else "DOWN",
-                "version": h.version,
-                "error": h.error,
-            }
-            for h in health
-        ]
+        routes = await reader.routes()
+        replication = await read_replication(reader.admin, routes)
+        health = with_replication(await reader.broker_health(), replication)
+        rows = broker_rows(health, info, reader.admin.reach)
         if args.json:
             dump_json(rows)
         else:
-            table(
-                ["BROKER", "ID", "ROLE", "CLUSTER", "ADDRESS", "STATUS", "VERSION"],
-                [
-                    [r["broker"], r["broker_id"], r["role"], r["cluster"], _reached(r)]
-                    + [r["status"], r["version"]]
-                    for r in rows
-                ],
-            )
-        return brokers_answered(health)
+            print_broker_rows(rows, health, replication)
+        code = brokers_answered(health)
+        problems = replication_problems(health, replication)
+        for line in problems:
+            print(f"rmq-console: {line}", file=sys.stderr)
+        return code or (BROKER_DOWN if problems else 0)
 
     return _run(args, body)
-
-
-def _reached(row: dict[str, Any]) -> str:
-    """A broker's registered address, and the one it is reached at beside it when mapped."""
-    addr, reached = row["addr"], row["reached_addr"]
-    if not addr:
-        return "-"
-    return addr if reached == addr else f"{addr} → {reached}"
 
 
 def _topics(args: argparse.Namespace) -> int:
@@ -208,7 +191,8 @@ def _groups(args: argparse.Namespace) -> int:
                     "missing": missing(gaps),
                     "from_slave": sorted({b for r in rows for b in r["from_slave"]}),
                     "groups": [
-                        {k: v for k, v in r.items() if k not in ("answered", "kind")} for r in rows
+                        {k: v for k, v in r.items() if k not in ("answered", "kind", "lite_note")}
+                        for r in rows
                     ],
                 }
             )
@@ -264,6 +248,8 @@ def _group_row(name: str, o: GroupOffsets | Exception) -> dict[str, Any]:
         "unknown_queues": None,
         "below_min_queues": None,
         "from_slave": [],
+        "lite": None,
+        "lite_note": None,
         "partial": True,
         "missing": [lost.to_dict()],
         "answered": False,
@@ -296,6 +282,9 @@ def _group_summary(o: GroupOffsets) -> dict[str, Any]:
         "below_min_queues": tally.below_min_queues if read else None,
         # Brokers read from a slave, their master down: complete, but the operator must know.
         "from_slave": list(o.from_slave),
+        # A lite group (RocketMQ 5.5): its parent topic and lite topics most behind.
+        "lite": lite_document(o.lite),
+        "lite_note": lite_note(o.lite) if o.lite is not None else None,
         "partial": o.partial,
         "missing": missing(o.gaps),
         "answered": read,
@@ -323,6 +312,8 @@ def _note_cell(row: dict[str, Any]) -> str:
         notes.append(f"{FROM_SLAVE}: {', '.join(row['from_slave'])}")
     if row["client_local"]:
         notes.append("offsets on each consumer host (offsets.json), none on the brokers")
+    if row["lite"] is not None:
+        notes.append(row["lite_note"])
     return " | ".join(n for n in notes if n)
 
 
@@ -373,7 +364,10 @@ def _print_lag(o: GroupOffsets) -> None:
         now = int(time.time() * 1000)
         for lag in o.slave_lag:
             print(lag.line(now))
-    _queue_table(o.queues)
+    if o.lite is None or o.queues:
+        _queue_table(o.queues)
+    if o.lite is not None:
+        print_lite(o.lite, o.partial)
     for line in client_lines(o):
         print(line)
     p = o.partial
@@ -550,6 +544,8 @@ def lag_document(o: GroupOffsets) -> dict[str, Any]:
         "below_min_queues": o.below_min_queues,
         "unreachable_brokers": list(o.unreachable_brokers),
         "from_slave": list(o.from_slave),
+        # A lite group (RocketMQ 5.5): what its brokers count, its lite topics most behind.
+        "lite": lite_document(o.lite),
         "queues": [_queue_document(o, q) for q in o.queues],
         # Only for a BROADCASTING group: what its clients on this host keep in offsets.json.
         "client_offsets": [

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from console.cli.render import dump_json
 from console.cli.target import Target
-from console.domain.journal import ApplyProgress, Journal, QueueState
+from console.domain.journal import ApplyProgress, ApplyStatus, Journal, QueueState
 from console.redact import redact_text
 from console.services.apply.check_text import describe_check
 from console.services.apply.events import (
@@ -53,7 +53,13 @@ def write_in_terminal(
         door.stop = asyncio.Event()
         try:
             return await run_session(
-                target.cluster, target.config, intent, door.confirm, tell, door.stop
+                target.cluster,
+                target.config,
+                intent,
+                door.confirm,
+                tell,
+                door.stop,
+                replica_wait_s=getattr(args, "replica_wait", None),
             )
         finally:
             door.forget_ctrl_c()
@@ -211,6 +217,8 @@ def print_journal(j: Journal, path: Path) -> None:
     print(f"{what} {j.apply_id}: {j.status} - {summary} (of {len(j.queues)})")
     if j.stopped_because:
         print(f"stopped: {j.stopped_because}")
+    for line in j.replicas:
+        print(f"  {line}")
     bad = [q for q in j.queues if q.state is not QueueState.VERIFIED]
     for q in bad[:20]:
         held = "-" if q.stored is None else q.stored
@@ -221,6 +229,8 @@ def print_journal(j: Journal, path: Path) -> None:
     if len(bad) > 20:
         print(f"  ... and {len(bad) - 20} more (see the journal)")
     print(f"journal {path}")
+    if j.status is ApplyStatus.NOT_COPIED:
+        print(f"to check the replicas again: rmq-console verify {j.apply_id}")
     if j.unfinished:
         print(
             f"to finish it: rmq-console resume {j.apply_id}; to put back what it wrote: "

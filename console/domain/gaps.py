@@ -39,6 +39,10 @@ class Part(StrEnum):
     NAME_SERVER = "name server"
     #: A POP group's messages popped and not yet acked (part of its lag).
     IN_FLIGHT = "in-flight"
+    #: What a broker counts of a lite group's lite topics (RocketMQ 5.5; console.domain.lite).
+    LITE = "lite lag"
+    #: The controller of broker sets in controller mode (who may become master).
+    CONTROLLER = "controller"
 
 
 class Why(StrEnum):
@@ -55,6 +59,8 @@ class Why(StrEnum):
     NOT_SYNCED = "not synced yet"  # a slave has not copied the master's offsets yet
     NOT_REPLICATED = "not replicated yet"  # a slave has not copied the master's messages yet
     UNCHECKED = "could not be checked"  # a slave's answer, not checked against what it lacks
+    NO_MASTER = "no master elected yet"  # controller or DLedger mode, between a loss and a vote
+    OUT_OF_SYNC = "outside the SyncStateSet"  # a replica behind its master: not electable
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,9 @@ class ApplyStatus(StrEnum):
     RUNNING = "running"  # writes under way, or the console stopped before it finished
     STOPPED = "stopped"  # stopped on purpose (ctrl-c) or by a fault, part-way
     FINISHED = "finished"  # every queue was attempted; see each queue's state
+    #: Every queue verified on its master, and a replica that may be elected master had not
+    #: copied some when the wait for it ended: a switch now would roll them back (`verify`).
+    NOT_COPIED = "written on the master, not copied to every replica"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,9 @@ class Journal:
     undo_of: str | None = None
     #: Why it stopped part-way, when it did.
     stopped_because: str | None = None
+    #: What became of the write on each broker's replicas, one line per broker (copied, not
+    #: waited for, or not copied in time).
+    replicas: tuple[str, ...] = ()
     format: int = field(default=FORMAT)
 
     @property
@@ -157,6 +163,7 @@ class Journal:
             "status": self.status.value,
             "stopped_because": self.stopped_because,
             "drift_accepted": list(self.drift_accepted),
+            "replicas": list(self.replicas),
             "queues": [q.to_json() for q in self.queues],
         }
 
@@ -191,6 +198,9 @@ class Journal:
             drift = raw.get("drift_accepted", [])
             if not isinstance(drift, list) or not all(isinstance(d, str) for d in drift):
                 raise _Bad("drift_accepted", "a list of queue names")
+            copies = raw.get("replicas", [])
+            if not isinstance(copies, list) or not all(isinstance(c, str) for c in copies):
+                raise _Bad("replicas", "a list of lines")
             return cls(
                 apply_id=_str(raw, "apply_id"),
                 kind=_str(raw, "kind"),
@@ -206,6 +216,7 @@ class Journal:
                 drift_accepted=tuple(drift),
                 undo_of=_str(raw, "undo_of", optional=True),
                 stopped_because=_str(raw, "stopped_because", optional=True),
+                replicas=tuple(copies),
             )
         except _Bad as exc:
             raise JournalError(f"{where}: {exc}") from None

@@ -112,9 +112,11 @@ class LagPoint:
         topic = [q for q in queues if not q.retry]
         known = [q.lag for q in topic if q.lag is not None]
         # A POP group's popped-but-unacked messages are past its committed offsets: its lag.
+        # A lite group's is what its brokers count: it has no queue of its own.
+        lite = offsets.lite.total if offsets.lite is not None else None
         total = (
-            sum(known) + offsets.popped_unacked
-            if known and offsets.answered and not offsets.client_local
+            sum(known) + offsets.popped_unacked + (lite or 0)
+            if (known or lite is not None) and offsets.answered and not offsets.client_local
             else None
         )
         online = len(offsets.clients) if offsets.clients_known else None

@@ -78,12 +78,22 @@ def time_behind_ms(offsets: GroupOffsets, delays: Mapping[QueueKey, int]) -> int
     """The oldest unconsumed message's age over the group's topics; 0 when nothing lags.
 
     Unknown (None) when no lagging queue's age is known, and when nothing lags in a partial
-    read: the queues not read may."""
+    read: the queues not read may. A lite group's is its oldest unconsumed message among the
+    lite topics its brokers list as most behind (console.domain.lite)."""
     at = offsets.taken_at_ms
     lagging = [q for q in offsets.topic_queues if q.lag]
+    lite = offsets.lite
+    if lite is not None and lite.total:
+        oldest = lite.oldest_unconsumed_ms
+        if oldest is None or (lagging and not delays):
+            return None
+        known = [d for q in lagging if (d := queue_delay(q, delays, at)) is not None]
+        return max([max(0, at - oldest), *known])
     if not lagging:
         if is_partial(offsets):
             return None
+        if lite is not None:
+            return 0
         return 0 if any(q.committed is not None for q in offsets.topic_queues) else None
     if not delays:
         return None  # none asked yet (a first refresh shows the lags before)

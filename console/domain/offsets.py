@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from console.domain.gaps import Gap, Part
+from console.domain.lite import LiteLag
 from console.rocketmq.topics import is_retry_topic
 
 #: The Java client's copy of a group's offsets.json, kept beside it (offsets.json.bak).
@@ -100,6 +101,9 @@ class Kind(StrEnum):
     PUSH = "push"  # remoting push: the client pulls its queues and commits what it consumed
     PULL = "pull"  # remoting pull (lite pull): likewise, driven by the application
     POP = "POP"  # the broker hands messages out and the client acks each
+    #: A lite group's consumer (RocketMQ 5.5 LitePushConsumer): the broker hands out each lite
+    #: topic's messages in order, and the offset moves as they are acked (console.domain.lite).
+    LITE = "lite"
 
 
 #: How a broker's consume type reads (GET_CONSUMER_CONNECTION_LIST's consumeType).
@@ -256,6 +260,9 @@ class GroupOffsets:
     slave_lag: tuple[SlaveLag, ...] = ()
     #: The proxies asked for the group's gRPC clients.
     proxies: tuple[str, ...] = ()
+    #: A lite group's lag as its brokers count it (None: not a lite group). Its lite topics'
+    #: queues are not in `queues`: this is their lag, counted once.
+    lite: LiteLag | None = None
 
     @property
     def online(self) -> bool:
@@ -286,9 +293,10 @@ class GroupOffsets:
 
     @property
     def total_lag(self) -> int:
-        """Lag summed over the group's topics (retry excluded) and, for a POP group, its
-        messages popped and not acked; unknown queues count nothing. A lower bound when
-        `partial`: show it with `gaps.at_least`."""
+        """Lag summed over the group's topics (retry excluded), for a POP group its messages
+        popped and not acked, and for a lite group what its brokers count over its lite topics;
+        unknown queues count nothing. A lower bound when `partial`: show it with
+        `gaps.at_least`."""
         return self.tally().total_lag
 
     @property
@@ -326,7 +334,8 @@ class GroupOffsets:
                     lag += behind
             if q.below_min:
                 below_min += 1
-        return Tally(lag + self.popped_unacked, retry, unknown, below_min)
+        lite = self.lite.total if self.lite is not None else 0
+        return Tally(lag + self.popped_unacked + lite, retry, unknown, below_min)
 
 
 class Tally(NamedTuple):

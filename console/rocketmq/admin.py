@@ -13,7 +13,7 @@ services to find out (`console.services.apply.offset_writer`).
 
 from __future__ import annotations
 
-from . import consume_stats_body, offset_table_body
+from . import consume_stats_body, lite_group_body, offset_table_body
 from .bodies import (
     body_of,
     broker_of,
@@ -27,6 +27,7 @@ from .bodies import (
     subscription_group_of,
 )
 from .codes import RequestCode, ResponseCode
+from .controller import ControllerRequests
 from .errors import (
     BrokerError,
 )
@@ -40,6 +41,7 @@ from .models import (
     ConsumeStats,
     ConsumeTimeSpan,
     HaStatus,
+    LiteGroupInfo,
     MessageQueue,
     PullResult,
     PullStatus,
@@ -64,9 +66,10 @@ _PULL_ANSWERS = {
 }
 
 
-class AdminClient(BrokerWrites):
+class AdminClient(BrokerWrites, ControllerRequests):
     """The cluster's operations as typed calls, each one request (console/rocketmq/transport.py
-    sends it; the writes are console/rocketmq/writes.py's)."""
+    sends it; the writes are console/rocketmq/writes.py's, the controller's
+    console/rocketmq/controller.py's)."""
 
     # ---- name server -------------------------------------------------------------------------
 
@@ -194,6 +197,12 @@ class AdminClient(BrokerWrites):
             addr, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group, "topic": topic}
         )
         return consume_stats_body.read(resp)
+
+    async def lite_group_info(self, addr: str, group: str, top: int) -> LiteGroupInfo:
+        """What the broker counts of a lite group (RocketMQ 5.5): its total lag and the `top`
+        lite topics most behind (console/rocketmq/lite_group_body.py says what they hold)."""
+        resp = await self.call(addr, RequestCode.GET_LITE_GROUP_INFO, {"group": group, "topK": top})
+        return lite_group_body.read(resp)
 
     async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
         """Who is online; a group with no live client comes back with no clients."""

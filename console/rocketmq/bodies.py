@@ -75,6 +75,11 @@ def message_queue_from_key(key: Any) -> MessageQueue:
         raise ProtocolError(f"not a MessageQueue key: {fields!r}") from None
 
 
+#: The attribute that makes a subscription group a lite group bound to a parent topic
+#: (SubscriptionGroupAttributes.LITE_BIND_TOPIC_ATTRIBUTE, RocketMQ 5.5).
+LITE_BIND_TOPIC = "lite.bind.topic"
+
+
 def subscription_group_of(name: str, c: dict[Any, Any]) -> SubscriptionGroup:
     return SubscriptionGroup(
         name=str(c.get("groupName", name)),
@@ -83,6 +88,7 @@ def subscription_group_of(name: str, c: dict[Any, Any]) -> SubscriptionGroup:
         consume_message_orderly=bool(c.get("consumeMessageOrderly", False)),
         retry_queue_nums=int(c.get("retryQueueNums", 1)),
         retry_max_times=int(c.get("retryMaxTimes", 16)),
+        lite_bind_topic=opt_str(dict_of(c.get("attributes")).get(LITE_BIND_TOPIC)) or None,
     )
 
 

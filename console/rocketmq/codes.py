@@ -32,6 +32,11 @@ class RequestCode(IntEnum):
     CLONE_GROUP_OFFSET = 314
     GET_ALL_MESSAGE_REQUEST_MODE = 402
     GET_BROKER_HA_STATUS = 907
+    CONTROLLER_GET_METADATA_INFO = 1005
+    CONTROLLER_GET_SYNC_STATE_DATA = 1006
+    GET_BROKER_EPOCH_CACHE = 1007
+    #: RocketMQ 5.5's lite topics (RIP-83): what the brokers count of a lite group (5.5.0+).
+    GET_LITE_GROUP_INFO = 200078
 
 
 # Requests that change what a broker stores. A client opened read-only refuses them all.
@@ -74,6 +79,7 @@ class ResponseCode(IntEnum):
     CONSUMER_NOT_ONLINE = 206
     BROADCAST_CONSUMPTION = 213
     GO_AWAY = 1500
+    CONTROLLER_NOT_LEADER = 2007
 
 
 # What a Python admin tells the server about itself: the server switches formats on `version`

@@ -135,6 +135,34 @@ class SubscriptionGroup:
     consume_message_orderly: bool
     retry_queue_nums: int
     retry_max_times: int
+    #: A lite group's parent topic (its attribute `lite.bind.topic`, RocketMQ 5.5); None: an
+    #: ordinary group.
+    lite_bind_topic: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiteLagInfo:
+    """One lite topic of a lite group as a broker lists it (LiteLagInfo)."""
+
+    lite_topic: str
+    lag_count: int
+    #: Store time of its oldest unconsumed message (epoch ms); -1: the broker did not say.
+    earliest_unconsumed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class LiteGroupInfo:
+    """GET_LITE_GROUP_INFO's answer (GetLiteGroupInfoResponseBody) for a whole lite group:
+    the lag the broker counts over the lite topics it holds offsets of, and the `topK` lite
+    topics most behind by count and, where it collects them, by time."""
+
+    group: str
+    parent_topic: str
+    total_lag: int
+    #: The oldest unconsumed message among those of `by_time` (epoch ms); -1: none listed.
+    earliest_unconsumed_ms: int
+    by_count: tuple[LiteLagInfo, ...]
+    by_time: tuple[LiteLagInfo, ...]
 
 
 @dataclass(frozen=True, slots=True)

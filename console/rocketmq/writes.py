@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 
 from .bodies import body_of, dict_of, ext_int, message_queue_from_key
 from .codes import RequestCode
@@ -79,7 +80,10 @@ class BrokerWrites(Transport):
         read_queues: int = 4,
         write_queues: int = 4,
         perm: int = PERM_READ_WRITE,
+        attributes: Mapping[str, str] | None = None,
     ) -> None:
+        """`attributes`: the topic's (5.x), e.g. {"message.type": "LITE"}; a new topic's may
+        only be added ("+key=value", comma-separated, as the broker takes them)."""
         await self.call(
             addr,
             RequestCode.UPDATE_AND_CREATE_TOPIC,
@@ -92,6 +96,7 @@ class BrokerWrites(Transport):
                 "topicFilterType": "SINGLE_TAG",
                 "topicSysFlag": 0,
                 "order": False,
+                "attributes": ",".join(f"+{k}={v}" for k, v in (attributes or {}).items()) or None,
             },
         )
 
@@ -104,8 +109,11 @@ class BrokerWrites(Transport):
         retry_max_times: int = 16,
         retry_queue_nums: int = 1,
         orderly: bool = False,
+        attributes: Mapping[str, str] | None = None,
     ) -> None:
-        config = {
+        """`attributes`: the group's (5.x), e.g. {"lite.bind.topic": "chats"}; a new group's
+        may only be added (the broker takes them as "+key")."""
+        config: dict[str, object] = {
             "groupName": group,
             "consumeEnable": True,
             "consumeFromMinEnable": True,
@@ -114,6 +122,8 @@ class BrokerWrites(Transport):
             "retryQueueNums": retry_queue_nums,
             "retryMaxTimes": retry_max_times,
         }
+        if attributes:
+            config["attributes"] = {f"+{k}": v for k, v in attributes.items()}
         body = json.dumps(config).encode()
         await self.call(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body)
 
@@ -127,8 +137,11 @@ class BrokerWrites(Transport):
         tags: str | None = None,
         keys: str | None = None,
         producer_group: str = PRODUCER_GROUP,
+        extra: Mapping[str, str] | None = None,
     ) -> SendResult:
-        props = {"WAIT": "true"}
+        """`extra`: more properties of the message (e.g. `__LITE_TOPIC`: a lite topic of the
+        parent topic, which the broker also stores the message under, RocketMQ 5.5)."""
+        props = {"WAIT": "true", **(extra or {})}
         if tags:
             props["TAGS"] = tags
         if keys:

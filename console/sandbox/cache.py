@@ -15,15 +15,31 @@ from console.locations import CACHE_ENV, cache_root
 __all__ = [
     "CACHE_ENV",
     "GRPC_CLIENT_VERSION",
+    "LITE_CLIENT_VERSION",
+    "LITE_RELEASE",
     "ROCKETMQ_VERSION",
     "Distribution",
     "cache_root",
     "file_lock",
+    "has_lite_topics",
 ]
 
 ROCKETMQ_VERSION = "5.3.3"
 #: org.apache.rocketmq:rocketmq-client-java, the official gRPC client (apache/rocketmq-clients).
 GRPC_CLIENT_VERSION = "5.0.8"
+#: The first RocketMQ release with lite topics (RIP-83), and the gRPC client release whose
+#: LitePushConsumer and lite producer the sandbox runs against it.
+LITE_RELEASE = "5.5.0"
+LITE_CLIENT_VERSION = "5.1.0"
+
+
+def has_lite_topics(version: str) -> bool:
+    """Whether RocketMQ `version` has lite topics (5.5.0 and later)."""
+    return _release(version) >= _release(LITE_RELEASE)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split("-")[0].split("."))
 
 
 @dataclass(frozen=True, slots=True)

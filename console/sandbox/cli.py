@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
 from console.sandbox.acl import ACL_GROUP, ACL_TOPIC, acl_sandbox
-from console.sandbox.cache import ROCKETMQ_VERSION
+from console.sandbox.cache import LITE_CLIENT_VERSION, ROCKETMQ_VERSION, has_lite_topics
 from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES
 from console.sandbox.errors import SandboxError
 from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
+from console.sandbox.lite_scenario import GROUP_LITE, TOPIC_CHATS
 from console.sandbox.pop import GROUP_GRPC, GROUP_POP, TOPIC_CLICKS
 from console.sandbox.ports import free_ports
 
 if TYPE_CHECKING:
     from console.sandbox.acl import AclOptions, AclSandbox
+    from console.sandbox.controller_cluster import ControllerOptions, ControllerSandbox
+    from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox
     from console.sandbox.runner import Sandbox, SandboxOptions
 
 # The runner, the seed and the process code load only when a sandbox command runs, so that
@@ -65,13 +69,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--no-proxy",
         action="store_true",
-        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group)",
+        help="without the proxy and RocketMQ 5's consumers (a POP group, a gRPC group, and "
+        "from 5.5.0 on a lite group)",
     )
     up.add_argument(
         "--slave",
         metavar="BROKER",
         choices=list(BROKER_NAMES),
         help="also start a slave (broker id 1, its own process, store and ports) of BROKER",
+    )
+    up.add_argument(
+        "--controller",
+        action="store_true",
+        help="instead, a separate cluster in controller mode: a name server, a controller and "
+        "two replicas of each broker, the master elected (free ports, run dir "
+        "<cache>/sandbox-controller)",
+    )
+    up.add_argument(
+        "--dledger",
+        action="store_true",
+        help="instead, a separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and "
+        "three peers of one broker that elect its master (free ports, run dir "
+        "<cache>/sandbox-dledger)",
     )
     up.add_argument(
         "--acl",
@@ -99,10 +118,23 @@ def run(args: argparse.Namespace) -> int:
                 return cmd_up_acl(
                     AclOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
                 )
+            case "up" if args.controller:
+                # deferred: the controller sandbox's processes and seed
+                from console.sandbox.controller_cluster import ControllerOptions
+
+                return cmd_up_controller(
+                    ControllerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
+            case "up" if args.dledger:
+                # deferred: the DLedger sandbox's processes and seed
+                from console.sandbox.dledger_cluster import DLedgerOptions
+
+                return cmd_up_dledger(
+                    DLedgerOptions(run_dir=args.run_dir, cache=args.cache, seed=not args.no_seed)
+                )
             case "up":
                 slaves = [args.slave] if args.slave else []
-                # The sandbox's proxy talks plaintext to its brokers: a TLS sandbox runs none.
-                proxy = not args.no_proxy and not (args.tls or args.mutual_tls)
+                proxy = not args.no_proxy
                 options = SandboxOptions(
                     run_dir=args.run_dir,
                     cache=args.cache,
@@ -131,13 +163,19 @@ def run(args: argparse.Namespace) -> int:
 
 def cmd_fetch(cache: Path | None = None, *, force: bool = False, version: str | None = None) -> int:
     """The brokers' jars of `version`, the proxy's and the gRPC client's (each a directory of
-    its own; the sandbox runs the proxy with the default release's brokers)."""
-
-    results = [asyncio.run(fetch_jars(cache, force=force, version=version or ROCKETMQ_VERSION))]
-    if (version or ROCKETMQ_VERSION) == ROCKETMQ_VERSION:
+    its own): the default release's, and from 5.5.0 on the release's own proxy and the gRPC
+    client that has lite topics, which its sandbox runs."""
+    version = version or ROCKETMQ_VERSION
+    results = [asyncio.run(fetch_jars(cache, force=force, version=version))]
+    if version == ROCKETMQ_VERSION or has_lite_topics(version):
         results += [
-            asyncio.run(fetch(cache, force=force)) for fetch in (fetch_proxy, fetch_grpc_client)
+            asyncio.run(fetch_proxy(cache, force=force, version=version)),
+            asyncio.run(fetch_grpc_client(cache, force=force)),
         ]
+    if has_lite_topics(version):
+        results.append(
+            asyncio.run(fetch_grpc_client(cache, force=force, version=LITE_CLIENT_VERSION))
+        )
     for result in results:
         verb = "downloaded" if result.downloaded else "already cached"
         lib, took = result.distribution.lib, result.seconds
@@ -157,16 +195,37 @@ def cmd_up(options: SandboxOptions) -> int:
     return 0
 
 
-def cmd_up_acl(options: AclOptions) -> int:
+S = TypeVar("S")
+
+
+def _serve_until_stopped(
+    open_cluster: Callable[[], AbstractAsyncContextManager[S]],
+    on_ready: Callable[[S], None],
+    what: str,
+) -> int:
+    """Run a cluster of its own until Ctrl-C (or `sandbox down`), then say `what` stopped."""
     # deferred: cryptography (the sandbox's TLS certificates)
     from console.sandbox.runner import serve_context
 
     try:
-        asyncio.run(serve_context(lambda: acl_sandbox(options), on_ready=print_acl_ready))
+        asyncio.run(serve_context(open_cluster, on_ready=on_ready))
     except KeyboardInterrupt:
         pass
-    print("ACL cluster stopped")
+    print(f"{what} stopped")
     return 0
+
+
+def cmd_up_acl(options: AclOptions) -> int:
+    return _serve_until_stopped(lambda: acl_sandbox(options), print_acl_ready, "ACL cluster")
+
+
+def cmd_up_controller(options: ControllerOptions) -> int:
+    # deferred: the processes and the seed
+    from console.sandbox.controller_cluster import controller_sandbox
+
+    return _serve_until_stopped(
+        lambda: controller_sandbox(options), print_controller_ready, "controller-mode cluster"
+    )
 
 
 def cmd_down(run_dir: Path | None = None) -> int:
@@ -201,7 +260,9 @@ def print_ready(sb: Sandbox) -> None:
     print(
         f"  took {t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster "
         f"{t.cluster_start:.1f}s, seed {t.seed:.1f}s, live {t.live_start:.1f}s"
-        + (f", POP {t.pop_start:.1f}s)" if sb.pop is not None else ")")
+        + (f", POP {t.pop_start:.1f}s" if sb.pop is not None else "")
+        + (f", lite {t.lite_start:.1f}s" if sb.lite is not None else "")
+        + ")"
     )
     if sb.report is not None:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sb.report.phases.items())
@@ -222,6 +283,12 @@ def print_ready(sb: Sandbox) -> None:
                 f"    {GROUP_GRPC:<18} {TOPIC_CLICKS:<9} POP through the proxy (gRPC): "
                 f"received {held}, acked none"
             )
+    if sb.lite is not None:
+        behind = ", ".join(f"{t} {n}" for t, n in sb.lite.lags.items() if n)
+        print(
+            f"    {GROUP_LITE:<18} {TOPIC_CHATS:<9} lite (LitePushConsumer through the proxy): "
+            f"lag {sb.lite.total_lag} ({behind})"
+        )
     if sb.tls is not None:
         print_tls_block(sb)
     else:
@@ -256,6 +323,8 @@ def print_tls_block(sb: Sandbox) -> None:
     print("    clusters:")
     print("      - name: sandbox")
     print(f"        namesrv: {sb.namesrv_addr}")
+    if sb.proxy_addr is not None:
+        print(f"        proxies: [{sb.proxy_addr}]")
     print("        tls:")
     for key in ("ca", "cert", "key"):
         value = getattr(tls, key)
@@ -284,3 +353,52 @@ def print_acl_ready(acl: AclSandbox) -> None:
     print(f"          secret_key: file:{acl.secret_key_file}")
     print(f"  logs and stores: {acl.run_dir}")
     print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {acl.run_dir}`) stops it.", flush=True)
+
+
+def cmd_up_dledger(options: DLedgerOptions) -> int:
+    # deferred: the processes and the seed
+    from console.sandbox.dledger_cluster import dledger_sandbox
+
+    return _serve_until_stopped(
+        lambda: dledger_sandbox(options), print_dledger_ready, "DLedger cluster"
+    )
+
+
+def print_dledger_ready(sb: DLedgerSandbox) -> None:
+    """Where the cluster is, which peer was elected, and how to make it elect another."""
+    print(
+        f"RocketMQ 4.9.7 DLedger cluster up: namesrv {sb.namesrv_addr}, cluster {sb.cluster_name}"
+    )
+    pids = sb.pids()
+    for peer in sb.peers:
+        print(f"  {peer} ({sb.broker}): {sb.addr_of(peer)}, pid {pids.get(peer, '?')}")
+    if sb.seed is not None:
+        print(f"  seeded: topic {sb.seed.topic}, group {sb.seed.group}, on every peer")
+    print("  try:")
+    print(f"    rmq-console brokers --namesrv {sb.namesrv_addr}")
+    if sb.seed is not None:
+        print(f"    rmq-console lag -g {sb.seed.group} --namesrv {sb.namesrv_addr}")
+    print("    kill -9 the PID of the master: the other two peers elect one of them")
+    print(f"  logs and stores: {sb.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {sb.run_dir}`) stops it.", flush=True)
+
+
+def print_controller_ready(sb: ControllerSandbox) -> None:
+    """Where the cluster is, which replica each set elected, and how to make it switch."""
+    print(
+        f"RocketMQ controller-mode cluster up: namesrv {sb.namesrv_addr}, cluster "
+        f"{sb.cluster_name}, controller {sb.controller_addr}"
+    )
+    pids = sb.pids()
+    for broker in sb.brokers:
+        for replica in sb.replicas(broker):
+            print(f"  {replica} ({broker}): {sb.addr_of(replica)}, pid {pids.get(replica, '?')}")
+    if sb.seed is not None:
+        print(f"  seeded: topic {sb.seed.topic}, group {sb.seed.group}, on every replica")
+    print("  try:")
+    print(f"    rmq-console brokers --namesrv {sb.namesrv_addr}")
+    if sb.seed is not None:
+        print(f"    rmq-console lag -g {sb.seed.group} --namesrv {sb.namesrv_addr}")
+    print("    kill -9 the PID of a set's master: the controller elects the other replica")
+    print(f"  logs and stores: {sb.run_dir}")
+    print(f"Ctrl-C (or `rmq-console sandbox down --run-dir {sb.run_dir}`) stops it.", flush=True)

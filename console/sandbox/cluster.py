@@ -118,6 +118,9 @@ class ClusterSetup:
     proxy_jvm: JvmOptions = field(default_factory=lambda: JvmOptions(heap_mb=192, direct_mb=128))
     #: Extra broker.conf keys for every broker (e.g. ACL 2.0 authentication, see sandbox.acl).
     broker_extra: Mapping[str, str] = field(default_factory=dict)
+    #: Extra broker.conf keys of one broker (by name), over `broker_extra`: a cluster half
+    #: moved to another offset store, as a rolling migration leaves it.
+    broker_extra_of: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: What the sandbox's own client signs with, when the brokers require it.
     credentials: Credentials | None = None
     #: TLS on every server (None: plaintext).
@@ -162,10 +165,17 @@ def namesrv_properties(config: ClusterSetup) -> dict[str, str]:
 
 
 def proxy_config(config: ClusterSetup) -> dict[str, object]:
-    """rmq-proxy.json of a proxy in cluster mode for the sandbox's cluster, on its ports."""
+    """rmq-proxy.json of a proxy in cluster mode for the sandbox's cluster, on its ports.
+
+    With TLS, the proxy's own certificate pair is named here (ProxyConfig's `tlsCertPath`,
+    `tlsKeyPath`: its remoting and gRPC servers read them, not `tls.server.*`); the rest comes
+    from the JVM's TlsSystemConfig properties, as for the brokers. Its remoting port then
+    enforces what the brokers' do (mutual TLS included); its gRPC port takes TLS without a
+    client certificate whatever is asked (5.5.0's ProxyAndTlsProtocolNegotiator builds its
+    server context with ClientAuth.NONE)."""
     assert config.ports.proxy is not None
     assert config.ports.proxy_grpc is not None
-    return {
+    proxy: dict[str, object] = {
         "rocketMQClusterName": config.cluster_name,
         "proxyMode": "cluster",
         "namesrvAddr": f"{LOOPBACK}:{config.ports.namesrv}",
@@ -175,6 +185,15 @@ def proxy_config(config: ClusterSetup) -> dict[str, object]:
         # Every minute the proxy writes a jstack of itself to its log by default.
         "enablePrintJstack": False,
     }
+    if config.tls is not None:
+        server = config.tls.files.server
+        proxy |= {
+            # Test mode (the default) makes a self-signed certificate and trusts everyone.
+            "tlsTestModeEnable": False,
+            "tlsCertPath": str(server.cert),
+            "tlsKeyPath": str(server.key),
+        }
+    return proxy
 
 
 def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -> dict[str, str]:
@@ -220,6 +239,7 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
         "osPageCacheBusyTimeOutMills": "5000",
         **_metrics(config, name, slave),
         **config.broker_extra,
+        **config.broker_extra_of.get(name, {}),
     }
 
 
@@ -602,12 +622,16 @@ class SandboxCluster:
             raise StartupError("the sandbox plans a proxy but has no proxy jars (fetch_proxy)")
         conf = workdir / "rmq-proxy.json"
         conf.write_text(json.dumps(proxy_config(self.config), indent=2) + "\n")
+        jvm = self.config.proxy_jvm
+        if self.config.tls is not None:
+            tls = self.config.tls.server_properties()
+            jvm = replace(jvm, system_props={**jvm.system_props, **tls})
         argv = java_argv(
             self.java,
             self.proxy_dist.classpath,
             PROXY_MAIN,
             ["-pc", str(conf), "-pm", "cluster"],
-            options=self.config.proxy_jvm,
+            options=jvm,
             home=workdir / "home",
         )
         return LaunchSpec(

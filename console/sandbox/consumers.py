@@ -1,6 +1,7 @@
 """The sandbox's real consumers, run as child JVMs: SandboxConsumer.java (the remoting client's
-push consumer, in POP mode too) and GrpcConsumer.java (the gRPC client's SimpleConsumer,
-through the proxy)."""
+push consumer, in POP mode too), GrpcConsumer.java (the gRPC client's SimpleConsumer, through
+the proxy) and LiteClient.java (a lite producer and a LitePushConsumer, through the proxy, told
+what to do on its stdin)."""
 
 from __future__ import annotations
 
@@ -97,6 +98,7 @@ class GrpcConsumerSpec:
     topic: str
     proxy: str
     hold: int = 0  # the first `hold` messages received are never acked
+    ssl: bool = False  # TLS to the proxy (which takes no client certificate on gRPC)
 
     def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
         return [
@@ -104,6 +106,30 @@ class GrpcConsumerSpec:
             "--group", self.group,
             "--topic", self.topic,
             "--hold", str(self.hold),
+            "--ssl", "true" if self.ssl else "false",
+        ]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LiteClientSpec:
+    """One LiteClient process: a producer of the parent topic `topic`'s lite topics, and the
+    LitePushConsumer of `group` bound to it, through the proxy at `proxy` (its gRPC address);
+    see LiteClient.java for the commands it takes (JavaConsumer.command)."""
+
+    main_class: ClassVar[str] = "LiteClient"
+
+    name: str
+    group: str
+    topic: str
+    proxy: str
+    ssl: bool = False
+
+    def program_args(self, namesrv: str, offset_dir: Path) -> list[str]:
+        return [
+            "--proxy", self.proxy,
+            "--group", self.group,
+            "--topic", self.topic,
+            "--ssl", "true" if self.ssl else "false",
         ]  # fmt: skip
 
 
@@ -191,6 +217,37 @@ class JavaConsumer:
 
     async def stop(self, grace: float = 20.0) -> None:
         await self.process.stop(grace)
+
+    async def command(self, line: str, timeout: float = 60.0) -> None:
+        """Tell a program that takes commands on its stdin (LiteClient.java) to do `line`, and
+        wait until it printed "OK <line>"; StartupError when it printed "FAILED <line>: why",
+        exited, or said nothing in `timeout` seconds."""
+        start = self.log.stat().st_size if self.log.exists() else 0
+        self.process.write_line(line)
+        deadline = time.monotonic() + timeout
+        while True:
+            said = self._answer(start, line)
+            if said is not None:
+                if said.startswith("OK "):
+                    return
+                raise StartupError(f"{self.spec.name}: {said}\n" + log_tail(self.log))
+            if not self.process.running or time.monotonic() >= deadline:
+                raise StartupError(
+                    f"{self.spec.name} did not do {line!r} in {timeout:.0f}s\n" + log_tail(self.log)
+                )
+            await asyncio.sleep(0.1)
+
+    def _answer(self, start: int, line: str) -> str | None:
+        try:
+            with self.log.open("rb") as log:
+                log.seek(start)
+                text = log.read().decode(errors="replace")
+        except OSError:
+            return None
+        for said in text.splitlines():
+            if said.strip() == f"OK {line}" or said.startswith(f"FAILED {line}:"):
+                return said.strip()
+        return None
 
     def _ready(self) -> bool:
         try:

@@ -1,5 +1,6 @@
 """Compiles the sandbox's Java consumers against the fetched client jars, once per source version:
-SandboxConsumer on the remoting client, GrpcConsumer on the gRPC client (jars of its own)."""
+SandboxConsumer on the remoting client, GrpcConsumer and LiteClient on the gRPC client (jars of
+its own, a release apiece)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from console.sandbox.toolchain import find_tools
 
 CONSUMER_CLASS = "SandboxConsumer"
 GRPC_CONSUMER_CLASS = "GrpcConsumer"
+#: The lite producer and LitePushConsumer (a gRPC client with lite topics: 5.1.0+).
+LITE_CLIENT_CLASS = "LiteClient"
 
 
 def consumer_source(name: str = CONSUMER_CLASS) -> bytes:

@@ -65,6 +65,16 @@ _LOGBACK = """<configuration>
 """
 _LOGBACK_FILES = ("logback_namesrv.xml", "logback_broker.xml", "logback_tools.xml")
 
+
+def write_logging_config(rocketmq_home: Path) -> None:
+    """The logging configuration a 4.x name server, broker or mqadmin needs in its
+    ROCKETMQ_HOME."""
+    conf = rocketmq_home / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    for name in _LOGBACK_FILES:
+        (conf / name).write_text(_LOGBACK)
+
+
 BROKER_PROPERTIES = {
     "mappedFileSizeCommitLog": str(COMMIT_LOG_FILE),
     # Every full commit-log file is expired at once, at every cleaning round (every 10 s).
@@ -131,10 +141,7 @@ async def legacy_sandbox(options: LegacyOptions | None = None) -> AsyncIterator[
         cluster_name=LEGACY_CLUSTER,
         broker_extra=BROKER_PROPERTIES,
     )
-    conf = config.rocketmq_home / "conf"
-    conf.mkdir(parents=True, exist_ok=True)
-    for name in _LOGBACK_FILES:
-        (conf / name).write_text(_LOGBACK)
+    write_logging_config(config.rocketmq_home)
     legacy = LegacySandbox(SandboxCluster(dist, tools.java, config))
     try:
         await legacy.cluster.start(options.start_timeout)

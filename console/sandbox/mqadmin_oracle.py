@@ -68,6 +68,37 @@ class ConsumerProgressLine:
 
 
 @dataclass(frozen=True, slots=True)
+class LiteLagLine:
+    """One lite topic of `getLiteGroupInfo -p P -g G`'s "TopK" lists."""
+
+    lite_topic: str
+    lag: int
+    unconsumed_ms: int | None  # store time of its oldest unconsumed message, local time, ms
+
+
+@dataclass(frozen=True, slots=True)
+class LiteGroupReport:
+    """`getLiteGroupInfo -p P -g G` (5.5): every broker's count summed, their lists merged and
+    sorted; a broker that failed counts nothing there and is named on a line of its own."""
+
+    total_lag: int
+    by_count: list[LiteLagLine]
+    by_time: list[LiteLagLine]
+    failed: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LiteTopicRow:
+    """One broker of `getLiteGroupInfo -p P -g G -l LITE`: None where it prints `-` (it does
+    not hold the lite topic)."""
+
+    broker_name: str
+    broker_offset: int | None
+    consumer_offset: int | None
+    lag: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class TopicStatusRow:
     broker_name: str
     queue_id: int
@@ -156,6 +187,51 @@ def parse_group_list(text: str) -> list[ConsumerProgressLine]:
             )
         )
     return groups
+
+
+def parse_lite_group_info(text: str) -> LiteGroupReport:
+    lines = _after(text, "Lite Group Info:")
+    total = _summary(text, "Total Lag Count")
+    if total is None:
+        raise MqadminError("getLiteGroupInfo printed no Total Lag Count")
+    lists: dict[str, list[LiteLagLine]] = {"count": [], "time": []}
+    current: list[LiteLagLine] | None = None
+    for line in lines:
+        if line.startswith("------TopK by lag "):
+            current = lists[line.removeprefix("------TopK by lag ").split("-")[0].strip()]
+        elif current is not None and line.strip() and not line.startswith("NO "):
+            f = line.split(maxsplit=3)
+            when = f[3].strip() if len(f) == 4 else "-"
+            current.append(
+                LiteLagLine(
+                    f[1],
+                    int(f[2]),
+                    None if when == "-" else _local_time_ms(when, _MS_FORMAT),
+                )
+            )
+    failed = [ln.strip()[1 : -len("] error.")] for ln in lines if ln.strip().endswith("] error.")]
+    return LiteGroupReport(int(total), lists["count"], lists["time"], failed)
+
+
+def parse_lite_topic(text: str) -> list[LiteTopicRow]:
+    rows = []
+    for line in _table("\n".join(_after(text, "Lite Group Info:")), "#Broker Name"):
+        if line.startswith("Total Lag Count"):
+            break
+        f = line.split()
+        numbers = [None if v == "-" else int(v) for v in f[1:4]]
+        rows.append(LiteTopicRow(f[0], numbers[0], numbers[1], numbers[2]))
+    return rows
+
+
+def _after(text: str, start: str) -> list[str]:
+    """The lines from the one that starts with `start` on (the JVM's logging set-up may print
+    before it)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(start):
+            return lines[i:]
+    raise MqadminError(f"no line starting with {start!r} in mqadmin output")
 
 
 def parse_topic_status(text: str) -> TopicStatus:
@@ -457,6 +533,15 @@ class Mqadmin:
         )
         if "SEND_OK" not in out:
             raise MqadminError(f"mqadmin sendMessage did not answer SEND_OK: {out[-500:]}")
+
+    async def lite_group_info(self, parent_topic: str, group: str) -> LiteGroupReport:
+        out = await self.read("getLiteGroupInfo", "-p", parent_topic, "-g", group)
+        return parse_lite_group_info(out)
+
+    async def lite_topic(self, parent_topic: str, group: str, lite: str) -> list[LiteTopicRow]:
+        """`getLiteGroupInfo ... -l LITE`: each broker's offsets of one lite topic."""
+        out = await self.read("getLiteGroupInfo", "-p", parent_topic, "-g", group, "-l", lite)
+        return parse_lite_topic(out)
 
     async def topic_status(self, topic: str) -> TopicStatus:
         out = await self.read("topicStatus", "-t", topic, until="Topic Put TPS:")

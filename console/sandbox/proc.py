@@ -92,6 +92,13 @@ class ManagedProcess:
         if self._pidfile is not None:
             self._pidfile.record(self.name, self._popen.pid)
 
+    def write_line(self, line: str) -> None:
+        """One line to the child's stdin pipe (a program that takes commands there)."""
+        if self._popen is None or self._popen.stdin is None or self._popen.stdin.closed:
+            raise RuntimeError(f"{self.name} has no stdin pipe to write to")
+        self._popen.stdin.write(line.encode() + b"\n")
+        self._popen.stdin.flush()
+
     async def stop(self, grace: float = 20.0) -> int | None:
         """Ask politely (stdin EOF, SIGTERM), wait up to `grace` seconds, then SIGKILL."""
         if self._popen is None:

@@ -15,7 +15,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +26,13 @@ from console.domain.mqadmin import java_tls_properties
 from console.rocketmq.admin import AdminClient
 from console.sandbox import rundir
 from console.sandbox import scenario as sc
-from console.sandbox.cache import ROCKETMQ_VERSION, Distribution, cache_root
+from console.sandbox.cache import (
+    LITE_CLIENT_VERSION,
+    ROCKETMQ_VERSION,
+    Distribution,
+    cache_root,
+    has_lite_topics,
+)
 from console.sandbox.certs import make_tls_files
 from console.sandbox.cluster import (
     BROKER_NAMES,
@@ -39,13 +45,21 @@ from console.sandbox.consumers import (
     ConsumerSpec,
     GrpcConsumerSpec,
     JavaConsumer,
+    LiteClientSpec,
     ProgramSpec,
     wait_committed,
     wait_online,
 )
 from console.sandbox.jars import fetch_grpc_client, fetch_jars, fetch_proxy
-from console.sandbox.javabuild import GRPC_CONSUMER_CLASS, build_consumer
+from console.sandbox.javabuild import GRPC_CONSUMER_CLASS, LITE_CLIENT_CLASS, build_consumer
 from console.sandbox.jvm import JvmOptions
+from console.sandbox.lite_scenario import (
+    GROUP_LITE,
+    LITE_BROKER_KEYS,
+    TOPIC_CHATS,
+    LiteSeed,
+    seed_lite,
+)
 from console.sandbox.mqadmin_oracle import Mqadmin
 from console.sandbox.pidfile import PidFile
 from console.sandbox.pids import rss_kb
@@ -55,6 +69,8 @@ from console.sandbox.seed import SeedReport, seed_scenario
 from console.sandbox.toolchain import find_tools
 from console.sandbox.trickle import TrickleStats, trickle
 from console.services.infra.access import open_admin
+from console.services.read.open_reader import reader_for
+from console.services.read.reader import ClusterReader
 
 S = TypeVar("S")
 
@@ -84,11 +100,20 @@ class SandboxOptions:
     tls_permissive: bool = False
     #: The brokers' consumer-offset store: a key of OFFSET_STORES.
     offset_store: str = "json"
-    #: Also run the proxy (cluster mode, its own JVM) and RocketMQ 5's consumers: a remoting
-    #: consumer in POP mode and a gRPC SimpleConsumer through the proxy (sandbox.pop; with
-    #: `live`, and without `seed` these alone). With `ports` given, they must plan the proxy's
-    #: (free_ports(..., proxy=True)).
+    #: A store of its own for these brokers (name -> a key of OFFSET_STORES), `offset_store`
+    #: for the others: a cluster half moved to RocksDB, as a rolling migration leaves it.
+    offset_store_of: Mapping[str, str] = field(default_factory=dict)
+    #: The brokers that hold the lite scenario's parent topic (None: every broker).
+    lite_brokers: tuple[str, ...] | None = None
+    #: Also run the proxy (cluster mode, its own JVM; of `version` from 5.5.0 on, 5.3.3's
+    #: before) and RocketMQ 5's consumers: a remoting consumer in POP mode and a gRPC
+    #: SimpleConsumer through the proxy (sandbox.pop), and from 5.5.0 on a lite group's
+    #: producer and LitePushConsumer (sandbox.lite_scenario); with `live`, and without `seed`
+    #: these alone. With `ports` given, they must plan the proxy's (free_ports(...,
+    #: proxy=True)). With TLS, the proxy enforces it too (mutual on its remoting port).
     proxy: bool = False
+    #: With the proxy and `live`: the POP groups and their consumers (off: the lite group alone).
+    pop: bool = True
 
 
 @dataclass(slots=True)
@@ -101,6 +126,7 @@ class Timings:
     seed: float = 0.0
     live_start: float = 0.0
     pop_start: float = 0.0  # the POP topic, its groups and their consumers (proxy only)
+    lite_start: float = 0.0  # the lite group and its LiteClient (proxy, 5.5.0+ only)
     total: float = 0.0
 
 
@@ -127,6 +153,8 @@ class Sandbox:
         self._consumer_factory = consumer_factory
         #: The POP groups' topic as seeded, when the sandbox runs the proxy.
         self.pop: PopSeed | None = None
+        #: The lite group as seeded, when the sandbox runs the proxy of 5.5.0 or later.
+        self.lite: LiteSeed | None = None
 
     @property
     def proxy_addr(self) -> str | None:
@@ -172,15 +200,32 @@ class Sandbox:
         return tls.client() if tls is not None else None
 
     def cluster_config(self, name: str = "sandbox") -> console_config.ClusterConfig:
-        """This sandbox as a cluster of the console's config."""
-        return console_config.ClusterConfig(name=name, namesrv=(self.namesrv_addr,), tls=self.tls)
+        """This sandbox as a cluster of the console's config, its proxy named where it runs
+        one (as an operator names it: the proxy lists its gRPC clients)."""
+        proxies = (self.proxy_addr,) if self.proxy_addr is not None else ()
+        return console_config.ClusterConfig(
+            name=name,
+            namesrv=(self.namesrv_addr,),
+            tls=self.tls,
+            proxies=proxies,
+            rocketmq_cluster=self.cluster_name,
+        )
 
-    def config_entry(self, name: str = "sandbox") -> dict[str, Any]:
-        """This sandbox as an entry of a config file's `clusters:`."""
+    def config_entry(self, name: str = "sandbox", *, proxies: bool = True) -> dict[str, Any]:
+        """This sandbox as an entry of a config file's `clusters:`, its proxy under
+        `proxies:` where it runs one (unless `proxies` is off: a config that does not name
+        it)."""
         entry: dict[str, Any] = {"name": name, "namesrv": [self.namesrv_addr]}
         if self.tls is not None:
             entry["tls"] = {k: v for k, v in self.tls.to_dict().items() if v is not None}
+        if proxies and self.proxy_addr is not None:
+            entry["proxies"] = [self.proxy_addr]
         return entry
+
+    def reader(self, admin: AdminClient) -> ClusterReader:
+        """The reader of this sandbox through `admin`, built as every door builds one from
+        the cluster's config (console/services/read/open_reader.py): its proxy named."""
+        return reader_for(admin, self.cluster_config())
 
     def admin(self, timeout: float = 3.0) -> AdminClient:
         """A new admin client for this sandbox (one that may write, speaking TLS when the
@@ -225,7 +270,9 @@ class Sandbox:
         factory = self._consumer_factory
         if self.proxy_grpc_addr is None or factory.grpc_classpath is None:
             raise ValueError("this sandbox runs no proxy")
-        spec = GrpcConsumerSpec(group, group, topic, self.proxy_grpc_addr, hold=hold)
+        spec = GrpcConsumerSpec(
+            group, group, topic, self.proxy_grpc_addr, hold=hold, ssl=factory.grpc_tls
+        )
         return await factory.launch_program(spec, factory.grpc_classpath)
 
 
@@ -241,6 +288,10 @@ class _ConsumerFactory:
     system_props: dict[str, str] = field(default_factory=dict)
     #: The gRPC consumer's classpath (its class and the gRPC client); None: no proxy.
     grpc_classpath: str | None = None
+    #: The LiteClient's (its class and a gRPC client with lite topics); None: no lite group.
+    lite_classpath: str | None = None
+    #: The gRPC programs talk TLS to the proxy.
+    grpc_tls: bool = False
 
     def create(self, plan: sc.GroupPlan) -> JavaConsumer:
         spec = ConsumerSpec(
@@ -336,20 +387,29 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     timings = Timings()
     tools = find_tools("javac")
     cache = options.cache or cache_root()
-    if options.offset_store not in OFFSET_STORES:
-        known = ", ".join(OFFSET_STORES)
-        raise ValueError(f"unknown offset store {options.offset_store!r} (known: {known})")
+    for store in (options.offset_store, *options.offset_store_of.values()):
+        if store not in OFFSET_STORES:
+            known = ", ".join(OFFSET_STORES)
+            raise ValueError(f"unknown offset store {store!r} (known: {known})")
     fetched = await fetch_jars(cache, version=options.version)
     timings.fetch = fetched.seconds
     dist = fetched.distribution
     t = time.monotonic()
     classes = await build_consumer(dist)
-    proxy_dist = grpc_classpath = None
+    proxy_dist = grpc_classpath = lite_classpath = None
+    lite = has_lite_topics(options.version)
     if options.proxy:
-        proxy_dist = (await fetch_proxy(cache)).distribution
+        # The brokers' own release where it has lite topics (the proxy serves them from 5.5.0
+        # on); 5.3.3's before, as the sandbox always ran.
+        proxy_version = options.version if lite else ROCKETMQ_VERSION
+        proxy_dist = (await fetch_proxy(cache, version=proxy_version)).distribution
         grpc = (await fetch_grpc_client(cache)).distribution
         grpc_classes = await build_consumer(grpc, GRPC_CONSUMER_CLASS)
         grpc_classpath = f"{grpc_classes}:{grpc.classpath}"
+        if lite:
+            lite_client = await fetch_grpc_client(cache, version=LITE_CLIENT_VERSION)
+            lite_classes = await build_consumer(lite_client.distribution, LITE_CLIENT_CLASS)
+            lite_classpath = f"{lite_classes}:{lite_client.distribution.classpath}"
     timings.build = time.monotonic() - t
 
     run_dir = (options.run_dir or rundir.default_run_dir(cache)).resolve()
@@ -364,11 +424,11 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         ports = replace(ports, proxy=None)
     tls = None
     if options.tls or options.mutual_tls:
-        if options.proxy:
-            raise ValueError("the sandbox runs its proxy with plaintext servers only")
         files = await asyncio.to_thread(make_tls_files, run_dir / "tls")
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
-    config = ClusterSetup(run_dir, ports, broker_extra=OFFSET_STORES[options.offset_store], tls=tls)
+    extra = {**OFFSET_STORES[options.offset_store], **(LITE_BROKER_KEYS if lite else {})}
+    extra_of = {name: OFFSET_STORES[store] for name, store in options.offset_store_of.items()}
+    config = ClusterSetup(run_dir, ports, broker_extra=extra, broker_extra_of=extra_of, tls=tls)
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(
@@ -379,6 +439,8 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         pidfile,
         system_props=java_tls,
         grpc_classpath=grpc_classpath,
+        lite_classpath=lite_classpath,
+        grpc_tls=bool(java_tls),
     )
     mqadmin = Mqadmin(
         tools.java, dist, cluster.namesrv_addr, run_dir / "mqadmin", system_props=java_tls
@@ -395,9 +457,16 @@ async def _populate(
     if options.seed:
         await _populate_scenario(sb, admin, options, background)
     if sb.proxy_grpc_addr is not None and options.live:
-        t = time.monotonic()
-        sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
-        sb.timings.pop_start = time.monotonic() - t
+        if options.pop:
+            t = time.monotonic()
+            sb.pop = await seed_pop(admin, sb.broker_addrs, lambda g: _launch_pop(sb, g))
+            sb.timings.pop_start = time.monotonic() - t
+        if sb._consumer_factory.lite_classpath is not None:
+            t = time.monotonic()
+            sb.lite = await seed_lite(
+                admin, sb.broker_addrs, lambda: _launch_lite(sb), parent_on=options.lite_brokers
+            )
+            sb.timings.lite_start = time.monotonic() - t
 
 
 async def _populate_scenario(
@@ -446,10 +515,25 @@ async def _launch_pop(sb: Sandbox, group: str) -> JavaConsumer:
         assert group == GROUP_GRPC
         assert sb.proxy_grpc_addr is not None
         assert factory.grpc_classpath is not None
-        spec = GrpcConsumerSpec(group, group, TOPIC_CLICKS, sb.proxy_grpc_addr, hold=1_000_000)
+        spec = GrpcConsumerSpec(
+            group, group, TOPIC_CLICKS, sb.proxy_grpc_addr, hold=1_000_000, ssl=factory.grpc_tls
+        )
         classpath = factory.grpc_classpath
     consumer = await factory.launch_program(spec, classpath)
     sb.consumers[group] = consumer
+    return consumer
+
+
+async def _launch_lite(sb: Sandbox) -> JavaConsumer:
+    """sandbox.lite_scenario's LiteClient: the lite producer and the group's LitePushConsumer."""
+    factory = sb._consumer_factory
+    assert sb.proxy_grpc_addr is not None
+    assert factory.lite_classpath is not None
+    spec = LiteClientSpec(
+        GROUP_LITE, GROUP_LITE, TOPIC_CHATS, sb.proxy_grpc_addr, ssl=factory.grpc_tls
+    )
+    consumer = await factory.launch_program(spec, factory.lite_classpath)
+    sb.consumers[GROUP_LITE] = consumer
     return consumer
 
 

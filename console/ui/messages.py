@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     # Types only: the planning code loads when the first preview opens, not at start-up.
     from console.services.apply.events import SessionEvent
     from console.services.apply.history import WorkspaceHistory
+    from console.services.apply.verify_journal import Verification
     from console.services.apply.write_check import Confirmation, WriteCheck
     from console.services.infra.spark_jobs import JobProgress
     from console.services.plan.planner import PlanResult
@@ -200,6 +201,15 @@ class ConfirmationAsked(Message):
 @dataclass
 class HistoryRead(Message):
     history: WorkspaceHistory
+
+
+@dataclass
+class ApplyVerified(Message):
+    """An apply's queues read again now (`found`), or why they could not be (`refused`)."""
+
+    apply_id: str
+    found: Verification | None
+    refused: tuple[str, ...] = ()
 
 
 @dataclass

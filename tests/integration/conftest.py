@@ -31,6 +31,12 @@ from console.sandbox.background import (
     BackgroundSandbox,
 )
 from console.sandbox.cluster import BROKER_NAMES
+from console.sandbox.controller_cluster import (
+    ControllerOptions,
+    ControllerSandbox,
+    controller_sandbox,
+)
+from console.sandbox.dledger_cluster import DLedgerOptions, DLedgerSandbox, dledger_sandbox
 from console.sandbox.far import FarOptions, FarSandbox, far_sandbox
 from console.sandbox.legacy import LegacyOptions, LegacySandbox
 from console.sandbox.ports import free_ports
@@ -74,6 +80,9 @@ def _clusters(
             functools.partial(replica_sandbox, _replica_options(tmp_path_factory))
         ),
         "proxy_cluster": lambda: BackgroundSandbox(_proxy_options(tmp_path_factory)),
+        "controller_cluster": lambda: Background(
+            functools.partial(controller_sandbox, _controller_options(tmp_path_factory))
+        ),
     }
     assert makers.keys() == BEGUN_EARLY
     for name in sorted(BEGUN_EARLY & wanted):
@@ -152,19 +161,26 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
 @pytest.fixture(scope="session")
 def newest_cluster(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     """A second seeded two-broker cluster, the main sandbox's scenario on the newest release
-    (NEWEST_RELEASE), whose every server enforces mutual TLS with a CA of its own
-    (`newest_cluster.tls`: the config's `tls:`) and keeps consumer offsets in RocksDB
-    (configManagerVersion=v2). One cluster for the three, so the tests that prove the newest
-    release, TLS and the RocksDB store start one cluster more, not three. Started when its
+    (NEWEST_RELEASE) with its own proxy of that release, whose every server enforces mutual
+    TLS with a CA of its own (`newest_cluster.tls`: the config's `tls:`; the proxy's gRPC port
+    takes TLS without a client certificate). Half moved to RocksDB, as a rolling migration
+    leaves a cluster: broker-b keeps consumer offsets in RocksDB (configManagerVersion=v2),
+    broker-a in its JSON file, where alone 5.5.0's brokers count a lite group's lag; so the lite
+    scenario's parent topic lives on broker-a (console.sandbox.lite_scenario:
+    `newest_cluster.lite`, a lite producer and LitePushConsumer through the proxy). One cluster
+    for the newest release, TLS, the RocksDB store and lite topics, not four. Started when its
     first test runs, not with the session: its consumers and trickle keep some 17 % of a core
     busy while it runs, which the other streams would pay for from the start. Stopped at the
     end."""
     options = SandboxOptions(
         run_dir=tmp_path_factory.mktemp("newest"),
-        ports=free_ports(BROKER_NAMES),
+        ports=free_ports(BROKER_NAMES, proxy=True),
         version=NEWEST_RELEASE,
         mutual_tls=True,
-        offset_store="rocksdb",
+        offset_store_of={"broker-b": "rocksdb"},
+        proxy=True,
+        pop=False,
+        lite_brokers=("broker-a",),
         start_timeout=START_BUDGET_S,
     )
     background = BackgroundSandbox(options)
@@ -237,6 +253,56 @@ def replica_cluster(tmp_path_factory: pytest.TempPathFactory) -> ReplicaSandbox:
     return replica
 
 
+@pytest.fixture(scope="session")
+def controller_cluster(tmp_path_factory: pytest.TempPathFactory) -> ControllerSandbox:
+    """A separate cluster in controller mode: a name server, a controller, and one broker set
+    of two replicas (JVMs of their own) the controller elects a master among, seeded
+    (`controller_cluster.seed`) and copied to both. Its tests kill, pause and restart the
+    replicas: they are one file's, in order. Stopped at the end."""
+    background = _early.pop("controller_cluster", None)
+    if background is None:
+        options = _controller_options(tmp_path_factory)
+        background = Background(lambda: controller_sandbox(options))
+    started = time.monotonic()
+    try:
+        sb: ControllerSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the controller-mode cluster did not start: {exc}", pytrace=False)
+    _started["controller_cluster"] = background
+    _measured["controller start"] = f"waited {time.monotonic() - started:.1f}s"
+    return sb
+
+
+@pytest.fixture(scope="session")
+def dledger_cluster(tmp_path_factory: pytest.TempPathFactory) -> DLedgerSandbox:
+    """A separate RocketMQ 4.9.7 cluster in DLedger mode: a name server and one broker set of
+    three peers (JVMs of their own) that elect its master themselves, seeded
+    (`dledger_cluster.seed`) and copied to every peer. Its tests kill and restart the peers:
+    they are one file's, in order. Started when its first test runs; stopped after its last."""
+    options = DLedgerOptions(
+        run_dir=tmp_path_factory.mktemp("dledger-cluster"), start_timeout=START_BUDGET_S
+    )
+    background = Background(functools.partial(dledger_sandbox, options))
+    started = time.monotonic()
+    try:
+        sb: DLedgerSandbox = background.start()
+    except Exception as exc:
+        background.stop()
+        pytest.fail(f"the DLedger cluster did not start: {exc}", pytrace=False)
+    _started["dledger_cluster"] = background
+    _measured["dledger start"] = f"{time.monotonic() - started:.1f}s"
+    return sb
+
+
+def _controller_options(tmp_path_factory: pytest.TempPathFactory) -> ControllerOptions:
+    return ControllerOptions(
+        run_dir=tmp_path_factory.mktemp("controller-cluster"),
+        brokers=("broker-a",),
+        start_timeout=START_BUDGET_S,
+    )
+
+
 def _legacy_options(tmp_path_factory: pytest.TempPathFactory) -> LegacyOptions:
     return LegacyOptions(run_dir=tmp_path_factory.mktemp("legacy"), start_timeout=START_BUDGET_S)
 
@@ -304,7 +370,8 @@ def _describe_start(sb: Sandbox) -> str:
     t = sb.timings
     return (
         f"{t.total:.1f}s (jars {t.fetch:.1f}s, build {t.build:.1f}s, cluster {t.cluster_start:.1f}s"
-        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s, POP {t.pop_start:.1f}s)"
+        f", seed {t.seed:.1f}s, live consumers {t.live_start:.1f}s, POP {t.pop_start:.1f}s"
+        f", lite {t.lite_start:.1f}s)"
     )
 
 

@@ -38,10 +38,9 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.read.broker_facts import broker_facts
-from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
-from tests.support.groups import Queue, committed, fresh_group, new_group, shift_plan
+from tests.support.groups import Queue, committed, fresh_group, new_group, offsets_of, shift_plan
 from tests.support.writes import write_access
 
 
@@ -71,7 +70,7 @@ async def test_a_plan_is_applied_verified_journaled_and_audited(
     group, before = await new_group(sandbox, admin)
     ws = Workspace(tmp_path / "ws")
     plan = await shift_plan(sandbox, admin, runner, ws, group)
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     check = await check_apply(reader, plan)
     assert check.drift == ()
     assert check.blockers == ()
@@ -120,7 +119,7 @@ def test_drift_stops_the_apply_command_before_any_write_unless_accepted(
             await admin.update_consumer_offset(
                 addr, group, TOPIC_ORDERS, queue_id, before[moved] + 1
             )
-            check = await check_apply(ClusterReader(admin, sandbox.cluster_name), plan)
+            check = await check_apply(sandbox.reader(admin), plan)
             assert [(d.key[2], d.key[3], d.planned, d.now) for d in check.drift] == [
                 (broker, queue_id, before[moved], before[moved] + 1)
             ]
@@ -166,7 +165,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
     hung = "broker-b"
     pid, addr = sandbox.pids()[hung], sandbox.broker_addrs[hung]
     async with sandbox.admin(timeout=2) as quick:
-        reader = ClusterReader(quick, sandbox.cluster_name)
+        reader = sandbox.reader(quick)
         check = await check_apply(reader, plan)
         assert check.refusals(accept_drift=False) == ()
         # broker-b stops answering between the check and the writes (a GC pause, a partition).
@@ -186,7 +185,7 @@ async def test_an_apply_cut_off_by_a_hung_broker_resumes_without_writing_twice(
 
     store = JournalStore(tmp_path / "ws")
     assert store.unfinished() == ([cut] if cut.status is not ApplyStatus.FINISHED else [])
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     again = await check_resume(reader, store.load(cut.apply_id))
     assert (again.drift, again.blockers) == ((), ())
     # Writes the paused broker took in before it froze land when it runs again: those are
@@ -253,16 +252,12 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert main(["plan", "--cluster", "sandbox", "--spec", str(spec), "--json"]) == 0
     plan_id = json.loads(capfd.readouterr().out)["plan"]["id"]
 
-    async def offsets() -> dict[Queue, int | None]:
-        async with sandbox.admin(timeout=10) as admin:
-            return await committed(sandbox, admin, group)
-
     # Not confirmed, or confirmed with another name: refused, nothing written.
     assert main(["apply", plan_id, "--cluster", "sandbox"]) == 2
     assert "confirm with --confirm" in capfd.readouterr().err
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", "billing-service"]) == 2
     assert f"typed 'billing-service', not '{group}'" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == before
+    assert offsets_of(sandbox, group) == before
 
     assert main(["apply", plan_id, "--cluster", "sandbox", "--confirm", group]) == 0
     out = capfd.readouterr().out
@@ -274,7 +269,7 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert str(asyncio.run(path())) in out
     assert "mqadmin resetOffsetByTime" in out  # the equivalent commands, for a ticket
     assert f"{len(before)} verified" in out
-    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    assert offsets_of(sandbox, group) == {k: v - 2 for k, v in before.items()}
     # What the operator checks next: `lag` and mqadmin both show the targets.
     assert main(["lag", "-g", group, "--cluster", "sandbox", "--json"]) == 0
     shown = json.loads(capfd.readouterr().out)
@@ -307,12 +302,12 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "no apply '20991231T000000000Z-apply-x-000000'" in capfd.readouterr().err
     assert main(["undo", apply_id, "--cluster", "sandbox"]) == 2
     assert "confirm with --confirm" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == {k: v - 2 for k, v in before.items()}
+    assert offsets_of(sandbox, group) == {k: v - 2 for k, v in before.items()}
     assert main(["undo", apply_id, "--cluster", "sandbox", "--confirm", group]) == 0
     out = capfd.readouterr().out
     assert f"undo of {apply_id}: {len(before)} queue(s) back to their before-image" in out
     assert f"{len(before)} verified" in out
-    assert asyncio.run(offsets()) == before  # exactly the before-image
+    assert offsets_of(sandbox, group) == before  # exactly the before-image
     assert main(["history", "--cluster", "sandbox", "--json"]) == 0
     listed = json.loads(capfd.readouterr().out)
     first, undo = listed["applies"]
@@ -336,4 +331,4 @@ def test_the_apply_command_confirms_writes_and_lists(
     assert "read-only" in capfd.readouterr().err
     assert main(["resume", apply_id, "--cluster", "sandbox", "--confirm", group]) == 2
     assert "read-only" in capfd.readouterr().err
-    assert asyncio.run(offsets()) == before
+    assert offsets_of(sandbox, group) == before

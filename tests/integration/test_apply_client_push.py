@@ -53,7 +53,6 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.broker_facts import broker_facts
-from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.groups import BACK_MS, committed, new_group
 from tests.support.writes import write_access
@@ -86,7 +85,7 @@ async def legacy_reset(sandbox: Sandbox) -> AsyncIterator[AdminClient]:
 async def plan_for(
     sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, ws: Workspace, spec: ResetSpec
 ) -> ApplyCheck:
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     made = await Planner(ws, runner, reader=reader, cluster="sandbox").plan(spec)
     plan = load_plan(ws, made.uri, cluster="sandbox", now_ms=int(time.time() * 1000))
     return await check_apply(reader, plan)
@@ -96,7 +95,7 @@ async def test_the_client_push_and_the_direct_write_on_brokers_without_server_si
     sandbox: Sandbox, legacy_reset: AdminClient, runner: SparkRunner, tmp_path: Path
 ) -> None:
     admin = legacy_reset
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     applier = Applier(write_access(reader, tmp_path / "ws", "sandbox"))
     ws = Workspace(tmp_path / "ws")
 
@@ -184,7 +183,7 @@ async def test_shifting_a_live_group_is_refused_and_a_push_nobody_hears_is_writt
     )
     assert push.kind is ResetPathKind.CLIENT_PUSH, push
     seen_online = replace(group, path=push, consumers_online=1, push_timestamp=0)
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     applier = Applier(write_access(reader, tmp_path / "ws", "sandbox"))
     journal = await applier.apply(replace(check, groups=(seen_online,)))
     assert journal.status is ApplyStatus.FINISHED, journal.stopped_because
@@ -247,7 +246,7 @@ async def test_a_consumer_heartbeating_only_broker_b_is_online_and_stops_a_direc
         await wait_consumed(
             admin, addr, group, topic, dict.fromkeys(range(SOLE_QUEUES), SOLE_MESSAGES)
         )
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         brokers = await reader.brokers()
         assert list(brokers)[0] == "broker-a"  # asked first
         # broker-a hosts nothing the consumer uses: it knows no client of the group.
@@ -324,7 +323,7 @@ async def test_a_latest_push_journals_verifies_and_undoes_every_queue_it_moves(
         await wait_consumed(admin, addr, group, topic, dict.fromkeys(range(PUSHED_QUEUES), 1))
         await send(1, BACKLOG)
         ws = Workspace(tmp_path / "ws")
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         spec = ResetSpec(Scope("sandbox", (group,), topics=(topic,)), Latest())
         made = await Planner(ws, runner, reader=reader, cluster="sandbox").plan(spec)
         plan = load_plan(ws, made.uri, cluster="sandbox", now_ms=int(time.time() * 1000))

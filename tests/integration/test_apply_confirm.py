@@ -34,7 +34,6 @@ from console.services.apply.session import ApplySession
 from console.services.apply.write_check import Confirmation, WriteCheck
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
-from console.services.read.reader import ClusterReader
 from tests.integration.faults import FreezeOnWrite, FreezingAdmin, broker_answers
 from tests.support.groups import committed, new_group, shift_plan
 from tests.support.terminal import EXE, console_env, own_terminal, read_until
@@ -149,7 +148,7 @@ async def test_resume_writes_only_when_confirmed(
     freeze = FreezeOnWrite(pid, addr)
     async with sandbox.admin(timeout=QUICK_TIMEOUT_S) as quick:
         freezing = FreezingAdmin(quick, freeze)
-        access = write_access(ClusterReader(freezing, sandbox.cluster_name), ws, "sandbox")
+        access = write_access(sandbox.reader(freezing), ws, "sandbox")
         try:
             cut = await ApplySession(access, ApplyPlan(plan.header.plan_id)).run(typed)
         finally:

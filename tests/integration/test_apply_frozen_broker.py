@@ -27,7 +27,7 @@ from console.services.infra.journal_store import unfinished_lines
 from console.services.infra.workspace import Workspace
 from tests.connect import ConnectServer
 from tests.integration.faults import broker_answers
-from tests.support.groups import Queue, committed, fresh_group
+from tests.support.groups import fresh_group, offsets_of
 from tests.support.processes import processes
 
 DOWN = "broker-b"
@@ -45,11 +45,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def stopped(pid: int) -> bool:
     return any(p.pid == pid and p.state == "T" for p in processes())
-
-
-async def offsets(sandbox: Sandbox, group: str) -> dict[Queue, int | None]:
-    async with sandbox.admin(timeout=10) as admin:
-        return await committed(sandbox, admin, group)
 
 
 def frozen_apply(
@@ -161,10 +156,10 @@ def test_a_broker_frozen_mid_apply_stops_it_in_time_and_resume_and_undo_finish_i
     resumed = json.loads(capfd.readouterr().out)
     assert (resumed["apply_id"], resumed["status"]) == (apply_id, "finished")
     assert {q["state"] for q in resumed["queues"]} == {"verified"}
-    assert asyncio.run(offsets(sandbox, group)) == target
+    assert offsets_of(sandbox, group) == target
 
     # And undo puts back every queue's before-image, as read from the brokers.
     assert main(["undo", apply_id, "--confirm", group]) == 0
     out = capfd.readouterr().out
     assert f"undo of {apply_id}: {len(before)} queue(s) back to their before-image" in out
-    assert asyncio.run(offsets(sandbox, group)) == before
+    assert offsets_of(sandbox, group) == before

@@ -26,7 +26,6 @@ from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.integration.faults import broker_answers
 from tests.support.sends import indexed
 from tests.support.terminal import EXE, console_env, own_terminal, read_until
@@ -70,7 +69,7 @@ async def seed(sandbox: Sandbox) -> tuple[str, str, dict[tuple[str, int], int]]:
 
 async def plan(sandbox: Sandbox, runner: SparkRunner, ws: Path, topic: str, group: str) -> str:
     async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         planner = Planner(Workspace(ws), runner, reader=reader, cluster="sandbox")
         made = await planner.plan(
             ResetSpec(Scope("sandbox", (group,), topics=(topic,)), ShiftBy(-3))

@@ -23,7 +23,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.support.sends import indexed
 from tests.support.writes import write_access
 
@@ -63,7 +62,7 @@ async def test_a_shadow_group_is_created_with_production_offsets_on_every_queue(
         )
         assert made.ok, made.summary()
 
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         ws = Workspace(tmp_path / "ws")
         planner = Planner(ws, runner, reader=reader, cluster="sandbox")
         spec = ResetSpec(Scope("sandbox", (shadow,), topics=(topic,)), ToGroup(production))

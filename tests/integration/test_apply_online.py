@@ -44,7 +44,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import queue_events, redelivered_from
 from tests.support.groups import BACK_MS
 from tests.support.writes import write_access
@@ -67,7 +66,7 @@ async def test_an_online_group_replays_from_the_targets_on_the_server_side_path(
             standing += [s.consume_timestamp for s in spans.values() if s.consume_timestamp > 0]
         assert standing, "shipping-service has consumed orders"
         ts = min(standing) - BACK_MS
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         ws = Workspace(tmp_path / "ws")
         planner = Planner(ws, runner, reader=reader, cluster="sandbox")
         spec = ResetSpec(Scope("sandbox", (GROUP_LIVE,), topics=(TOPIC_ORDERS,)), ToTimestamp(ts))
@@ -178,7 +177,7 @@ async def test_a_skip_whose_write_is_lost_is_past_the_target_never_verified(
             held = True
             for n in range(ARRIVING):
                 await send_patiently(admin, addr, topic, 0, b"{}", tags="skip", keys=str(n))
-            reader = ClusterReader(admin, sandbox.cluster_name)
+            reader = sandbox.reader(admin)
             planner = Planner(Workspace(ws), runner, reader=reader, cluster="sandbox")
             spec = ResetSpec(Scope("sandbox", (group,), topics=(topic,)), ShiftBy(ARRIVING - 1))
             made = await planner.plan(spec)
@@ -195,7 +194,7 @@ async def test_a_skip_whose_write_is_lost_is_past_the_target_never_verified(
                     held = False
 
             dropping = DropsWrites(admin, group, topic, 0, let_it_consume)
-            access = write_access(ClusterReader(dropping, sandbox.cluster_name), ws, "sandbox")
+            access = write_access(sandbox.reader(dropping), ws, "sandbox")
 
             def applier(a: WriteAccess) -> Applier:
                 return Applier(a, verify_timeout_s=SKIP_VERIFY_S)

@@ -156,7 +156,7 @@ async def test_boundary_messages_are_what_mqadmin_prints(sandbox: Sandbox) -> No
             *(BoundaryRequest(OWN_TOPIC, "broker-a", 0, None, o) for o in own.values()),
         ]
         started = time.perf_counter()
-        got = await read_boundaries(ClusterReader(admin), wanted)
+        got = await read_boundaries(sandbox.reader(admin), wanted)
         took = time.perf_counter() - started
     shown = [(b.first, b.request.target) for b in got]
     skip = got[1]
@@ -204,7 +204,7 @@ async def test_the_end_and_beyond_are_said_and_mqadmin_finds_nothing_there(
     async with sandbox.admin() as admin:
         end = await admin.max_offset(addr, PAYMENTS, 3)
         at_end, beyond = await read_boundaries(
-            ClusterReader(admin),
+            sandbox.reader(admin),
             [
                 BoundaryRequest(PAYMENTS, "broker-a", 3, end - 4, end),
                 BoundaryRequest(PAYMENTS, "broker-a", 3, end - 4, end + 10),

@@ -28,7 +28,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.writes import write_access
 
@@ -132,7 +131,7 @@ async def test_an_apply_rewrites_the_stopped_clients_file_and_it_resumes_from_th
     dirs = sandbox.client_offset_dirs
     ws = Workspace(tmp_path / "ws")
     async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         planner = Planner(
             ws, plan_runner, reader=reader, cluster="sandbox", client_offset_dirs=dirs
         )

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from console.cli import main
 from console.config import ClusterConfig, Config
@@ -28,14 +27,13 @@ from console.services.apply.writer import Applier
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.read.lag_history import HOUR_MS, MINUTE_MS
-from console.services.read.reader import ClusterReader
 from console.ui.app import ConsoleApp, make_app
-from console.ui.screens.group import GroupScreen
 from console.ui.themes import PROJECT_THEMES
 from console.ui.widgets.lagchart import LagChart
+from tests.support.console_keys import open_group
 from tests.support.groups import new_group, shift_plan
 from tests.support.writes import write_access
-from tests.ui.helpers import screen_lines, settle, status
+from tests.ui.helpers import screen_lines, settle
 
 BEHIND_MS = 65 * MINUTE_MS
 STEP_S = 120.0  # the first console's clock moves on this much between its refreshes
@@ -67,17 +65,6 @@ def console(sandbox: Sandbox, workspace: Path, clock: Clock) -> ConsoleApp:
     )
 
 
-async def open_group(pilot: Pilot[int], app: ConsoleApp, group: str) -> GroupScreen:
-    await settle(pilot)
-    await pilot.press("g")
-    await settle(pilot)
-    await pilot.press("slash", *group, "enter", "enter")
-    await settle(pilot)
-    screen = app.screen
-    assert isinstance(screen, GroupScreen), status(app)
-    return screen
-
-
 async def test_the_chart_spans_an_hour_across_a_restart_with_the_apply_marked(
     sandbox: Sandbox,
     admin: AdminClient,
@@ -103,7 +90,7 @@ async def test_the_chart_spans_an_hour_across_a_restart_with_the_apply_marked(
     # Every queue committed 5 behind its max when made; the trickle producer adds to orders.
     assert all(not p.partial and (p.total_lag or 0) >= 5 * len(before) for p in early)
 
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     plan = await shift_plan(sandbox, admin, plan_runner, Workspace(ws), group)
     journal = await Applier(write_access(reader, ws, "sandbox")).apply(
         await check_apply(reader, plan)

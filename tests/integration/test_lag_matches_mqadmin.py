@@ -20,7 +20,6 @@ import pytest
 from console.sandbox import scenario
 from console.sandbox.errors import MqadminError
 from console.sandbox.mqadmin_oracle import parse_consumer_progress, parse_topic_status
-from console.services.read.reader import ClusterReader
 
 pytestmark = pytest.mark.integration
 
@@ -111,7 +110,7 @@ async def test_unknown_is_not_zero_for_the_partly_committed_group(
 @pytest.mark.parametrize("topic", [t.name for t in scenario.TOPICS])
 async def test_topic_min_max_agree_with_topic_status(sandbox: Any, topic: str) -> None:
     async with sandbox.admin() as admin:
-        reader = ClusterReader(admin)
+        reader = sandbox.reader(admin)
         before = await reader.topic_stats(topic)
         text = await sandbox.mqadmin.run("topicStatus", "-t", topic)
         after = await reader.topic_stats(topic)

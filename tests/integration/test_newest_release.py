@@ -1,7 +1,7 @@
 """The suite's read, plan, apply, undo, server-side reset, client push, boundary and walkthrough
 tests once more, against the newest RocketMQ release whose jars can be fetched
-(conftest.NEWEST_RELEASE), on a cluster whose servers also enforce mutual TLS and keep consumer
-offsets in RocksDB.
+(conftest.NEWEST_RELEASE), on a cluster whose servers also enforce mutual TLS, that runs its own
+proxy and lite group, and whose broker-b keeps consumer offsets in RocksDB.
 
 The tests are the main sandbox's own, imported here: pytest collects them in this module too,
 where `sandbox` is this cluster (the fixture below overrides the session's for this module
@@ -26,7 +26,6 @@ from console.services.apply.intents import ApplyPlan
 from console.services.apply.session import ApplySession
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
-from console.services.read.reader import ClusterReader
 from tests.integration.test_apply import (  # noqa: F401 (collected here, on this cluster)
     admin,
     runner,
@@ -77,14 +76,17 @@ def sandbox(newest_cluster: Sandbox) -> Sandbox:
 async def test_the_brokers_are_the_newest_release_with_rocksdb_offsets(
     newest_cluster: Sandbox,
 ) -> None:
-    """What the tests above ran against, as the brokers themselves say it."""
+    """What the tests above ran against, as the brokers themselves say it: broker-b keeps
+    consumer offsets in RocksDB (v2), broker-a in its JSON file (v1)."""
     async with newest_cluster.admin() as client:
-        for addr in newest_cluster.broker_addrs.values():
+        stores = {}
+        for name, addr in newest_cluster.broker_addrs.items():
             runtime = await client.broker_runtime(addr)
             assert runtime["brokerVersionDesc"] == "V" + NEWEST_RELEASE.replace(".", "_")
             config = await client.broker_config(addr)
-            assert config["configManagerVersion"] == "v2"
+            stores[name] = config["configManagerVersion"]
             assert config["useServerSideResetOffset"] == "true"
+    assert stores == {"broker-a": "v1", "broker-b": "v2"}
 
 
 async def test_an_offline_reset_on_the_v2_offset_store_outlives_a_broker_restart(
@@ -99,7 +101,7 @@ async def test_an_offline_reset_on_the_v2_offset_store_outlives_a_broker_restart
     async with sandbox.admin(timeout=10) as client:
         group, before = await new_group(sandbox, client)
         plan = await shift_plan(sandbox, client, plan_runner, Workspace(ws), group)
-        reader = ClusterReader(client, sandbox.cluster_name)
+        reader = sandbox.reader(client)
         session = ApplySession(write_access(reader, ws, "sandbox"), ApplyPlan(plan))
         result = await session.run(confirm_every_name)
     journal = result.journal

@@ -25,7 +25,6 @@ from console.services.infra.connect_server import ServerHome, free_port
 from console.services.infra.warm_host import HostFiles
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.connect import ConnectServer
 from tests.support.timestamps import oracle, seek_time
 
@@ -39,7 +38,7 @@ async def test_to_timestamp_through_connect_matches_the_tools(
     )
     with connect.runner(tmp_path / "spark.log") as runner:
         async with sandbox.admin() as admin:
-            reader = ClusterReader(admin, sandbox.cluster_name)
+            reader = sandbox.reader(admin)
             planner = Planner(Workspace(tmp_path / "ws"), runner, reader=reader, cluster="sandbox")
             result = await planner.plan(spec)
     rows = planner.rows(result.uri).to_pylist()

@@ -18,7 +18,6 @@ from console.sandbox.scenario import GROUP_OFFLINE, GROUP_RETRY
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import SnapshotStore
 from tests.connect import ConnectServer
 from tests.support.timestamps import Queue, oracle, seek_time
@@ -32,7 +31,7 @@ async def test_to_timestamp_targets_match_the_tools(
         Scope("sandbox", (GROUP_OFFLINE, GROUP_RETRY), include_retry=True), ToTimestamp(ts)
     )
     async with sandbox.admin() as admin:
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
         planner = Planner(Workspace(tmp_path / "ws"), plan_runner, reader=reader, cluster="sandbox")
         result = await planner.plan(spec)
     rows = planner.rows(result.uri).to_pylist()

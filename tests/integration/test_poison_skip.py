@@ -29,7 +29,6 @@ from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
 from console.services.read.group_watch import consumercaches_of, wait_moved_on, watch_group
-from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import queue_events
 from tests.support.writes import write_access
 
@@ -56,7 +55,7 @@ async def test_a_poison_message_is_found_skipped_and_the_consumer_moves_on(
     chosen: QueueKey = (sc.TOPIC_LEDGER, BROKER, QUEUE)
     started = time.monotonic()
     async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
-        reader = ClusterReader(admin, sandbox.cluster_name)
+        reader = sandbox.reader(admin)
 
         async def committed(key: QueueKey) -> int | None:
             topic, broker, queue_id = key

@@ -51,7 +51,7 @@ def test_a_pop_group_online_without_server_side_reset_is_refused_at_once(
     ws = tmp_path / "ws"
     uri = asyncio.run(plan_back(sb, plan_runner, ws, GROUP_POP, TOPIC_CLICKS))
     config = tmp_path / "config.yaml"
-    entry = {**sb.config_entry(CLUSTER), "proxies": [sb.proxy_addr]}
+    entry = sb.config_entry(CLUSTER)
     config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(ws)}))
     before = asyncio.run(committed(sb))
 

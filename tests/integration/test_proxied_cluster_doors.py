@@ -53,7 +53,7 @@ def configured(
     """The config file: the cluster with its proxy named; the CLI plans on the shared warm
     Spark Connect server (as after `spark up`)."""
     assert proxy_cluster.proxy_addr is not None
-    entry = {**proxy_cluster.config_entry(NAME), "proxies": [proxy_cluster.proxy_addr]}
+    entry = proxy_cluster.config_entry(NAME)
     settings = {"workspace": str(tmp_path / "ws"), "walkthrough_watch": 1}
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"clusters": [entry], **settings}))
@@ -141,7 +141,7 @@ def test_a_grpc_group_is_not_written_while_the_proxies_nobody_asked_may_list_it(
     before anything is written, never a direct write under the consumers' pops."""
     config = tmp_path / "config.yaml"
     # No proxies: the operator did not name them, and none answers where they are looked for.
-    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": closed_port()}
+    entry = {**proxy_cluster.config_entry(NAME, proxies=False), "proxy_port": closed_port()}
     config.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(config))
     monkeypatch.setenv(CACHE_ENV, str(connect.cache))
@@ -183,7 +183,7 @@ def unnamed(
     list, on the port `proxy_port:` says (the sandbox's proxy is not on the default 8080)."""
     assert proxy_cluster.proxy_addr is not None
     port = int(proxy_cluster.proxy_addr.rpartition(":")[2])
-    entry = {**proxy_cluster.config_entry(NAME), "proxy_port": port}
+    entry = {**proxy_cluster.config_entry(NAME, proxies=False), "proxy_port": port}
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"clusters": [entry], "workspace": str(tmp_path / "ws")}))
     monkeypatch.setenv("RMQ_CONSOLE_CONFIG", str(path))

@@ -18,7 +18,6 @@ from console.rocketmq.codes import RequestCode, ResponseCode
 from console.rocketmq.errors import BrokerError, NotFoundError
 from console.rocketmq.topics import dlq_topic
 from console.sandbox import scenario
-from console.services.read.reader import ClusterReader
 from console.services.read.reader_source import ReaderSource
 from console.services.read.source import OPERATIONS, ClusterSource
 
@@ -123,7 +122,7 @@ async def test_a_broker_that_does_not_answer_is_named_not_read_as_empty(sandbox:
         s.bind(("127.0.0.1", 0))
         gone = f"127.0.0.1:{s.getsockname()[1]}"  # closed once the block ends
     async with AdminClient(sandbox.namesrv_addr, timeout=2) as admin:
-        reader = ClusterReader(admin)
+        reader = sandbox.reader(admin)
         masters = await reader.brokers()
         answered = await reader.dlq_queues(STATIC_GROUP)
         partly = await reader.dlq_queues(STATIC_GROUP, brokers={**masters, "broker-gone": gone})

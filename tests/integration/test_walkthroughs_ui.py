@@ -27,7 +27,6 @@ from console.sandbox.scenario import TOPIC_ORDERS
 from console.services.apply.offset_writer import OffsetWrite, OffsetWriter
 from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
-from console.services.read.reader import ClusterReader
 from console.services.read.snapshots import SnapshotStore, take_snapshot
 from console.services.walkthrough.guided_run import load_walkthroughs
 from console.ui.app import ConsoleApp, make_app
@@ -36,11 +35,9 @@ from console.ui.screens.preview import PreviewScreen
 from console.ui.screens.walkthrough import WalkthroughScreen
 from console.ui.themes import PROJECT_THEMES
 from tests.integration.consumer_log import queue_events
-from tests.support.console_keys import open_group
+from tests.support.console_keys import STEP_TIMEOUT_S, open_group, settled
 from tests.support.groups import committed, group_with_retry_backlog, new_group
-from tests.ui.helpers import asked, screen_lines, settle, status
-
-STEP_TIMEOUT_S = 600.0
+from tests.ui.helpers import asked, screen_lines, status
 
 
 @pytest.fixture(autouse=True)
@@ -66,10 +63,6 @@ def console(sandbox: Sandbox, workspace: Path, *, watch: float = 1.0) -> Console
         walkthrough_watch=watch,
     )
     return make_app(config, remote_sources(config), cluster=cluster, theme_paths=[PROJECT_THEMES])
-
-
-async def settled(pilot: Pilot[int]) -> None:
-    await asyncio.wait_for(settle(pilot), STEP_TIMEOUT_S)
 
 
 async def open_walkthrough(
@@ -215,7 +208,7 @@ async def test_put_the_group_back_where_it_was(
 ) -> None:
     group, before = await new_group(sandbox, admin)
     workspace = Workspace(tmp_path / "ws")
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     snap = await take_snapshot(reader, "sandbox", [group], with_times=False)
     ref = SnapshotStore(workspace).save(snap)
     moved = [
@@ -242,7 +235,7 @@ async def test_put_back_from_a_snapshot_in_history(
     """History, a snapshot row, `w`: the put-back walkthrough for its group, the snapshot
     already given; Enter takes it."""
     group, before = await new_group(sandbox, admin)
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     snap = await take_snapshot(reader, "sandbox", [group], with_times=False)
     ref = SnapshotStore(Workspace(tmp_path / "ws")).save(snap)
     moved = [

@@ -138,11 +138,18 @@ def test_a_host_closed_while_its_session_starts_stops_now_with_its_jvm(tmp_path:
     before = {p.pid for p in _running()}  # the module's warm runner has a host of its own
     runner = SparkRunner("local[1]", log_path=tmp_path / "host.log", warm_up=False)
     runner.start()
-    (host,) = (
-        p.pid
-        for p in _running()
-        if p.ppid == me and "jobs.host" in p.command_line and p.pid not in before
-    )
+    # A child just forked shows this process's command line until it has exec'd the host's.
+    deadline = time.monotonic() + 60
+    while not (
+        hosts := [
+            p.pid
+            for p in _running()
+            if p.ppid == me and "jobs.host" in p.command_line and p.pid not in before
+        ]
+    ):
+        assert time.monotonic() < deadline, "the runner started no host"
+        time.sleep(0.05)
+    (host,) = hosts
     deadline = time.monotonic() + 120
     while not any(p.ppid == host and "java" in p.command_line for p in _running()):
         assert time.monotonic() < deadline, "the host never launched its JVM"

@@ -17,7 +17,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import LoadedPlan, load_plan
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 
 Queue = tuple[str, int]  # broker name, queue id
 BEHIND = 5  # the group's commits stay this far behind each queue's max offset
@@ -57,7 +56,7 @@ async def committed(
 async def shift_plan(
     sandbox: Sandbox, admin: AdminClient, runner: SparkRunner, ws: Workspace, group: str
 ) -> LoadedPlan:
-    reader = ClusterReader(admin, sandbox.cluster_name)
+    reader = sandbox.reader(admin)
     planner = Planner(ws, runner, reader=reader, cluster="sandbox")
     spec = ResetSpec(Scope("sandbox", (group,), topics=(TOPIC_ORDERS,)), ShiftBy(-3))
     result = await planner.plan(spec)

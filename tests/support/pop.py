@@ -21,7 +21,6 @@ from console.services.infra.spark_runner import SparkRunner
 from console.services.infra.workspace import Workspace
 from console.services.plan.load import load_plan
 from console.services.plan.planner import Planner
-from console.services.read.reader import ClusterReader
 from tests.integration.consumer_log import redelivered_from
 from tests.support.writes import write_access
 
@@ -32,7 +31,7 @@ BACK = 3  # messages replayed on every queue
 async def plan_back(sb: Sandbox, runner: SparkRunner, ws: Path, group: str, topic: str) -> str:
     """A plan moving `group` back BACK messages on every queue of `topic`; its URI."""
     async with sb.admin(timeout=10) as admin:
-        reader = ClusterReader(admin, sb.cluster_name)
+        reader = sb.reader(admin)
         planner = Planner(Workspace(ws), runner, reader=reader, cluster=CLUSTER)
         spec = ResetSpec(Scope(CLUSTER, (group,), topics=(topic,)), ShiftBy(-BACK))
         return (await planner.plan(spec)).uri
@@ -81,7 +80,7 @@ async def reset_a_popping_group(
             return Confirmation(check.names)
 
         async with sb.admin(timeout=10) as admin:
-            reader = ClusterReader(admin, sb.cluster_name)
+            reader = sb.reader(admin)
             proxies = (sb.proxy_addr,) if sb.proxy_addr else ()
             access = write_access(reader, ws, CLUSTER, proxies=proxies)
             result = await ApplySession(access, ApplyPlan(plan)).run(confirm)

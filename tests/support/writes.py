@@ -4,7 +4,7 @@ the apply against the sandbox): what `open_write_access` yields, made from a rea
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from console.config import ClusterConfig, Config
 from console.domain.journal import Journal
 from console.errors import Refused
 from console.services.apply.events import Tell
+from console.services.apply.replicas import ReplicasNow, replicas_now
 from console.services.apply.session import (
     ApplyProgress,
     Confirm,
@@ -22,12 +23,21 @@ from console.services.apply.session import (
 )
 from console.services.apply.write_access import WriteAccess
 from console.services.apply.write_check import Confirmation, WriteCheck
+from console.services.read.reader import ClusterReader
 
 
 def write_access(reader: Any, root: Path, cluster: str = "prod", **options: Any) -> WriteAccess:
-    """`reader`'s writes go to `cluster`; journals and the audit log to `root`."""
+    """`reader`'s writes go to `cluster`; journals and the audit log to `root`. A fake reader's
+    brokers have no replicas to wait for; a real one's are asked."""
     config = ClusterConfig(cluster, ("127.0.0.1:9876",), **options)
-    return WriteAccess(config, Config(clusters=(config,), workspace=str(root)), reader, root)
+    replicas = replicas_now if isinstance(reader, ClusterReader) else no_replicas
+    whole = Config(clusters=(config,), workspace=str(root))
+    return WriteAccess(config, whole, reader, root, replicas)
+
+
+async def no_replicas(reader: Any, brokers: Iterable[str], wait_s: float | None) -> ReplicasNow:
+    """Each broker's master is the one the check read, with no replica."""
+    return ReplicasNow({}, ())
 
 
 class ScriptedIntent:

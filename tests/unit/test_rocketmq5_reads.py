@@ -83,6 +83,7 @@ class FakeCluster:
         slave_maxes: Mapping[int, int] | None = None,
         slave_knows_group: bool = True,
         proxies_listed: bool = False,
+        a_elected_after: int | None = None,
     ) -> None:
         self.group = group
         self.committed = committed or {"broker-a": [10, 14], "broker-b": [12, 16]}
@@ -96,6 +97,10 @@ class FakeCluster:
         self.slave_maxes = slave_maxes or {}
         self.slave_knows_group = slave_knows_group
         self.proxies_listed = proxies_listed
+        #: broker-a's master killed: the name server's answers from this one on list its
+        #: slave elected master (controller mode), and the old master refuses connections.
+        self.a_elected_after = a_elected_after
+        self.cluster_infos = 0
         self.server_versions: dict[str, int] = {}
         self.timeout = 3.0
         self.tls = None
@@ -105,8 +110,15 @@ class FakeCluster:
     def name_of(self, addr: str) -> str:
         return {A: "broker-a", SLAVE_A: "broker-a", B: "broker-b"}[addr]
 
+    @property
+    def a_elected(self) -> bool:
+        return self.a_elected_after is not None and self.cluster_infos > self.a_elected_after
+
     async def cluster_info(self) -> ClusterInfo:
+        self.cluster_infos += 1
         a = {1: SLAVE_A} if self.master_a_down else {0: A, 1: SLAVE_A}
+        if self.a_elected:
+            a = {0: SLAVE_A}
         brokers = {
             "broker-a": Broker("broker-a", "C", a),
             "broker-b": Broker("broker-b", "C", {0: B}),
@@ -115,6 +127,8 @@ class FakeCluster:
 
     async def consume_stats(self, addr: str, group: str, topic: str | None = None) -> ConsumeStats:
         self.asked.append(("stats", addr))
+        if addr == A and self.a_elected_after is not None:
+            raise ConnectError(A, "Connection refused")
         name = self.name_of(addr)
         if addr == SLAVE_A:
             held = self.slave_offsets if self.slave_offsets is not None else {}
@@ -165,6 +179,9 @@ class FakeCluster:
             [],
             [QueueData(n, len(m), len(m), 6) for n, m in sorted(self.maxes.items())],
         )
+
+    async def broker_config(self, addr: str) -> dict[str, str]:
+        return {"brokerRole": "SLAVE"}
 
     async def ha_status(self, addr: str) -> HaStatus:
         assert addr == SLAVE_A
@@ -270,6 +287,22 @@ async def test_a_caught_up_slave_reads_complete() -> None:
     (lag,) = o.slave_lag
     assert (lag.broker, lag.slave_addr, lag.behind_bytes) == ("broker-a", SLAVE_A, 500)
     assert "500 bytes of commit log behind" in lag.line(0)
+
+
+async def test_a_master_gone_is_read_at_the_master_the_name_server_names_now() -> None:
+    # The routes were read while broker-a's master lived; it is killed and its slave elected
+    # (controller mode): the elected replica is read as the master at once, not marked as a
+    # slave until the kept routes expire.
+    fake = FakeCluster(a_elected_after=1, slave_offsets={0: 10, 1: 14})
+    reader = ClusterReader(fake, routes_ttl=60.0)  # type: ignore[arg-type]
+    await reader.routes()
+    o = await reader.group_offsets("g")
+    assert (o.from_slave, o.gaps) == ((), ())
+    assert {q.key: q.committed for q in o.queues if q.broker == "broker-a"} == {
+        (TOPIC, "broker-a", 0): 10,
+        (TOPIC, "broker-a", 1): 14,
+    }
+    assert ("stats", SLAVE_A) in fake.asked
 
 
 async def test_a_slave_missing_a_queue_or_behind_on_messages_reads_partial_with_the_reason() -> (

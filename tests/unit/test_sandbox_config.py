@@ -13,7 +13,7 @@ import pytest
 
 from console.rocketmq.models import MessageModel
 from console.sandbox import scenario as sc
-from console.sandbox.cluster import BROKER_NAMES, ClusterSetup, broker_properties
+from console.sandbox.cluster import BROKER_NAMES, OFFSET_STORES, ClusterSetup, broker_properties
 from console.sandbox.consumers import ConsumerSpec
 from console.sandbox.errors import StartupError
 from console.sandbox.jvm import JDK_OPENS, JvmOptions, java_argv, jvm_env
@@ -79,6 +79,21 @@ def test_broker_config_stays_on_loopback_and_in_the_run_dir(tmp_path: Path) -> N
     assert props["brokerIP1"] == props["brokerIP2"] == props["bindAddress"] == "127.0.0.1"
     assert props["storePathRootDir"] == str(tmp_path / "broker-b" / "store")
     assert int(props["mappedFileSizeConsumeQueue"]) % 20 == 0
+
+
+def test_a_cluster_half_moved_to_rocksdb(tmp_path: Path) -> None:
+    """One broker's offset store of its own (as a rolling migration leaves a cluster) over
+    what every broker gets."""
+    config = ClusterSetup(
+        tmp_path,
+        default_ports(BROKER_NAMES),
+        broker_extra={"enableLmq": "true"},
+        broker_extra_of={"broker-b": OFFSET_STORES["rocksdb"]},
+    )
+    a, b = (broker_properties(config, name) for name in ("broker-a", "broker-b"))
+    assert "configManagerVersion" not in a
+    assert b["configManagerVersion"] == "v2"
+    assert a["enableLmq"] == b["enableLmq"] == "true"
 
 
 def test_java_command_line(tmp_path: Path) -> None:

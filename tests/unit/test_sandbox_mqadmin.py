@@ -16,6 +16,8 @@ from console.sandbox.mqadmin_oracle import (
     command_error,
     parse_consumer_progress,
     parse_group_list,
+    parse_lite_group_info,
+    parse_lite_topic,
     parse_query_msg,
     parse_topic_status,
 )
@@ -220,3 +222,54 @@ def test_query_msg_by_offset() -> None:
     assert parse_query_msg(QUERY_MSG.split("OffsetID")[0]) is None
     with pytest.raises(MqadminError, match="unexpected queryMsgByOffset output"):
         parse_query_msg(QUERY_MSG.replace("Queue ID:            2", "Queue ID:            x"))
+
+
+#: `getLiteGroupInfo -p chats -g chat-agents` of the 5.5.0 tools, against the lite sandbox.
+LITE_GROUP = """\
+16:13:21,004 |-INFO in org.apache.rocketmq.common.logging.JoranConfiguratorExt@19bb07ed - Registering current configuration as safe fallback point
+
+Lite Group Info: [chat-agents] [chats]
+Total Lag Count: 10
+Min Unconsumed Timestamp: 1795882310197 (1 s ago)
+
+------TopK by lag count-----
+NO     Lite Topic                               Lag Count    UnconsumedTimestamp           
+1      session-3                                7            2026-11-28 15:57:45,899       
+2      session-4                                3            2026-11-28 15:57:46,034       
+
+------TopK by lag time------
+NO     Lite Topic                               Lag Count    UnconsumedTimestamp           
+"""
+
+#: ... with `-l session-3`: the broker that holds it, and `-` for the other.
+LITE_TOPIC = """\
+16:13:25,117 |-INFO in org.apache.rocketmq.common.logging.JoranConfiguratorExt@19bb07ed - Registering current configuration as safe fallback point
+
+Lite Group Info: [chat-agents] [chats]
+#Broker Name                                       #BrokerOffset    #ConsumeOffset   #LagCount        #LastUpdate                   
+broker-b                                           12               5                7                2026-11-28 15:57:45,019       
+broker-a                                           -                -                -                -                             
+Total Lag Count: 7
+Min Unconsumed Timestamp: 1795881465899 (875 s ago)
+
+"""
+
+
+def test_get_lite_group_info() -> None:
+    report = parse_lite_group_info(LITE_GROUP)
+    assert report.total_lag == 10
+    assert [(x.lite_topic, x.lag) for x in report.by_count] == [("session-3", 7), ("session-4", 3)]
+    first = datetime(2026, 11, 28, 15, 57, 45, 899_000).timestamp() * 1000
+    assert report.by_count[0].unconsumed_ms == int(first)
+    assert report.by_time == []
+    assert report.failed == []
+    broken = LITE_GROUP.replace("Total Lag Count: 10", "[broker-b] error.\nTotal Lag Count: 3")
+    assert parse_lite_group_info(broken).failed == ["broker-b"]
+
+
+def test_get_lite_group_info_of_one_lite_topic() -> None:
+    rows = parse_lite_topic(LITE_TOPIC)
+    assert [(r.broker_name, r.broker_offset, r.consumer_offset, r.lag) for r in rows] == [
+        ("broker-b", 12, 5, 7),
+        ("broker-a", None, None, None),
+    ]

@@ -98,6 +98,10 @@ def test_kill_stale_only_kills_marked_processes(tmp_path: Path) -> None:
     # A PID that was reused by an unrelated process after a crash: not ours to kill.
     stranger = subprocess.Popen([sys.executable, "-c", SLEEPER], start_new_session=True)
     try:
+        # A child just forked shows this process's command line until it has exec'd its own:
+        # read then, ours would not carry the marker yet.
+        _until_execd(ours.pid, str(run_dir))
+        _until_execd(stranger.pid, SLEEPER)
         pidfile.record("broker-a", ours.pid)
         pidfile.record("broker-b", stranger.pid)
         assert kill_stale(pidfile, marker=str(run_dir), grace=5) == [ours.pid]
@@ -108,6 +112,15 @@ def test_kill_stale_only_kills_marked_processes(tmp_path: Path) -> None:
         ours.kill()
         stranger.wait()
         ours.wait()
+
+
+def _until_execd(pid: int, word: str, within: float = 30.0) -> None:
+    """Until process `pid`'s command line holds `word`."""
+    deadline = time.monotonic() + within
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    while word not in cmdline.read_bytes().decode(errors="replace"):
+        assert time.monotonic() < deadline, f"process {pid} has not exec'd yet"
+        time.sleep(0.01)
 
 
 def test_owner_is_recognised_by_pid_and_command_line(tmp_path: Path) -> None:
@@ -156,3 +169,34 @@ def test_command_line_and_log_tail(tmp_path: Path) -> None:
     tail = log_tail(log, lines=3)
     assert tail.endswith("line 97\nline 98\nline 99")
     assert "no log" in log_tail(tmp_path / "missing.log")
+
+
+# Answers each line on stdin as LiteClient.java does: "OK <line>", or "FAILED <line>: why".
+OBEYS = (
+    "import sys\n"
+    "for line in sys.stdin:\n"
+    "    line = line.strip()\n"
+    "    print(('FAILED ' + line + ': no such lite topic') if 'nope' in line else 'OK ' + line,"
+    " flush=True)\n"
+)
+
+
+async def test_a_program_is_told_what_to_do_on_its_stdin(tmp_path: Path) -> None:
+    # deferred: the consumers' module, for this test only
+    from console.sandbox.consumers import JavaConsumer, LiteClientSpec
+    from console.sandbox.errors import StartupError
+
+    program = LiteClientSpec("lite", "g", "chats", "127.0.0.1:8081")
+    consumer = JavaConsumer(program, java=Path("java"), classpath="", namesrv="", run_dir=tmp_path)
+    consumer.process = ManagedProcess(spec(tmp_path, OBEYS, stdin_pipe=True))
+    consumer.log = consumer.process.spec.log
+    consumer.process.start()
+    try:
+        await consumer.command("subscribe session-1", timeout=10)
+        await consumer.command("send session-1 3", timeout=10)
+        with pytest.raises(StartupError, match="FAILED unsubscribe nope: no such lite topic"):
+            await consumer.command("unsubscribe nope", timeout=10)
+    finally:
+        await consumer.stop(grace=5)
+    with pytest.raises(RuntimeError, match="no stdin pipe"):
+        ManagedProcess(spec(tmp_path, SLEEPER)).write_line("send x 1")

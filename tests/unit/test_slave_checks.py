@@ -48,6 +48,19 @@ async def ha(addr: str) -> HaStatus:
     return HaStatus(False, max_offset=1000, master_flush_offset=1000, last_read_ms=0)
 
 
+async def classic(addr: str) -> dict[str, str]:
+    return {"brokerRole": "SLAVE"}
+
+
+async def controller_mode(addr: str) -> dict[str, str]:
+    return {"brokerRole": "SLAVE", "enableControllerMode": "true"}
+
+
+async def dledger_mode(addr: str) -> dict[str, str]:
+    # What a 4.9.x follower answers GET_BROKER_CONFIG (no controller keys there).
+    return {"brokerRole": "SLAVE", "enableDLegerCommitLog": "true", "dLegerSelfId": "n1"}
+
+
 def failing(error: BaseException) -> Callable[[str], Awaitable[Any]]:
     async def ask(key: str) -> Any:
         raise error
@@ -58,9 +71,12 @@ def failing(error: BaseException) -> Callable[[str], Awaitable[Any]]:
 async def check(
     groups_of: Callable[[str], Awaitable[dict[str, SubscriptionGroup]]] = groups_known,
     route_of: Callable[[str], Awaitable[TopicRoute]] = route_whole,
+    config_of: Callable[[str], Awaitable[dict[str, str]]] = classic,
 ) -> Any:
     admin: Any = None  # every ask is given: the admin client is never asked
-    return await check_slave_reads(admin, GROUP, SLAVES, ROWS, [TOPIC], groups_of, route_of, ha)
+    return await check_slave_reads(
+        admin, GROUP, SLAVES, ROWS, [TOPIC], groups_of, route_of, ha, config_of
+    )
 
 
 async def test_a_checked_slave_that_holds_everything_is_believed() -> None:
@@ -111,7 +127,33 @@ async def test_a_topic_the_name_server_does_not_know_has_nothing_to_compare() ->
     assert gap.why is Why.UNCHECKED
 
 
-@pytest.mark.parametrize("ask", ["groups_of", "route_of"])
+async def test_a_replica_in_controller_mode_read_while_no_master_is_elected_is_marked() -> None:
+    # A switch under way: what it holds is what it copied last, not the master's.
+    result = await check(config_of=controller_mode)
+    (gap,) = result.gaps
+    assert (gap.part, gap.name, gap.why) == (Part.BROKER, "broker-a", Why.NO_MASTER)
+    assert gap.detail.startswith(f"read from replica {SLAVE} while broker-a has no master")
+    assert "a replica copies them every 10 s" in gap.detail
+    assert exit_code(result.gaps, anything_read=True) == 1
+
+
+async def test_a_dledger_peer_read_while_no_master_is_elected_is_marked() -> None:
+    # The peers' own election (4.9.x) is under way: the follower's offsets are its last copy.
+    result = await check(config_of=dledger_mode)
+    (gap,) = result.gaps
+    assert (gap.part, gap.name, gap.why) == (Part.BROKER, "broker-a", Why.NO_MASTER)
+    assert gap.detail.startswith(f"read from replica {SLAVE} while broker-a has no master")
+    assert "DLedger mode: its peers elect one" in gap.detail
+    assert "a follower copies them every 10 s" in gap.detail
+    assert exit_code(result.gaps, anything_read=True) == 1
+
+
+async def test_a_replica_that_cannot_say_its_mode_is_left_to_the_other_checks() -> None:
+    unsaid = failing(RequestTimeout(SLAVE, 26, 3.0))
+    assert (await check(config_of=unsaid)).gaps == ()
+
+
+@pytest.mark.parametrize("ask", ["groups_of", "route_of", "config_of"])
 async def test_a_bug_in_an_ask_is_raised_not_taken_for_an_answer(ask: str) -> None:
     asks = {ask: failing(KeyError("brokerName"))}
     with pytest.raises(KeyError):

@@ -7,6 +7,8 @@
  * --hold N keeps the first N messages it receives without acking them (they stay invisible for
  * --invisible-s seconds, an hour by default, then the broker revives them through the group's
  * POP retry topic); everything after the first N is acked as it arrives. With N 0 it acks all.
+ * --ssl true talks TLS to the proxy (the client trusts any server certificate; the proxy asks
+ * no client certificate on its gRPC port).
  *
  * Contract with the Python side (console/sandbox/consumers.py):
  *   - prints the line READY on stdout once the consumer has started;
@@ -43,10 +45,11 @@ public final class GrpcConsumer {
         String topic = required(args, "topic");
         long hold = Long.parseLong(args.getOrDefault("hold", "0"));
         long invisibleS = Long.parseLong(args.getOrDefault("invisible-s", "3600"));
+        boolean ssl = Boolean.parseBoolean(args.getOrDefault("ssl", "false"));
 
         ClientConfiguration configuration = ClientConfiguration.newBuilder()
             .setEndpoints(endpoint)
-            .enableSsl(false)
+            .enableSsl(ssl)
             .setRequestTimeout(Duration.ofSeconds(10))
             .build();
         SimpleConsumer consumer = ClientServiceProvider.loadService().newSimpleConsumerBuilder()

@@ -93,11 +93,19 @@ def _plan_text(check: ApplyCheck, cluster: ClusterConfig) -> CheckText:
 
 def _resume_text(check: ResumeCheck, cluster: ClusterConfig) -> CheckText:
     j = check.journal
+    rolled = {q.key for q in check.rolled_back}
     facts = [
         f"cluster {cluster.name} ({cluster.colour})",
         f"resume {j.apply_id} ({j.status}): {len(j.unfinished)} queue(s) not verified; "
         f"{len(check.arrived)} found at their target, {len(check.writes)} to write",
     ]
+    if check.rolled_back:
+        masters = ", ".join(sorted({w.broker_addr for w in check.writes if w.key in rolled}))
+        facts.append(
+            f"{len(check.rolled_back)} queue(s) the apply verified were rolled back by a switch "
+            f"(the master holds the offset before the apply again): written again on the "
+            f"master now ({masters}), then waited for on its replicas"
+        )
     if check.past:
         facts.append(
             f"{len(check.past)} queue(s) found past their target with consumers online: "

@@ -26,6 +26,8 @@ class HistoryEntry:
     commands: tuple[str, ...] = ()
     #: An apply or undo with queues not verified: resume would finish it.
     resumable: bool = False
+    #: What became of an apply's write on each broker's replicas, one line per broker.
+    replicas: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,9 @@ def _apply_entry(store: JournalStore, j: Journal) -> HistoryEntry:
     commands = [f"rmq-console undo {j.apply_id} {target}"]
     if j.unfinished:
         commands.insert(0, f"rmq-console resume {j.apply_id} {target}")
+    if j.replicas:
+        # Where replicas were waited for, whether the write still holds is worth asking again.
+        commands.append(f"rmq-console verify {j.apply_id} {target}")
     return HistoryEntry(
         j.started_at_ms,
         j.kind,
@@ -112,4 +117,5 @@ def _apply_entry(store: JournalStore, j: Journal) -> HistoryEntry:
         line,
         tuple(commands),
         resumable=bool(j.unfinished),
+        replicas=j.replicas,
     )

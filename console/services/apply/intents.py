@@ -9,15 +9,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from console.config import ClusterConfig, Config
-from console.domain.journal import ApplyProgress, Journal
+from console.domain.journal import ApplyProgress, Journal, JournalQueue
 from console.errors import Refused
 from console.services.apply.check import ApplyCheck, check_apply
 from console.services.apply.events import Tell, UndoPlanProgressed
 from console.services.apply.journal_actions import UndoCheck, UndoIntent, load_applied, undo_of
-from console.services.apply.resume_check import ResumeCheck, check_resume
+from console.services.apply.resume_check import ResumeCheck, check_resume, rolled_back_of
 from console.services.apply.write_check import WriteCheck
 from console.services.infra.journal_store import JournalStore
 from console.services.infra.workspace import Workspace
@@ -158,17 +159,27 @@ class ResumeApply:
     def __init__(self, apply_id: str) -> None:
         self.apply_id = apply_id
         self.journal: Journal | None = None
+        #: Queues it verified that a switch may have rolled back since (resume_check.py).
+        self.rolled_back_of: tuple[JournalQueue, ...] = ()
 
     async def prepare(self, access: WriteAccess, tell: Tell) -> Journal | None:
         journal = await asyncio.to_thread(
             load_applied, access.root, self.apply_id, access.cluster.name
         )
         self.journal = journal
-        return None if journal.unfinished else journal
+        self.rolled_back_of = await asyncio.to_thread(_rolled_back_of, access.root, journal)
+        if journal.unfinished:
+            return None
+        if self.rolled_back_of:
+            # Every queue verified: only what a switch rolled back is left, read now.
+            check = await self.read(access)
+            if check.writes or check.blockers:
+                return None
+        return journal
 
     async def read(self, access: WriteAccess) -> WriteCheck:
         assert self.journal is not None, "prepared first"
-        return await check_resume(access.reader, self.journal)
+        return await check_resume(access.reader, self.journal, self.rolled_back_of)
 
     async def write(
         self,
@@ -183,6 +194,11 @@ class ResumeApply:
         return await applier.resume(
             check, accept_drift=accept_drift, on_progress=on_progress, stop=stop
         )
+
+
+def _rolled_back_of(root: Path, journal: Journal) -> tuple[JournalQueue, ...]:
+    later = [j for j in JournalStore(root).all() if isinstance(j, Journal)]
+    return rolled_back_of(journal, later)
 
 
 def _load(

@@ -11,6 +11,12 @@ kept another value, or written when the console died) is read again now:
 - still at its before-image: it is written;
 - anywhere else: drift (someone else moved it), refused unless accepted.
 
+A queue the apply verified is read again too when the caller names it (`rolled_back_of`: no
+later apply or undo wrote it): a switch to a replica that had not copied the write puts the
+master's offset back to the before-image (console/services/apply/verify_journal.py). Found
+exactly there, it is written again, on the master named now; found anywhere else it is left
+(it holds the write, or consumers or someone else moved it since).
+
 The reset path is chosen again for what is left (explicit per-queue targets: the broker's own
 reset, or a direct write with no consumer online). The rest of a client push (4.x brokers, or
 5.x without server-side reset, with consumers online) is not resumed while its consumers are
@@ -22,11 +28,11 @@ below the min offset now are clamped again. It writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from console.domain.drift import Drift, Reclamped, holds, key_text, proves, reclamp, row_key
-from console.domain.journal import Journal, JournalQueue
+from console.domain.journal import Journal, JournalQueue, QueueState
 from console.domain.plan import PlanRow
 from console.domain.reset_paths import ResetPathKind
 from console.services.apply.check import GroupWrites, QueueWrite, seen_of
@@ -47,6 +53,8 @@ class ResumeCheck:
     drift: tuple[Drift, ...]  # the queues moved by someone else since the apply
     reclamped: tuple[Reclamped, ...]  # targets raised to a min offset that moved past them
     blockers: tuple[str, ...]
+    #: Queues the apply verified that a switch rolled back: written again.
+    rolled_back: tuple[JournalQueue, ...] = ()
 
     @property
     def writes(self) -> tuple[QueueWrite, ...]:
@@ -73,14 +81,41 @@ class ResumeCheck:
         facts = seen_of(self.groups, tuple(d.line() for d in self.drift), self.blockers)
         facts["found at their target"] = tuple(key_text(q.key) for q in self.arrived)
         facts["found past their target"] = tuple(key_text(q.key) for q in self.past)
+        facts["rolled back by a switch"] = tuple(key_text(q.key) for q in self.rolled_back)
         for w in self.writes:
             facts[f"{key_text(w.key)}: offset"] = w.before
         return facts
 
 
-async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
+def rolled_back_of(journal: Journal, later: Iterable[Journal]) -> tuple[JournalQueue, ...]:
+    """The queues `journal` verified that a switch may have rolled back since: those no apply
+    or undo begun after it wrote (a queue one of them put back at the before-image is theirs,
+    not a switch's doing, and writing it again would undo their work)."""
+    taken = {
+        q.key
+        for j in later
+        if j.apply_id != journal.apply_id and j.started_at_ms >= journal.started_at_ms
+        for q in j.queues
+        if q.state is not QueueState.PENDING
+    }
+    return tuple(
+        q
+        for q in journal.queues
+        if q.state is QueueState.VERIFIED
+        and q.key not in taken
+        and q.before is not None
+        and q.before != q.target
+        # A client's offsets file is not on a broker: no switch rolls it back.
+        and journal.paths.get(q.group) != ResetPathKind.CLIENT_FILE
+    )
+
+
+async def check_resume(
+    reader: ClusterReader, journal: Journal, rolled_back_of: Sequence[JournalQueue] = ()
+) -> ResumeCheck:
     admin = reader.admin
-    left = journal.unfinished
+    candidates = {q.key for q in rolled_back_of}
+    left = journal.unfinished + tuple(rolled_back_of)
     brokers = await reader.brokers()
     blockers = unregistered({q.broker for q in left}, brokers)
     whole = sorted(g for g, kind in journal.paths.items() if kind == ResetPathKind.CLIENT_FILE)
@@ -104,6 +139,7 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
     groups: list[GroupWrites] = []
     arrived: list[JournalQueue] = []
     past: list[JournalQueue] = []
+    rolled: list[JournalQueue] = []
     drift: list[Drift] = []
     reclamped: list[Reclamped] = []
     for group in sorted({q.group for q, _ in readable}):
@@ -125,6 +161,13 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
         online = who.online
         to_write: list[tuple[JournalQueue, PlanRow]] = []
         for q, value in mine:
+            if q.key in candidates:
+                # Verified by the apply: only the master back at the before-image is a
+                # rollback; anything else is left as it is.
+                if value == q.before:
+                    rolled.append(replace(q, stored=value))
+                    to_write.append((q, _row(journal.cluster, q, value, read.bounds)))
+                continue
             if proves(q.before, q.target, value, online=online > 0):
                 arrived.append(replace(q, stored=value))
                 continue
@@ -153,6 +196,7 @@ async def check_resume(reader: ClusterReader, journal: Journal) -> ResumeCheck:
         tuple(drift),
         tuple(reclamped),
         tuple(blockers),
+        tuple(rolled),
     )
 
 

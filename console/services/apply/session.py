@@ -117,10 +117,13 @@ class ApplySession:
         intent: Intent,
         *,
         applier: Callable[[WriteAccess], Applier] | None = None,
+        replica_wait_s: float | None = None,
     ) -> None:
         self.access = access
         self.intent = intent
         self._applier = applier
+        #: How long the write waits for the replicas (None: by each broker's mode).
+        self.replica_wait_s = replica_wait_s
 
     async def run(
         self, confirm: Confirm, tell: Tell = untold, stop: asyncio.Event | None = None
@@ -186,7 +189,7 @@ class ApplySession:
         # writes, not with the console's first frame (which imports this module)
         from console.services.apply.writer import Applier
 
-        return Applier(self.access)
+        return Applier(self.access, replica_wait_s=self.replica_wait_s)
 
 
 def _mistyped(names: tuple[str, ...], typed: tuple[str, ...]) -> str | None:
@@ -235,6 +238,7 @@ async def run_session(
     stop: asyncio.Event | None = None,
     *,
     open_access: OpenAccess | None = None,
+    replica_wait_s: float | None = None,
 ) -> SessionResult:
     """`intent` written to `cluster` as one session, through its write access: a cluster that
     may not be written, or a workspace that is not local, refuses it before anything is
@@ -248,7 +252,8 @@ async def run_session(
         if refusal is not None:
             raise Refused([refusal])
         async with (open_access or open_write_access)(cluster, config) as access:
-            return await ApplySession(access, intent).run(confirm, tell, stop)
+            session = ApplySession(access, intent, replica_wait_s=replica_wait_s)
+            return await session.run(confirm, tell, stop)
     except Refused as exc:
         tell(WriteRefused(exc.reasons))
         return SessionResult(refused=exc.reasons)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from console.config import ClusterConfig, Config
 from console.errors import Refused
+from console.services.apply.replicas import ReplicaLookup, replicas_now
 from console.services.infra.access import write_refusal
 from console.services.infra.workspace import Workspace
 from console.services.read.open_reader import open_reader
@@ -31,6 +32,9 @@ class WriteAccess:
     reader: ClusterReader
     #: The workspace folder on this machine that holds journals and the audit log.
     root: Path
+    #: Where each broker's replicas are, that a write waits for (console/services/apply/
+    #: replicas.py).
+    replicas: ReplicaLookup = field(default=replicas_now)
 
 
 def journal_root(config: Config) -> Path:

@@ -16,7 +16,15 @@ The writing stage of an apply session (console/services/apply/session.py), which
    second) and one audit line per queue written is appended;
 5. queues not yet verified are read back until a read proves the write (console/domain/drift.py,
    `proves`) or `verify_timeout_s` passes. A skip with consumers online that was only ever read
-   past its target is "past the target, the reset not seen": never verified on that evidence.
+   past its target is "past the target, the reset not seen": never verified on that evidence;
+6. the replicas a switch could make master are asked until each holds what its master read
+   back, for `replica_wait_s` at most (console/services/apply/replicas.py says who and how
+   long): consumer offsets are copied on a timer, not with the commit log, so a write only its
+   master holds is rolled back by a switch. One not copied in time leaves the journal
+   "not copied" (ApplyStatus.NOT_COPIED), naming it; `verify` asks again.
+
+Before the journal is written, a broker set with no master (a switch under way) or a master
+other than the one the check read refuses the apply.
 
 A stop request (ctrl-c) stops issuing writes; what was sent is still read back and recorded,
 and the journal says where it stopped. A broker that gives no answer (a hung JVM, a partition)
@@ -57,6 +65,8 @@ from console.services.apply.offset_writer import (
     WriteOutcome,
     WriteResult,
 )
+from console.services.apply.replica_copies import wait_copied
+from console.services.apply.replicas import BrokerReplicas
 from console.services.apply.resume_check import ResumeCheck
 from console.services.apply.write_access import WriteAccess
 from console.services.infra.access import write_refusal
@@ -94,6 +104,7 @@ class Applier:
         verify_timeout_s: float = VERIFY_TIMEOUT_S,
         push_timing: PushTiming = DEFAULT_TIMING,
         clock: Callable[[], float] = time.time,
+        replica_wait_s: float | None = None,
     ) -> None:
         refusal = write_refusal(access.cluster)
         if refusal is not None:  # an access made by hand must obey the one rule too
@@ -108,6 +119,8 @@ class Applier:
         self.verify_timeout_s = verify_timeout_s
         self.push_timing = push_timing
         self.clock = clock
+        #: How long the replicas are waited for (None: by each broker's mode).
+        self.replica_wait_s = replica_wait_s
 
     def _now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -127,6 +140,7 @@ class Applier:
             raise Refused(refusals)
         if not check.writes:
             raise Refused(["the plan changes no queue: nothing to apply"])
+        replicas = await self._replicas(check.groups)
         header = check.plan.header
         started = self._now_ms()
         first_group = check.groups[0].group
@@ -145,7 +159,7 @@ class Applier:
         )
         with self.store.hold(journal.apply_id):
             self.store.write(journal)
-            run = _Run(self, journal, check.groups, on_progress, stop or asyncio.Event())
+            run = _Run(self, journal, check.groups, on_progress, stop or asyncio.Event(), replicas)
             return await run.go()
 
     async def resume(
@@ -157,10 +171,12 @@ class Applier:
         stop: asyncio.Event | None = None,
     ) -> Journal:
         """Finish an apply that stopped part-way, in its own journal: queues found at their
-        target are verified without a write, the rest are written and read back."""
+        target are verified without a write, the rest are written and read back; so are the
+        queues a switch rolled back since the apply verified them."""
         refusals = check.refusals(accept_drift=accept_drift)
         if refusals:
             raise Refused(refusals)
+        replicas = await self._replicas(check.groups)
         before = check.journal
         with self.store.hold(before.apply_id):
             # Read again under the lock: another console may have finished it meanwhile.
@@ -179,6 +195,16 @@ class Applier:
                 )
                 for q in check.past
             ]
+            # Written again: a switch to a replica that had not copied them put them back.
+            found += [
+                replace(
+                    q,
+                    state=QueueState.PENDING,
+                    detail=f"rolled back by a switch (the master held {q.stored} again): "
+                    "written again on resume",
+                )
+                for q in check.rolled_back
+            ]
             drifted = tuple(key_text(d.key) for d in check.drift) if accept_drift else ()
             journal = replace(
                 before.with_queues(found),
@@ -190,11 +216,42 @@ class Applier:
             self.store.write(journal)
             # Queues verified by the earlier run have their audit line; every other one gets
             # the line of how it ends now.
-            audited = {q.key for q in before.queues if q.state is QueueState.VERIFIED}
+            rewritten = {q.key for q in check.rolled_back}
+            audited = {
+                q.key
+                for q in before.queues
+                if q.state is QueueState.VERIFIED and q.key not in rewritten
+            }
             run = _Run(
-                self, journal, check.groups, on_progress, stop or asyncio.Event(), audited=audited
+                self,
+                journal,
+                check.groups,
+                on_progress,
+                stop or asyncio.Event(),
+                replicas,
+                audited=audited,
+                why_written={q.key: q.detail or "" for q in found if q.key in rewritten},
             )
             return await run.go()
+
+    async def _replicas(self, groups: Iterable[GroupWrites]) -> Mapping[str, BrokerReplicas]:
+        """Each written broker's master and the replicas to wait for, from the name server
+        asked again: a set with no master, or a master other than the one the check read (a
+        switch since), refuses the write."""
+        masters = {w.row.broker: w.broker_addr for g in groups for w in g.writes}
+        now = await self.access.replicas(self.reader, masters, self.replica_wait_s)
+        refusals = list(now.blockers)
+        for broker, addr in sorted(masters.items()):
+            known = now.by_broker.get(broker)
+            if known is not None and known.master_addr != addr:
+                refusals.append(
+                    f"broker {broker}'s master changed since the check ({addr} -> "
+                    f"{known.master_addr}): nothing written; apply again to read the "
+                    "before-images from the new master"
+                )
+        if refusals:
+            raise Refused(refusals)
+        return now.by_broker
 
 
 def _entry(w: QueueWrite) -> JournalQueue:
@@ -212,10 +269,15 @@ class _Run:
         groups: tuple[GroupWrites, ...],
         on_progress: ProgressHook | None,
         stop: asyncio.Event,
+        replicas: Mapping[str, BrokerReplicas],
         *,
         audited: set[tuple[str, str, str, int]] | None = None,
+        why_written: Mapping[tuple[str, str, str, int], str] | None = None,
     ) -> None:
         self.applier = applier
+        #: Why a queue is written again (a rollback found on resume): kept in its detail.
+        self.why_written = dict(why_written or {})
+        self.replicas = replicas
         self.admin = applier.reader.admin
         self.journal = journal
         self.groups = groups
@@ -263,12 +325,16 @@ class _Run:
             stopped_because = "stopped on request"
         if stopped_because is None:
             stopped_because = self._silent_brokers()
+        not_copied, copies = (False, ()) if stopped_because else await self._copies()
         status = ApplyStatus.STOPPED if stopped_because else ApplyStatus.FINISHED
+        if status is ApplyStatus.FINISHED and not_copied:
+            status = ApplyStatus.NOT_COPIED
         self.journal = replace(
             self._journal(),
             status=status,
             finished_at_ms=self.applier._now_ms(),
             stopped_because=stopped_because,
+            replicas=copies,
         )
         self.applier.store.write(self.journal)
         self.stage = "done"
@@ -464,6 +530,25 @@ class _Run:
                 return
             await asyncio.sleep(VERIFY_POLL_S)
 
+    async def _copies(self) -> tuple[bool, tuple[str, ...]]:
+        """Wait for the replicas to hold what their masters read back: whether one had not
+        copied it when its wait ended, and a line per broker saying what became of it."""
+        verified = [q for q in self.entries.values() if q.state is QueueState.VERIFIED]
+        if not verified:
+            return False, ()
+        self.stage = "copying"
+        online = {g.group: g.consumers_online > 0 for g in self.groups}
+        copies = await wait_copied(
+            self.admin,
+            verified,
+            self.replicas,
+            online,
+            announce=self._wait,
+            in_flight=self.applier.in_flight,
+        )
+        lines = copies.lines(self.replicas, verified, self.journal.apply_id)
+        return bool(copies.lacking), tuple(lines)
+
     # ---- recording -------------------------------------------------------------------------
 
     def _silent_brokers(self) -> str | None:
@@ -487,12 +572,14 @@ class _Run:
     def _settle(self, w: QueueWrite, result: WriteResult, *, online: bool) -> None:
         self._heard(w.row.broker, result.error)
         entry = _entry(w)
+        why = self.why_written.get(entry.key)
+        remark = "; ".join(t for t in (why, result.remark) if t) or None
         if result.outcome is WriteOutcome.VERIFIED:
-            self._record(entry, QueueState.VERIFIED, result.stored, result.remark)
+            self._record(entry, QueueState.VERIFIED, result.stored, remark)
         elif result.outcome is WriteOutcome.KEPT_OTHER:
             # Online, the consumers may not have picked it up yet: read back again later.
             state = QueueState.NOT_YET if online else QueueState.KEPT_OTHER
-            self._record(entry, state, result.stored, result.remark)
+            self._record(entry, state, result.stored, remark)
         elif not result.sent:
             self._record(entry, QueueState.PENDING, None, f"not sent: {result.error}")
         else:

@@ -43,6 +43,7 @@ from console.services.infra.spark_jobs import JobInputError, ProgressCallback
 from console.services.infra.spark_runner import JobHandle, JobRunner
 from console.services.infra.workspace import ROWS, SnapshotRef, Workspace
 from console.services.plan import plan_csv
+from console.services.plan.lite_refusal import refuse_lite
 from console.services.plan.paths_now import paths_for, refuse_client_local
 from console.services.plan.tables import scope_cells, unborn_rows
 from console.services.read.reader import ClusterReader
@@ -151,6 +152,8 @@ class Planner:
     ) -> PlanRequest:
         """Everything the plan job needs, checked: raises SpecError before any Spark work."""
         now_ms = int(self.clock() * 1000)
+        if self.reader is not None:
+            await refuse_lite(self.reader, spec)
         if snapshot is None:
             ref, table = await self.snapshot(spec)
         else:

@@ -76,15 +76,31 @@ class ReadBatch:
         self._metrics: dict[str, asyncio.Future[list[Inflight]]] = {}
         self._routes: dict[str, asyncio.Future[TopicRoute]] = {}
         self._ha: dict[str, asyncio.Future[HaStatus]] = {}
+        self._configs: dict[str, asyncio.Future[dict[str, str]]] = {}
+        self._fresh: dict[str, asyncio.Future[dict[str, BrokerRoute]]] = {}
 
     def topic_route(self, topic: str) -> Awaitable[TopicRoute]:
         """A topic's route from the name server, asked once for the batch (a slave's answers
         are checked against it for every group read there)."""
         return _once(self._routes, topic, lambda: self._admin.topic_route(topic))
 
+    def broker_config(self, addr: str) -> Awaitable[dict[str, str]]:
+        """A broker's configuration (GET_BROKER_CONFIG: its offset store, whether it runs in
+        controller or DLedger mode), asked once for the batch."""
+        return _once(
+            self._configs, addr, lambda: self.ask(addr, lambda: self._admin.broker_config(addr))
+        )
+
     def ha_status(self, addr: str) -> Awaitable[HaStatus]:
         """A slave's replication status, asked once for the batch."""
         return _once(self._ha, addr, lambda: self.ask(addr, lambda: self._admin.ha_status(addr)))
+
+    def fresh_routes(
+        self, ask: Callable[[], Awaitable[dict[str, BrokerRoute]]]
+    ) -> Awaitable[dict[str, BrokerRoute]]:
+        """The brokers asked of the name server again, once for the batch: a master it named
+        no longer answers (killed, and maybe replaced by an elected replica)."""
+        return _once(self._fresh, "routes", ask)
 
     def broker_metrics(self, url: str, timeout: float) -> Awaitable[list[Inflight]]:
         """A broker's metrics endpoint's in-flight samples, scraped once for the batch (an

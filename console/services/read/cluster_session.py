@@ -143,7 +143,10 @@ class ClusterSession:
 
 def label(b: BrokerHealth) -> str:
     """A broker address as the status line names it: a master by its broker name, a slave as
-    `broker-a slave 1`."""
+    `broker-a slave 1`, a replica the name server does not list (controller mode) by its
+    address."""
+    if b.broker_id < MASTER_ID:
+        return f"{b.name} replica {b.addr}"
     return b.name if b.broker_id == MASTER_ID else f"{b.name} slave {b.broker_id}"
 
 

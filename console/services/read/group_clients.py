@@ -96,6 +96,12 @@ class ClientsRead:
         kinds = tuple(k for k in Kind if k is Kind.POP or (k in c.kinds and k is not Kind.PUSH))
         return replace(self, consumption=Consumption(kinds, c.remoting, c.grpc))
 
+    def lite(self) -> ClientsRead:
+        """The same clients, of a lite group: whatever the proxy calls them (it lists a
+        LitePushConsumer as CONSUME_POP), the broker commits as they ack, in order."""
+        c = self.consumption
+        return replace(self, consumption=Consumption((Kind.LITE,), c.remoting, c.grpc))
+
 
 async def read_clients(
     admin: AdminClient,

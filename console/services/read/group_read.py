@@ -1,7 +1,8 @@
 """One group's offsets read from the cluster: every queue it has offsets on with their min and
 max, who consumes it and how (push, pull, POP, through a proxy), what a POP group popped and did
-not ack, its dead letters, and a `Gap` for every piece that could not be read
-(console.domain.gaps). `ClusterReader.group_offsets` (reader.py) is the way in."""
+not ack, a lite group's lag as its brokers count it (lite_read.py), its dead letters, and a `Gap`
+for every piece that could not be read (console.domain.gaps). `ClusterReader.group_offsets`
+(reader.py) is the way in."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from console.domain.gaps import Gap, Part, Why, gap
+from console.domain.lite import LiteLag, is_lite_queue
 from console.domain.offsets import GroupOffsets, PopInFlight, QueueOffsets
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.errors import (
@@ -34,6 +36,7 @@ from console.services.read.broker_metrics import (
     pops_on,
 )
 from console.services.read.group_clients import POP_MODE, pop_in_flight, read_clients, unasked
+from console.services.read.lite_read import read_lite
 from console.services.read.proxy_finder import ProxySearch
 from console.services.read.routes import BrokerRoute, QueuesRead, read_addrs
 from console.services.read.slave_checks import check_slave_reads
@@ -58,6 +61,8 @@ class GroupReads(Protocol):
     def metrics(self) -> tuple[str, ...]: ...
 
     async def routes(self) -> dict[str, BrokerRoute]: ...
+
+    async def fresh_routes(self) -> dict[str, BrokerRoute]: ...
 
     async def find_proxies(
         self,
@@ -88,13 +93,18 @@ async def read_group(
     """
     batch = batch or ReadBatch(reader.admin, None, every_broker=True)
     taken_at = int(time.time() * 1000)
-    routes = batch.routes if batch.routes is not None else await reader.routes()
-    brokers = read_addrs(routes)  # a copy: a master that is silent gives way to its slave
+    # Copies: a master that is gone gives way to the one elected since, a silent one to its
+    # slave.
+    routes = dict(batch.routes if batch.routes is not None else await reader.routes())
+    brokers = read_addrs(routes)
 
     def ask(addr: str) -> Awaitable[ConsumeStats]:
         return batch.consume_stats(addr, group)
 
     stats = await ask_each(brokers, ask)
+    await _to_new_masters(
+        routes, brokers, stats, ask, lambda: batch.fresh_routes(reader.fresh_routes)
+    )
     silent = await _to_slaves(routes, brokers, stats, ask)
     gaps: list[Gap] = []
     for name, r in stats.items():
@@ -136,8 +146,19 @@ async def read_group(
         batch.subscription_groups,
         batch.topic_route,
         batch.ha_status,
+        batch.broker_config,
     )
     gaps.extend(slave.gaps)
+    lite: LiteLag | None = None
+    # A lite group's offsets are on its lite topics' queues, which only some brokers list
+    # among its queues (console.domain.lite): its brokers count it instead. Looked for only
+    # where it may be one: an ordinary group's read asks nothing more.
+    if not rows or any(is_lite_queue(q.queue.topic) for _, q in rows):
+        parent = await _lite_parent(group, reachable, batch)
+        if parent is not None:
+            rows = [(a, q) for a, q in rows if not is_lite_queue(q.queue.topic)]
+            lite, uncounted = await read_lite(reader.admin, group, parent, reachable, batch)
+            gaps.extend(uncounted)
     if not rows and not unreachable and not slave.group_unknown:
         gaps.extend(await _require_group(reader, group, brokers, batch))
 
@@ -148,7 +169,9 @@ async def read_group(
         else {}
     )
     topics_read = {q.queue.topic for _, q in rows}
-    pop_mode = await _pops(reader, group, topics_read, reachable, batch)
+    pop_mode = (
+        False if lite is not None else await _pops(reader, group, topics_read, reachable, batch)
+    )
     clients = await read_clients(
         reader.admin,
         group,
@@ -176,6 +199,8 @@ async def read_group(
             )
         else:
             gaps.extend(await _unasked_proxies(reader, group, reachable, batch, search))
+    if lite is not None:
+        clients = clients.lite()
     gaps.extend(clients.gaps)
     in_flight: tuple[PopInFlight, ...] = ()
     held = {(q.queue.broker_name, q.queue.topic) for _, q in rows}
@@ -243,6 +268,7 @@ async def read_group(
         ghosts=clients.ghosts,
         slave_lag=slave.lag,
         proxies=proxies,
+        lite=lite,
     )
 
 
@@ -373,6 +399,19 @@ async def _pops(
     return None if unknown else False
 
 
+async def _lite_parent(group: str, brokers: dict[str, str], batch: ReadBatch) -> str | None:
+    """The parent topic a lite group is bound to, as the first broker that holds the group
+    says (its `lite.bind.topic`); None for any other group, or when no broker said."""
+    for answer in await answers([batch.subscription_groups(a) for a in brokers.values()]):
+        if isinstance(answer, dict):
+            config = answer.get(group)
+            if config is not None and config.lite_bind_topic:
+                return config.lite_bind_topic
+        elif not isinstance(answer, RocketMQError):
+            raise answer
+    return None
+
+
 async def _require_group(
     reader: GroupReads, group: str, brokers: dict[str, str], batch: ReadBatch
 ) -> list[Gap]:
@@ -469,6 +508,42 @@ async def _dlq_messages(
     read = await reader.dlq_queues(group, brokers=reachable, batch=batch)
     gaps.extend(read.gaps)
     return sum(s.max_offset - s.min_offset for s in read.queues)
+
+
+async def _to_new_masters(
+    routes: dict[str, BrokerRoute],
+    addrs: dict[str, str],
+    answers: dict[str, T | BaseException],
+    fn: Callable[[str], Awaitable[T]],
+    fresh: Callable[[], Awaitable[dict[str, BrokerRoute]]],
+) -> None:
+    """A master that is gone (no connection: killed, stopped) may have been replaced since the
+    routes were read: a controller elects a replica within a second, which registers as the
+    master. The name server is asked again, and where it names another master that one is
+    read, as the master; where it names none, the broker's route is its slaves now. `routes`,
+    `addrs` and `answers` are updated in place."""
+    gone = [
+        n
+        for n, r in answers.items()
+        if isinstance(r, ConnectError | ConnectionLost) and routes[n].master_addr == addrs[n]
+    ]
+    if not gone:
+        return
+    try:
+        now = await fresh()
+    except RocketMQError:
+        return  # the name server did not say: the slaves listed before are asked
+    moved: dict[str, str] = {}
+    for name in gone:
+        route = now.get(name)
+        if route is None or route.master_addr == addrs[name]:
+            continue
+        routes[name] = route
+        if route.read_addr is not None:
+            moved[name] = route.read_addr
+    retried = await ask_each(moved, fn)
+    for name, answer in retried.items():
+        addrs[name], answers[name] = moved[name], answer
 
 
 async def _to_slaves(

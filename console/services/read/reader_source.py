@@ -26,6 +26,7 @@ from console.services.infra.fanout import gather_bounded
 from console.services.read.boundary import read_boundaries
 from console.services.read.client_offset_files import with_client_stores
 from console.services.read.open_reader import reader_for
+from console.services.read.replication import read_replication, with_replication
 from console.services.read.routes import BrokerHealth
 from console.services.read.source import Progress
 
@@ -49,10 +50,12 @@ class ReaderSource:
         await self.admin.close()
 
     async def brokers(self) -> tuple[BrokerHealth, ...]:
-        await self.reader.fresh_routes()
+        routes = await self.reader.fresh_routes()
         # Every address, slaves too: a broker whose master is down is read from its slave,
-        # and the operator sees both (as `rmq-console brokers` shows them).
-        return tuple(await self.reader.broker_health())
+        # and the operator sees both (as `rmq-console brokers` shows them), with what the
+        # controller says of each replica in controller mode.
+        replication = await read_replication(self.admin, routes)
+        return tuple(with_replication(await self.reader.broker_health(), replication))
 
     async def name_server_notices(self) -> tuple[str, ...]:
         unanswered = tuple(u.line() for u in self.admin.name_servers.unanswered() if u.instead)

@@ -63,6 +63,24 @@ def brokers_to_read_from_slave(routes: Mapping[str, BrokerRoute]) -> tuple[str, 
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaFacts:
+    """One address of a broker set in controller mode, as its controller and itself say
+    (console/services/read/replication.py); None where it was not said."""
+
+    #: The controller leader's address.
+    controller: str | None
+    #: The controller's id of the replica: stable, whatever its role (the name server's id).
+    controller_id: int | None = None
+    alive: bool | None = None  # the controller hears its heartbeats
+    in_sync: bool | None = None  # in the SyncStateSet: it may be elected
+    master_epoch: int | None = None  # the set's: one more at each election
+    sync_state_set_epoch: int | None = None
+    epoch: int | None = None  # the replica's own last epoch
+    #: Why the controller's part is not known (it did not answer, knows no such set).
+    unknown: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerHealth:
     """One broker address (a master, id 0, or a slave): up or down, and what it says about
     itself. A master the name server no longer lists is down with no address."""
@@ -78,9 +96,13 @@ class BrokerHealth:
     why: Why | None = None  # why it did not answer (a refused signature is not "down")
     #: Where `addr` (what the broker registered) is connected to, when not itself (mapped).
     reached: str | None = None
+    #: In controller mode: what its controller says of it (None: classic master/slave).
+    replica: ReplicaFacts | None = None
 
     @property
     def role(self) -> str:
+        if self.broker_id < MASTER_ID:
+            return "-"  # a replica the name server does not list: no role now
         return "MASTER" if self.broker_id == MASTER_ID else "SLAVE"
 
 

@@ -42,6 +42,12 @@ from console.rocketmq.topics import is_retry_topic
 
 #: What the reasons say about a 5.3.3 slave's copying.
 SYNC_EVERY = "a slave copies its master's groups and offsets every 60 s"
+#: And a replica's in controller mode (ReplicasManager's SlaveSynchronize schedule).
+CONTROLLER_SYNC_EVERY = "a replica copies them every 10 s"
+#: And a 4.9.x DLedger follower's (its SlaveSynchronize schedule); its peers vote with no
+#: controller, and only while a majority of them is up.
+DLEDGER_SYNC_EVERY = "a follower copies them every 10 s"
+DLEDGER_ELECTION = "DLedger mode: its peers elect one within seconds of a majority being up"
 
 
 K = TypeVar("K")
@@ -68,15 +74,17 @@ async def check_slave_reads(
     groups_of: Ask[str, dict[str, SubscriptionGroup]],
     route_of: Ask[str, TopicRoute] | None = None,
     ha_of: Ask[str, HaStatus] | None = None,
+    config_of: Ask[str, dict[str, str]] | None = None,
 ) -> SlaveCheck:
     """Check the answers of `slaves` (broker name -> the slave's address read instead of its
     master) against the topic routes of `topics` (the group's, as far as known). `groups_of`,
-    `route_of` and `ha_of` ask a slave for its groups, the name server for a route, a slave
-    for its HA status (by default the admin client, each time; a batch asks once)."""
+    `route_of`, `ha_of` and `config_of` ask a slave for its groups, the name server for a
+    route, a slave for its HA status and its configuration (by default the admin client, each
+    time; a batch asks once)."""
     if not slaves:
         return SlaveCheck()
     rows = list(rows)
-    gaps: list[Gap] = []
+    gaps: list[Gap] = list(await _elections(config_of or admin.broker_config, slaves))
     unreplicated: set[MessageQueue] = set()
     held = {q.queue for _, q in rows}
     by_addr = {addr: name for name, addr in slaves.items()}
@@ -163,6 +171,51 @@ async def check_slave_reads(
                     )
     lags = await slave_lags(ha_of or admin.ha_status, slaves)
     return SlaveCheck(tuple(gaps), frozenset(unreplicated), lags, tuple(unknown))
+
+
+async def _elections(config_of: Ask[str, dict[str, str]], slaves: Mapping[str, str]) -> list[Gap]:
+    """A replica read while its set has no master, in a mode that elects one: a switch under
+    way. In controller mode the controller elects one of the replicas within seconds
+    (console/services/read/replication.py); in 4.9.x DLedger mode the peers vote among
+    themselves, once a majority of them is up. Until then what the replica holds is what it
+    copied from the master last, and the answer is marked as such (partial), never taken for
+    the master's. A replica that cannot say its mode is left to the other checks."""
+    names = list(slaves)
+    answers = await asyncio.gather(*(config_of(slaves[n]) for n in names), return_exceptions=True)
+    gaps = []
+    for name, answer in zip(names, answers, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, RocketMQError):
+                raise answer
+            continue
+        election = _election_of(answer)
+        if election is not None:
+            elected_by, copies = election
+            gaps.append(
+                Gap(
+                    Part.BROKER,
+                    name,
+                    Why.NO_MASTER,
+                    f"read from replica {slaves[name]} while {name} has no master ({elected_by}; "
+                    f"read again then): its offsets are those it copied from the master last "
+                    f"({copies})",
+                )
+            )
+    return gaps
+
+
+def _election_of(config: Mapping[str, str]) -> tuple[str, str] | None:
+    """Who elects a master for a replica with this configuration, and how often it copies its
+    master's offsets (None: nobody, a classic slave)."""
+
+    def on(key: str) -> bool:
+        return config.get(key, "").strip().lower() == "true"
+
+    if on("enableControllerMode"):
+        return "controller mode: the controller elects one within seconds", CONTROLLER_SYNC_EVERY
+    if on("enableDLegerCommitLog"):
+        return DLEDGER_ELECTION, DLEDGER_SYNC_EVERY
+    return None
 
 
 def _no_such_topic(answer: object) -> bool:

@@ -6,7 +6,9 @@ The confirm dialog says what will happen before anything is written, as the term
 change, how many messages and how much time of them are replayed or skipped, the reset path and
 what it means for consumers online, the drift found and what blocks. The operator types the
 group name; focus starts on Cancel, so a stray Enter writes nothing. The result view lists
-every queue as the read-back found it (verified / not yet / failed), worst first.
+every queue as the read-back found it (verified / not yet / failed), worst first, and under
+its title what became of the write on each broker's replicas (copied, or not yet: a switch now
+would roll it back).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Static
 
-from console.domain.journal import QueueState
+from console.domain.journal import ApplyStatus, QueueState
 from console.services.apply.write_check import Confirmation
 from console.ui.widgets.banner import ClusterBanner
 from console.ui.widgets.textbox import TextBox
@@ -162,14 +164,23 @@ class ApplyResultDialog(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Text(result_line(self.journal)), classes="dialog-title", id="apply-result")
+            if self.journal.replicas:
+                # What became of the write on each broker's replicas: copied, or which replica
+                # a switch now would roll it back to.
+                yield Label(Text("\n".join(self.journal.replicas)), id="apply-replicas")
             yield DataTable(id="apply-queues", cursor_type="row", zebra_stripes=True)
             hint = f"journal {self.journal_path}"
+            if self.journal.status is ApplyStatus.NOT_COPIED:
+                hint += (
+                    " · History (H) verifies it again (v), or rmq-console verify "
+                    f"{self.journal.apply_id}"
+                )
             if self.journal.unfinished:
                 hint += (
                     " · History (H) resumes or undoes it, or rmq-console resume "
                     f"{self.journal.apply_id}"
                 )
-            yield Label(Text(hint), classes="dialog-hint")
+            yield Label(Text(hint), classes="dialog-hint", id="apply-hint")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -27,6 +27,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from console.domain import lag_trend, mqadmin, readings, triage
 from console.domain.gaps import at_least
+from console.domain.lite import LiteLag, LiteTopicLag
 from console.domain.offsets import FROM_SLAVE, GroupOffsets, QueueKey, QueueOffsets
 from console.domain.triage import GroupSummary
 from console.redact import redact_text
@@ -392,6 +393,8 @@ class GroupScreen(DataScreen):
             status_text(app, s.verdict.status, s.verdict.complete), " ", s.verdict.reason
         )
         lines = [first, second]
+        if o.lite is not None:
+            lines += [Text(line) for line in lite_lines(o.lite, s.partial, o.taken_at_ms)]
         lines += [toned(app, line, "text-error") for line in missing_lines(o)]
         if o.consumption.pop and o.pop_in_flight:
             lines.append(Text(pop_line(o)))
@@ -437,6 +440,30 @@ def client_lag(o: GroupOffsets) -> str:
     if None in lags:
         return f"lag unknown ({len(lags)} client file(s), some unreadable)"
     return f"lag {sum(x for x in lags if x is not None)} ({len(lags)} client file(s) here)"
+
+
+#: Lite topics the group screen names, by count and by time.
+LITE_SHOWN = 5
+
+
+def lite_lines(lite: LiteLag, partial: bool, now_ms: int) -> list[str]:
+    """A lite group's lag as its brokers count it, and its lite topics most behind: it has no
+    queue of its own to list (console.domain.lite)."""
+    counted = ", ".join(f"{b} {n}" for b, n in lite.counted) or "no broker"
+    lines = [
+        f"lite group, parent topic {lite.parent_topic}: lag {at_least(lite.total, partial)} "
+        f"as its brokers count it ({counted})"
+    ]
+
+    def named(lag: LiteTopicLag) -> str:
+        since = lag.oldest_unconsumed_ms
+        age = f", {fmt.since(now_ms, since)} behind" if since else ""
+        return f"{lag.lite_topic} {lag.lag} ({lag.broker}{age})"
+
+    for title, lags in (("by count", lite.by_count), ("by time", lite.by_time)):
+        if lags:
+            lines.append(f"most behind {title}: " + ", ".join(map(named, lags[:LITE_SHOWN])))
+    return lines
 
 
 def pop_line(o: GroupOffsets) -> str:

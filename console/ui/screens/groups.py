@@ -42,7 +42,7 @@ COLUMNS = (
     Column(
         "kind",
         "KIND",
-        "push, pull or pop (/grpc: through a proxy); bcast: offsets on the clients",
+        "push, pull, pop or lite (/grpc: through a proxy); bcast: offsets on the clients",
     ),
 )
 
@@ -57,8 +57,9 @@ def kind_text(o: GroupOffsets) -> str:
 
 
 def known_lag(o: GroupOffsets) -> int | None:
-    """Total lag, or None when no queue of the group's topics has a committed offset."""
-    if not any(q.committed is not None for q in o.topic_queues):
+    """Total lag, or None when no queue of the group's topics has a committed offset (a lite
+    group's is what its brokers count: it has no queue of its own)."""
+    if o.lite is None and not any(q.committed is not None for q in o.topic_queues):
         return None
     return o.total_lag
 
@@ -79,7 +80,8 @@ def behind_cell(s: GroupSummary, *, asking: bool = False) -> Cell:
     """`asking`: the time behind of lagging groups is being asked ("…" until it comes)."""
     ms = s.time_behind_ms
     if ms is None:
-        lagging = s.partial or any(q.lag for q in s.offsets.topic_queues)
+        o = s.offsets
+        lagging = s.partial or bool(o.lite and o.lite.total) or any(q.lag for q in o.topic_queues)
         return cell(None, ("…" if asking else "?") if lagging else "-")
     return cell(ms, fmt.behind(ms, at_least=s.partial))
 

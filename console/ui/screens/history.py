@@ -10,6 +10,10 @@ each queue; `x` while it writes sends no more writes (what was sent is read back
 `R` finishes it). On an apply of a read-only cluster `u` and `R` are not offered (the line above
 the table says why), as the preview offers no apply there; the session refuses one all the same
 before anything is read. `m` on a row shows the same as commands (none on a read-only cluster).
+
+On an apply, the line above the table says what became of its write on each broker's replicas
+(copied, or which replica has not copied it yet), and `v` reads its queues again now
+(`rmq-console verify`): a queue a switch rolled back is named, and `R` then writes it again.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
+from console.errors import Refused
+from console.rocketmq.errors import RocketMQError
 from console.services.apply.events import (
     Applied,
     Confirmed,
@@ -36,6 +42,7 @@ from console.services.apply.history import read_history
 from console.services.infra.workspace import Workspace
 from console.services.plan.preview_flow import StopSwitch
 from console.ui.messages import (
+    ApplyVerified,
     ConfirmationAsked,
     HistoryRead,
     SessionTold,
@@ -44,6 +51,7 @@ from console.ui.messages import (
 from console.ui.screens.apply import ApplyResultDialog, ConfirmApplyDialog, write_summary
 from console.ui.screens.base import ConsoleScreen
 from console.ui.screens.dialogs import ErrorDialog
+from console.ui.screens.verify_result import VerifyDialog
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.rowtable import RowTable
 from console.ui.widgets.tablemodel import Column, Row, cell
@@ -107,6 +115,7 @@ class HistoryScreen(ConsoleScreen):
         Binding("r", "reload", "Reload", id="history_reload"),
         Binding("u", "undo", "Undo", id="history_undo"),
         Binding("R", "resume", "Resume", id="history_resume"),
+        Binding("v", "verify", "Verify", id="history_verify"),
         Binding("w", "put_back", "Put back", id="history_put_back"),
         Binding("x", "stop", "Stop", id="history_stop"),
     ]
@@ -121,6 +130,8 @@ class HistoryScreen(ConsoleScreen):
         self.target: ClusterConfig | None = None
         #: While an undo or a resume writes: asks it (on its worker's loop) to send no more.
         self.stop_switch: StopSwitch | None = None
+        #: Applies `v` found queues of that no longer hold what they wrote: `R` writes them again.
+        self.rolled_back: set[str] = set()
 
     def compose_body(self) -> ComposeResult:
         yield Static(Text("reading the workspace…"), id="history-summary")
@@ -268,7 +279,10 @@ class HistoryScreen(ConsoleScreen):
             self.refresh_bindings()
             return
         e = self.current
-        self._step(self._read_only_line(e) if e is not None and self._read_only(e) else "")
+        if e is not None and self._read_only(e):
+            self._step(self._read_only_line(e))
+        else:
+            self._step("\n".join(e.replicas) if e is not None else "")
 
     def action_undo(self) -> None:
         self._begin("undo")
@@ -287,13 +301,56 @@ class HistoryScreen(ConsoleScreen):
         if cluster is None:
             self._refused(what, [f"cluster {e.cluster!r} is not in the config"])
             return
-        if what == "resume" and not e.resumable:
+        if what == "resume" and not (e.resumable or e.ref in self.rolled_back):
             self._refused(what, [f"{e.what} {e.ref}: every queue is verified; nothing to resume"])
             return
         self.writing, self.target = what, cluster
         self.stop_switch = StopSwitch()
         self._step(f"planning the undo of {e.ref}…" if what == "undo" else "reading the cluster…")
         self.write(what, e.ref, cluster)
+
+    def action_verify(self) -> None:
+        """Read the apply's queues again now, on the masters and the replicas."""
+        e = self.current
+        if e is None or e.what not in _APPLIES:
+            self.notify("choose an apply or an undo to verify", severity="warning", markup=False)
+            return
+        cluster = next((c for c in self.console.config.clusters if c.name == e.cluster), None)
+        if cluster is None:
+            self.app.push_screen(
+                ErrorDialog("Verify refused", f"cluster {e.cluster!r} is not in the config")
+            )
+            return
+        if self.writing is None:
+            self._step(f"verifying {e.ref}: reading its queues on the masters and replicas now…")
+        self.verify(e.ref, cluster)
+
+    @work(thread=True, exclusive=True, group="history-verify", exit_on_error=False)
+    def verify(self, apply_id: str, cluster: ClusterConfig) -> None:
+        ask = self.console.services.verify
+        try:
+            found = asyncio.run(ask(cluster, self.console.config, apply_id))
+        except Refused as exc:
+            self.post_message(ApplyVerified(apply_id, None, exc.reasons))
+            return
+        except RocketMQError as exc:
+            self.post_message(ApplyVerified(apply_id, None, (f"{cluster.name}: {exc}",)))
+            return
+        self.post_message(ApplyVerified(apply_id, found))
+
+    def on_apply_verified(self, message: ApplyVerified) -> None:
+        self._offer()
+        found = message.found
+        if found is None:
+            text = "\n".join(message.refused)
+            self.app.push_screen(ErrorDialog("Verify refused", f"{text}\nnothing was read"))
+            return
+        # Only a queue back at its before-image is written again by a resume.
+        if any(n.stored == n.queue.before for n in found.rolled_back):
+            self.rolled_back.add(message.apply_id)
+        else:
+            self.rolled_back.discard(message.apply_id)
+        self.app.push_screen(VerifyDialog(found))
 
     @work(thread=True, exclusive=True, group=WRITE_GROUP, exit_on_error=False)
     def write(self, what: Action, apply_id: str, cluster: ClusterConfig) -> None:
@@ -305,7 +362,11 @@ class HistoryScreen(ConsoleScreen):
         writes = self.console.services.writes
         intent = writes.undo(apply_id) if what == "undo" else writes.resume(apply_id)
         stop = self.stop_switch.event() if self.stop_switch is not None else asyncio.Event()
-        await writes.run(cluster, intent, self.confirm, posted(self.post_message), stop)
+        tell = posted(self.post_message)
+        result = await writes.run(cluster, intent, self.confirm, tell, stop)
+        if result.journal is not None and not result.written:
+            # Read again, nothing was left to write (a rollback `v` found was written since).
+            tell(WriteRefused((f"{apply_id}: every queue holds what it wrote; nothing to write",)))
 
     def on_session_told(self, message: SessionTold) -> None:
         match message.event:

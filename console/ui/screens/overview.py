@@ -16,6 +16,8 @@ from console.domain.offsets import FROM_SLAVE
 from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import MASTER_ID
 from console.services.read.cluster_session import ClusterSession, label
+from console.services.read.replication import replica_set_lines
+from console.services.read.routes import ReplicaFacts
 from console.ui import format as fmt
 from console.ui.messages import OverviewRefreshed
 from console.ui.screens.base import DataScreen
@@ -43,8 +45,21 @@ REFUSED_STATES = {Why.AUTHENTICATION: "AUTH", Why.PERMISSION: "DENIED", Why.TLS:
 
 
 def role_text(broker_id: int) -> str:
-    """MASTER (always broker id 0), or SLAVE and its broker id."""
+    """MASTER (always broker id 0), SLAVE and its broker id, or - (a replica the controller
+    knows that the name server does not list)."""
+    if broker_id < MASTER_ID:
+        return "-"
     return "MASTER" if broker_id == MASTER_ID else f"SLAVE {broker_id}"
+
+
+def replica_note(facts: ReplicaFacts | None) -> str:
+    """In controller mode: the replica's epoch and whether it is in the SyncStateSet."""
+    if facts is None:
+        return ""
+    epoch = f"epoch {facts.epoch}" if facts.epoch is not None else "epoch ?"
+    if facts.in_sync is None:
+        return f"{epoch}, SyncStateSet unknown"
+    return f"{epoch}, {'in sync' if facts.in_sync else 'NOT in sync'}"
 
 
 class OverviewScreen(DataScreen):
@@ -111,6 +126,16 @@ class OverviewScreen(DataScreen):
             "nothing is written to it"
             for name, s in sorted(session.from_slave.items())
         ]
+        controllers = sorted({b.replica.controller or "?" for b in session.brokers if b.replica})
+        if controllers:
+            notes.append(f"controller mode: controller {', '.join(controllers)}")
+        notes += replica_set_lines(session.brokers)
+        notes += [
+            f"{label(b)} at {b.addr}: outside the SyncStateSet (behind its master): it cannot "
+            "be elected while it is"
+            for b in session.brokers
+            if b.up and b.replica is not None and b.replica.in_sync is False
+        ]
         return notes
 
     def broker_rows(self) -> list[Row]:
@@ -137,7 +162,7 @@ class OverviewScreen(DataScreen):
                         cell(b.put_today, fmt.compact(b.put_today)),
                         cell(b.get_today, fmt.compact(b.get_today)),
                         cell(seen, "now" if b.up else fmt.age(seen)),
-                        cell(b.error, b.error or ""),
+                        cell(b.error, b.error or replica_note(b.replica)),
                     ),
                 )
             )
