@@ -130,6 +130,15 @@ class ClusterSetup:
     #: to a machine outside the pod network (console.sandbox.far).
     registered_host: str = LOOPBACK
 
+    def with_peak_jit(self) -> ClusterSetup:
+        """The same cluster, its name server, brokers and proxy on both JIT compilers."""
+        return replace(
+            self,
+            namesrv_jvm=replace(self.namesrv_jvm, peak_jit=True),
+            broker_jvm=replace(self.broker_jvm, peak_jit=True),
+            proxy_jvm=replace(self.proxy_jvm, peak_jit=True),
+        )
+
     def reach(self) -> Reach:
         """How this sandbox's own clients reach its brokers: a registered host of "another
         network" is mapped to loopback, where they listen."""

@@ -114,6 +114,9 @@ class SandboxOptions:
     proxy: bool = False
     #: With the proxy and `live`: the POP groups and their consumers (off: the lite group alone).
     pop: bool = True
+    #: The name server, brokers and proxy on both JIT compilers (JvmOptions.peak_jit), for a
+    #: benchmark of the wire; otherwise they start and idle on the client compiler alone.
+    peak_jit: bool = False
 
 
 @dataclass(slots=True)
@@ -429,6 +432,8 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
     extra = {**OFFSET_STORES[options.offset_store], **(LITE_BROKER_KEYS if lite else {})}
     extra_of = {name: OFFSET_STORES[store] for name, store in options.offset_store_of.items()}
     config = ClusterSetup(run_dir, ports, broker_extra=extra, broker_extra_of=extra_of, tls=tls)
+    if options.peak_jit:
+        config = config.with_peak_jit()
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(
