@@ -42,8 +42,8 @@ class JvmOptions:
     #: Both JIT compilers, for the throughput of a long busy run (a benchmark). Off, the client
     #: compiler alone (-XX:TieredStopAtLevel=1): a sandbox JVM serves little traffic, and C2's
     #: compiling is a good part of what it spends starting and idling (a 5.3.3 sandbox measured
-    #: 53 CPU-s to start and 23 a minute idle with both, 44 and 19 with C1 alone, the brokers'
-    #: timer-wheel flush, a tenth of a core each, left out).
+    #: 53 CPU-s to start and 23 a minute idle with both, 44 and 19 with C1 alone, its brokers'
+    #: timer-wheel flush slowed as console.sandbox.cluster sets it).
     peak_jit: bool = False
 
 
