@@ -10,16 +10,14 @@ import pytest
 from hypothesis import settings
 
 from tests.connect import (
-    QUICK_SPARK_JVMS,
     SHARED_ENV,
     ConnectServer,
     connect_server,
     joined_server,
+    use_quick_spark_jvms,
 )
 
-# Every Spark JVM the session starts, in-process or through a CLI it runs, inherits these.
-for _name, _value in QUICK_SPARK_JVMS.items():
-    os.environ.setdefault(_name, _value)
+use_quick_spark_jvms()  # for every Spark JVM the session starts, or a CLI it runs
 
 # Property tests check what holds, not how fast: hypothesis's default 200 ms per example is a
 # timing assertion that a loaded machine fails (DeadlineExceeded) with nothing wrong.

@@ -45,6 +45,13 @@ SHARED_ENV = "RMQ_TEST_SHARED_CONNECT"
 SHARED_UP = "up.json"
 
 
+def use_quick_spark_jvms() -> None:
+    """Give this process's environment QUICK_SPARK_JVMS (where not set already): every Spark
+    JVM started from here on, in-process or by a child, inherits them."""
+    for name, value in QUICK_SPARK_JVMS.items():
+        os.environ.setdefault(name, value)
+
+
 @dataclass(frozen=True)
 class ConnectServer:
     record: ServerRecord

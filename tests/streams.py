@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.connect import QUICK_SPARK_JVMS, SHARED_ENV, start_shared, stop_shared
+from tests.connect import SHARED_ENV, start_shared, stop_shared, use_quick_spark_jvms
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEGRATION = ROOT / "tests" / "integration"
@@ -165,8 +165,7 @@ def main(argv: Sequence[str]) -> int:
     # One Spark Connect server for every stream (tests/connect.py), started beside them.
     shared = logs / "spark-connect"
     shared.mkdir()
-    for name, value in QUICK_SPARK_JVMS.items():
-        os.environ.setdefault(name, value)  # the shared server's JVM, and the streams'
+    use_quick_spark_jvms()  # the shared server's JVM, and the streams'
     starting = threading.Thread(target=start_shared, args=(shared,), daemon=True)
     starting.start()
     env = {**os.environ, SHARED_ENV: str(shared)}
