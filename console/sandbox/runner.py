@@ -431,7 +431,14 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
     extra = {**OFFSET_STORES[options.offset_store], **(LITE_BROKER_KEYS if lite else {})}
     extra_of = {name: OFFSET_STORES[store] for name, store in options.offset_store_of.items()}
-    config = ClusterSetup(run_dir, ports, broker_extra=extra, broker_extra_of=extra_of, tls=tls)
+    config = ClusterSetup(
+        run_dir,
+        ports,
+        broker_extra=extra,
+        broker_extra_of=extra_of,
+        tls=tls,
+        serves_pop=options.proxy,  # POP consumers come through the proxy, or with it
+    )
     if options.peak_jit:
         config = config.with_peak_jit()
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
