@@ -263,6 +263,10 @@ class Sandbox:
         """Start a remoting consumer that pops `topic` for `group` and acks what it is handed
         (set the group to POP on the brokers first: sandbox.pop.set_pop_mode), in order per
         queue with `orderly` (FIFO); stopped with the sandbox."""
+        if not self.cluster.config.serves_pop:
+            raise ValueError(
+                "this sandbox's brokers serve no POP consumer (started without the proxy)"
+            )
         factory = self._consumer_factory
         spec = ConsumerSpec(name=group, group=group, topics=(topic,), pop=True, orderly=orderly)
         return await factory.launch_program(spec, factory.classpath)
