@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.connect import SHARED_ENV, ConnectServer, connect_server, joined_server
+from tests.connect import (
+    SHARED_ENV,
+    ConnectServer,
+    connect_server,
+    joined_server,
+    use_quick_spark_jvms,
+)
+
+use_quick_spark_jvms()  # for every Spark JVM the session starts, or a CLI it runs
 
 # Property tests check what holds, not how fast: hypothesis's default 200 ms per example is a
 # timing assertion that a loaded machine fails (DeadlineExceeded) with nothing wrong.

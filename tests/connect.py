@@ -31,10 +31,25 @@ CLI_TIMEOUT_S = 300
 #: The session's Spark: two cores, two partitions.
 MASTER = "local[2]"
 CONF = {"spark.default.parallelism": "2", "spark.sql.shuffle.partitions": "2"}
+#: The test session's Spark JVMs (local drivers, the Connect server, a standalone master and
+#: worker) run the client compiler alone: its jobs are a few rows each, and C2 compiling Spark
+#: itself was a third of a driver's CPU (a small local job: 16 CPU-s with both compilers, 10
+#: with C1), on two cores the streams share. The benchmarks do not import this: they keep both.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+QUICK_SPARK_JVMS = {"SPARK_SUBMIT_OPTS": QUICK_JIT, "SPARK_DAEMON_JAVA_OPTS": QUICK_JIT}
+#: The same for the executors a standalone worker starts (an application's own setting).
+QUICK_EXECUTORS = {"spark.executor.extraJavaOptions": QUICK_JIT}
 #: The folder of the server the streams share (tests/streams.py sets it for each stream).
 SHARED_ENV = "RMQ_TEST_SHARED_CONNECT"
 #: In the shared folder once its start has ended: whether it is up, and what was said.
 SHARED_UP = "up.json"
+
+
+def use_quick_spark_jvms() -> None:
+    """Give this process's environment QUICK_SPARK_JVMS (where not set already): every Spark
+    JVM started from here on, in-process or by a child, inherits them."""
+    for name, value in QUICK_SPARK_JVMS.items():
+        os.environ.setdefault(name, value)
 
 
 @dataclass(frozen=True)

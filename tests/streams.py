@@ -4,10 +4,9 @@ Most of the suite's time is spent waiting: on brokers (a consumer's commit inter
 poll, a JVM starting), on Spark, on a terminal. One process leaves both cores mostly idle, so
 the tests run in four streams, each a pytest session of its own:
 
-- `apart`: the unit, UI and Spark tests;
-- `clusters`: integration files whose clusters are their own (the newest release enforcing
-  mutual TLS, the proxy, the master/slave pair), when no file sharing such a cluster also takes
-  the main sandbox;
+- `apart` and `clusters`: the unit, UI and Spark directories, and the integration files whose
+  clusters are their own (the newest release enforcing mutual TLS, the proxy, the master/slave
+  pair), when no file sharing such a cluster also takes the main sandbox;
 - `sandbox-1`, `sandbox-2`: the files that take the main sandbox, each stream with a sandbox of
   its own (the tests make groups of their own, so nothing depends on which tests ran before).
 
@@ -34,7 +33,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.connect import SHARED_ENV, start_shared, stop_shared
+from tests.connect import SHARED_ENV, start_shared, stop_shared, use_quick_spark_jvms
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEGRATION = ROOT / "tests" / "integration"
@@ -62,9 +61,10 @@ BEGUN_EARLY = frozenset(
 )
 #: What a sandbox stream spends starting the main sandbox.
 MAIN_START_S = 60
-#: The directories `apart` always runs, and what they take when not measured yet.
+#: The directories of tests that take no cluster, each shared out as a whole (as a file is),
+#: and what each takes when not measured yet.
 APART_DIRS = ("tests/unit", "tests/ui", "tests/spark")
-APART_BASE_S = 1100
+APART_DIR_S = 350.0
 
 #: Seconds each integration file took in its stream, as last measured (`--record`): what the
 #: two sandbox streams are balanced by. A file not measured yet counts DEFAULT_S.
@@ -106,9 +106,10 @@ def streams() -> dict[str, list[str]]:
     Files that share a cluster other than the main sandbox (the ACL cluster, the 4.9.7 broker,
     the master/slave pair, the newest release, the proxy) run in one stream, so that cluster
     starts once; a group with a file that also takes the main sandbox runs in a sandbox stream.
-    Groups are shared out by cost, most costly first, to the stream least loaded so far: the
-    unit, UI and Spark tests (as measured) start `apart` off, the main sandbox's start the
-    sandbox streams.
+    Groups are shared out by cost, most costly first, to the stream least loaded so far (the
+    main sandbox's start counts in the sandbox streams'); the unit, UI and Spark directories
+    are groups as well, of their measured seconds: one stream running all three ended minutes
+    after the others.
     Half the suite's time is waiting (JVMs, commit intervals, a terminal): a fourth stream
     keeps both cores busier, which three did not. A third main sandbox (a fifth of the
     integration files in the `clusters` stream) made every stream slower: its brokers, live
@@ -130,15 +131,16 @@ def streams() -> dict[str, list[str]]:
 
     def cost(group: tuple[set[str], set[str]]) -> float:
         names, clusters = group
-        return sum(took.get(n, DEFAULT_S) for n in names) + sum(CLUSTERS_S[c] for c in clusters)
+        files = sum(took.get(n, APART_DIR_S if n in APART_DIRS else DEFAULT_S) for n in names)
+        return files + sum(CLUSTERS_S[c] for c in clusters)
 
     order = ("apart", "clusters", "sandbox-1", "sandbox-2")
     chosen: dict[str, list[str]] = {k: [] for k in order}
-    apart = sum(took[d] for d in APART_DIRS) if all(d in took for d in APART_DIRS) else None
-    load: dict[str, float] = {"apart": APART_BASE_S if apart is None else apart, "clusters": 0.0}
+    load: dict[str, float] = {"apart": 0.0, "clusters": 0.0}
     load |= {"sandbox-1": MAIN_START_S, "sandbox-2": MAIN_START_S}
     with_main = [g for g in groups if g[0] & main]
     alone = [g for g in groups if not g[0] & main]
+    alone += [({d}, set()) for d in APART_DIRS]
     placed: dict[str, list[tuple[set[str], set[str]]]] = {k: [] for k in order}
     for candidates, pending in ((order[2:], with_main), (order, alone)):
         for group in sorted(pending, key=lambda g: (-cost(g), sorted(g[0]))):
@@ -149,9 +151,11 @@ def streams() -> dict[str, list[str]]:
         # sorted() is stable: the groups of a cluster begun early first, the rest as placed.
         for names, _ in sorted(its_groups, key=lambda g: not g[1] & BEGUN_EARLY):
             chosen[stream].extend(sorted(names))
-    where = "tests/integration/"
-    out = {k: [where + f for f in chosen[k]] for k in order}
-    out["apart"] = ["tests/unit", "tests/ui", "tests/spark", *out["apart"]]
+
+    def path(name: str) -> str:
+        return name if name in APART_DIRS else f"tests/integration/{name}"
+
+    out = {k: [path(f) for f in chosen[k]] for k in order}
     return {k: v for k, v in out.items() if v}
 
 
@@ -165,6 +169,7 @@ def main(argv: Sequence[str]) -> int:
     # One Spark Connect server for every stream (tests/connect.py), started beside them.
     shared = logs / "spark-connect"
     shared.mkdir()
+    use_quick_spark_jvms()  # the shared server's JVM, and the streams'
     starting = threading.Thread(target=start_shared, args=(shared,), daemon=True)
     starting.start()
     env = {**os.environ, SHARED_ENV: str(shared)}

@@ -184,6 +184,7 @@ async def acl_sandbox(options: AclOptions | None = None) -> AsyncIterator[AclSan
         cluster_name=ACL_CLUSTER,
         broker_extra=auth_properties(user),
         credentials=user.credentials,
+        serves_pop=False,
     )
     acl = AclSandbox(SandboxCluster(dist, tools.java, config), user)
     try:

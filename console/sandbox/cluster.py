@@ -129,6 +129,21 @@ class ClusterSetup:
     #: whatever it is: another 127.0.0.x is an address where nothing listens, as a pod IP is
     #: to a machine outside the pod network (console.sandbox.far).
     registered_host: str = LOOPBACK
+    #: The brokers serve POP consumers (RocketMQ 5's gRPC clients through a proxy, remoting
+    #: consumers in POP mode): the timer wheel and the POP services run, as on a production
+    #: 5.x broker. Off, for a cluster no POP consumer reaches: neither runs. Idle, they are
+    #: the most of a broker's CPU (a 5-ms scan loop, the timer's queues polled every 100 ms);
+    #: a test run starts some thirty brokers on two cores.
+    serves_pop: bool = True
+
+    def with_peak_jit(self) -> ClusterSetup:
+        """The same cluster, its name server, brokers and proxy on both JIT compilers."""
+        return replace(
+            self,
+            namesrv_jvm=replace(self.namesrv_jvm, peak_jit=True),
+            broker_jvm=replace(self.broker_jvm, peak_jit=True),
+            proxy_jvm=replace(self.proxy_jvm, peak_jit=True),
+        )
 
     def reach(self) -> Reach:
         """How this sandbox's own clients reach its brokers: a registered host of "another
@@ -201,7 +216,8 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
 
     The timer wheel is on, as on every real 5.x broker: POP consumption (RocketMQ 5's gRPC
     clients, and remoting clients in POP mode) is refused without it ("pop message is forbidden
-    because timerWheelEnable is false").
+    because timerWheelEnable is false"). A cluster set not to serve POP (`serves_pop`) runs
+    neither the wheel nor the POP services (the buffer merge and the revive service).
 
     `slave`: the slave of broker `name` instead, in a process, store and ports of its own. It
     learns its master's HA address from the name server and copies the master's commit log (HA)
@@ -226,8 +242,7 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
         "storePathCommitLog": str(store / "commitlog"),
         "mappedFileSizeCommitLog": str(16 * 1024 * 1024),
         "mappedFileSizeConsumeQueue": str(3000 * 20),  # a multiple of the 20-byte entry
-        "timerWheelEnable": "true",
-        "mappedFileSizeTimerLog": str(16 * 1024 * 1024),
+        **_pop_services(config.serves_pop),
         "messageIndexEnable": "false",
         # A developer's disk is often fuller than the defaults (75 %/90 %) allow: the broker would
         # delete the store or reject sends.
@@ -240,6 +255,21 @@ def broker_properties(config: ClusterSetup, name: str, *, slave: bool = False) -
         **_metrics(config, name, slave),
         **config.broker_extra,
         **config.broker_extra_of.get(name, {}),
+    }
+
+
+def _pop_services(serves_pop: bool) -> dict[str, str]:
+    if not serves_pop:
+        return {"timerWheelEnable": "false", "popConsumerFSServiceInit": "false"}
+    return {
+        "timerWheelEnable": "true",
+        "mappedFileSizeTimerLog": str(16 * 1024 * 1024),
+        # Each flush compares the whole 7-day wheel (39 MB) byte by byte: every second (the
+        # default) that is a tenth of a core per idle broker on both JIT compilers, a quarter on
+        # the client compiler the sandbox runs, and half a second of CPU a flush still. Nothing
+        # is lost between flushes: a restart re-walks the timer log from a file before the last
+        # flushed position and revises the wheel (TimerMessageStore.recover).
+        "timerFlushIntervalMs": "300000",
     }
 
 

@@ -125,7 +125,11 @@ class ControllerLayout:
     def setup(self) -> ClusterSetup:
         """The plain sandbox's layout of the same ports, for its broker.conf defaults."""
         ports = ClusterPorts(self.namesrv_port, dict(self.replica_ports))
-        return ClusterSetup(run_dir=self.run_dir, ports=ports, cluster_name=CONTROLLER_CLUSTER)
+        # No POP here: without the timer wheel a replica killed and started again is back in
+        # seconds, not after its timer log's recovery.
+        return ClusterSetup(
+            run_dir=self.run_dir, ports=ports, cluster_name=CONTROLLER_CLUSTER, serves_pop=False
+        )
 
 
 def plan_layout(run_dir: Path, brokers: Iterable[str]) -> ControllerLayout:
@@ -164,9 +168,6 @@ def replica_properties(layout: ControllerLayout, replica: str) -> dict[str, str]
         "storePathEpochFile": str(store / "epochFileCheckpoint"),
         # A send waits for the master alone: a paused replica must not stall the seed.
         "allAckInSyncStateSet": "false",
-        # No POP here: without the timer wheel a replica killed and started again is back
-        # in seconds, not after its timer log's recovery.
-        "timerWheelEnable": "false",
         # A replica that has caught up says so at its next HA heartbeat, and only then does
         # its master take it into the SyncStateSet: every 5 s by default, a second here, so a
         # replica started again is electable (and waited for) seconds sooner.

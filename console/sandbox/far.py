@@ -108,6 +108,7 @@ async def far_sandbox(options: FarOptions | None = None) -> AsyncIterator[FarSan
         ports=options.ports or free_ports([FAR_BROKER]),
         cluster_name=FAR_CLUSTER,
         registered_host=FAR_HOST,
+        serves_pop=False,
     )
     far = FarSandbox(SandboxCluster(dist, tools.java, config))
     try:

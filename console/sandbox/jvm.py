@@ -39,6 +39,12 @@ class JvmOptions:
     direct_mb: int | None = None
     system_props: Mapping[str, str] = field(default_factory=dict)
     extra: Sequence[str] = ()
+    #: Both JIT compilers, for the throughput of a long busy run (a benchmark). Off, the client
+    #: compiler alone (-XX:TieredStopAtLevel=1): a sandbox JVM serves little traffic, and C2's
+    #: compiling is a good part of what it spends starting and idling (a 5.3.3 sandbox measured
+    #: 53 CPU-s to start and 23 a minute idle with both, 44 and 19 with C1 alone, its brokers'
+    #: timer-wheel flush slowed as console.sandbox.cluster sets it).
+    peak_jit: bool = False
 
 
 def java_argv(
@@ -60,7 +66,10 @@ def java_argv(
         argv.append(f"-XX:MaxDirectMemorySize={options.direct_mb}m")
     # The serial collector has no background GC threads: less CPU taken from sibling JVMs
     # on a small machine, and these heaps are tiny anyway.
-    argv += ["-XX:+UseSerialGC", *options.extra, *JDK_OPENS, f"-Duser.home={home}"]
+    argv.append("-XX:+UseSerialGC")
+    if not options.peak_jit:
+        argv.append("-XX:TieredStopAtLevel=1")
+    argv += [*options.extra, *JDK_OPENS, f"-Duser.home={home}"]
     argv += [f"-D{k}={v}" for k, v in sorted(options.system_props.items())]
     argv += ["-cp", classpath, main_class, *args]
     return argv

@@ -400,12 +400,8 @@ class Mqadmin:
             self.dist.classpath,
             MQADMIN_MAIN,
             [subcommand, *args, "-n", self.namesrv],
-            # A one-shot JVM: the C1 compiler alone starts faster and the run is too short to
-            # profit from C2.
             options=JvmOptions(
-                heap_mb=128,
-                system_props={**self.system_props, **(system_props or {})},
-                extra=("-XX:TieredStopAtLevel=1",),
+                heap_mb=128, system_props={**self.system_props, **(system_props or {})}
             ),
             home=self.work_dir / "home",
         )

@@ -131,7 +131,9 @@ async def replica_sandbox(options: ReplicaOptions | None = None) -> AsyncIterato
     run_dir = (options.run_dir or cache / "sandbox-replica").resolve()
     pidfile = await asyncio.to_thread(rundir.prepare, run_dir)
     ports = options.ports or free_ports([REPLICA_BROKER], slaves=[REPLICA_BROKER])
-    config = ClusterSetup(run_dir=run_dir, ports=ports, cluster_name=REPLICA_CLUSTER)
+    config = ClusterSetup(
+        run_dir=run_dir, ports=ports, cluster_name=REPLICA_CLUSTER, serves_pop=False
+    )
     replica = ReplicaSandbox(SandboxCluster(dist, tools.java, config))
     try:
         await replica.cluster.start(options.start_timeout, slaves=False)

@@ -114,6 +114,9 @@ class SandboxOptions:
     proxy: bool = False
     #: With the proxy and `live`: the POP groups and their consumers (off: the lite group alone).
     pop: bool = True
+    #: The name server, brokers and proxy on both JIT compilers (JvmOptions.peak_jit), for a
+    #: benchmark of the wire; otherwise they start and idle on the client compiler alone.
+    peak_jit: bool = False
 
 
 @dataclass(slots=True)
@@ -260,6 +263,10 @@ class Sandbox:
         """Start a remoting consumer that pops `topic` for `group` and acks what it is handed
         (set the group to POP on the brokers first: sandbox.pop.set_pop_mode), in order per
         queue with `orderly` (FIFO); stopped with the sandbox."""
+        if not self.cluster.config.serves_pop:
+            raise ValueError(
+                "this sandbox's brokers serve no POP consumer (started without the proxy)"
+            )
         factory = self._consumer_factory
         spec = ConsumerSpec(name=group, group=group, topics=(topic,), pop=True, orderly=orderly)
         return await factory.launch_program(spec, factory.classpath)
@@ -428,7 +435,16 @@ async def _prepare(options: SandboxOptions) -> tuple[Sandbox, PidFile]:
         tls = SandboxTls(files, mutual=options.mutual_tls, enforcing=not options.tls_permissive)
     extra = {**OFFSET_STORES[options.offset_store], **(LITE_BROKER_KEYS if lite else {})}
     extra_of = {name: OFFSET_STORES[store] for name, store in options.offset_store_of.items()}
-    config = ClusterSetup(run_dir, ports, broker_extra=extra, broker_extra_of=extra_of, tls=tls)
+    config = ClusterSetup(
+        run_dir,
+        ports,
+        broker_extra=extra,
+        broker_extra_of=extra_of,
+        tls=tls,
+        serves_pop=options.proxy,  # POP consumers come through the proxy, or with it
+    )
+    if options.peak_jit:
+        config = config.with_peak_jit()
     cluster = SandboxCluster(dist, tools.java, config, proxy_dist)
     java_tls = java_tls_properties(tls.client()) if tls and tls.enforcing else {}
     factory = _ConsumerFactory(

@@ -101,7 +101,9 @@ def _launch(run_dir: Path, name: str, main: str, props: dict[str, str]) -> Manag
 @pytest.fixture(scope="module")
 def acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclCluster]:
     run_dir = tmp_path_factory.mktemp("acl-cluster")
-    config = ClusterSetup(run_dir=run_dir, ports=free_ports([BROKER]), cluster_name="AclCluster")
+    config = ClusterSetup(
+        run_dir=run_dir, ports=free_ports([BROKER]), cluster_name="AclCluster", serves_pop=False
+    )
     namesrv = _launch(run_dir, "namesrv", NAMESRV_MAIN, namesrv_properties(config))
     broker = _launch(run_dir, BROKER, BROKER_MAIN, {**broker_properties(config, BROKER), **AUTH})
     cluster = AclCluster(

@@ -173,10 +173,16 @@ async def test_a_skip_whose_write_is_lost_is_past_the_target_never_verified(
             await until_committed(admin, addr, group, topic, 1)
             # The consumer is held (its process stopped; the broker still lists it) while
             # messages arrive, so the group stands behind them when planned and checked.
+            held_from = consumer.log.stat().st_size
             os.kill(pid, signal.SIGSTOP)
             held = True
             for n in range(ARRIVING):
                 await send_patiently(admin, addr, topic, 0, b"{}", tags="skip", keys=str(n))
+            stored = await admin.query_consumer_offset(addr, group, topic, 0)
+            assert stored == 1, (
+                f"the held consumer's offset moved to {stored}; its state: {process_state(pid)}; "
+                f"it printed since: {queue_events(consumer.log, held_from, topic, SKIP_ON, 0)}"
+            )
             reader = sandbox.reader(admin)
             planner = Planner(Workspace(ws), runner, reader=reader, cluster="sandbox")
             spec = ResetSpec(Scope("sandbox", (group,), topics=(topic,)), ShiftBy(ARRIVING - 1))
@@ -249,6 +255,15 @@ async def until_committed(
     while await admin.query_consumer_offset(addr, group, topic, 0) != offset:
         assert time.monotonic() < deadline, f"{group} did not commit {offset} within 90 s"
         await asyncio.sleep(0.5)
+
+
+def process_state(pid: int) -> str:
+    """The kernel's one-letter state of `pid` (T: stopped), or why it cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError as exc:
+        return f"unreadable ({exc})"
+    return stat.rsplit(")", 1)[1].split()[0]
 
 
 def now_ms() -> int:

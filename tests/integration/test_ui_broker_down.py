@@ -226,10 +226,14 @@ async def test_a_hung_broker_makes_the_total_a_lower_bound_and_no_trend(
         finally:
             os.kill(pid, signal.SIGCONT)
             await whole_cluster(sandbox)
+        # A refresh begun while the broker was still catching up may read other groups partly
+        # after this one is whole again: the claim is that the mark clears, not when.
         await refresh_until(
             pilot,
             app,
-            lambda: not {r["group"]: r for r in shown(app)}[GROUP]["lag"].startswith("≥"),
+            lambda: (
+                not {r["group"]: r for r in shown(app)}[GROUP]["lag"].startswith("≥")
+                and "DOWN" not in status(app)
+            ),
             "the whole read again",
         )
-        assert "DOWN" not in status(app)

@@ -17,8 +17,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from console.locations import CACHE_ENV
 from console.sandbox import scenario
 from console.sandbox.acl import AclSandbox
+from tests.connect import ConnectServer
 from tests.support.terminal import Tmux
 
 GROUP = scenario.GROUP_PARTIAL
@@ -81,15 +83,17 @@ def test_keys_only_open_a_group_and_read_its_offsets(
 
 
 def test_the_reset_form_shows_what_is_typed_while_typing(
-    sandbox: Any, tmux: Tmux, tmp_path: Path
+    sandbox: Any, tmux: Tmux, warm_cli: ConnectServer, tmp_path: Path
 ) -> None:
     """The preview's one-line boxes at 80x24: what is typed shows while the box has focus (a
-    focused box once drew a tall border's top edge, ▔▔▔, over its text)."""
+    focused box once drew a tall border's top edge, ▔▔▔, over its text). The screen warms
+    Spark as it opens: the session's Connect server, found as after `spark up`."""
     config = tmp_path / "config.yaml"
     config.write_text(f"workspace: {tmp_path / 'ws'}\nspark_master: local[1]\n")
     console = Path(sys.executable).with_name("rmq-console")
     tmux.start(
         f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
+        f"{CACHE_ENV}={shlex.quote(str(warm_cli.cache))} "
         f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
     )
     group = scenario.GROUP_OFFLINE

@@ -10,15 +10,21 @@ import shlex
 import sys
 from pathlib import Path
 
+from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.runner import Sandbox
 from console.services.walkthrough.guided_run import load_walkthroughs
+from tests.connect import ConnectServer
 from tests.support.groups import committed, group_with_retry_backlog, new_group
 from tests.support.terminal import Tmux
 
 
-def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -> None:
+def start(
+    tmux: Tmux, sandbox: Sandbox, server: ConnectServer, tmp_path: Path, group: str, name: str
+) -> None:
+    """The console at 80x24 with a local `spark_master`, and the session's Spark Connect server
+    running as after `spark up`: it previews there, as the CLI's `plan` would."""
     config = tmp_path / "config.yaml"
     config.write_text(
         f"workspace: {tmp_path / 'ws'}\nspark_master: local[1]\nwalkthrough_watch: 1\n"
@@ -26,6 +32,7 @@ def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -
     console = Path(sys.executable).with_name("rmq-console")
     tmux.start(
         f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
+        f"{CACHE_ENV}={shlex.quote(str(server.cache))} "
         f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
     )
     tmux.wait_for(lambda s: "broker-a" in s and "broker-b" in s, "the cluster overview")
@@ -46,10 +53,11 @@ def start(tmux: Tmux, sandbox: Sandbox, tmp_path: Path, group: str, name: str) -
 def apply_and_report(tmux: Tmux, group: str, workspace: Path) -> Path:
     tmux.wait_for(lambda s: "Enter: preview the reset" in s, "every step answered")
     tmux.keys("Enter")
-    # Spark starts cold in the console's own process: minutes on a loaded machine.
     tmux.wait_for(
         lambda s: re.search(r"^ plan \d{8}T", s, re.M) is not None, "the plan", seconds=600
     )
+    host_log = (workspace / "logs" / "spark-host.log").read_text()
+    assert "Spark host on sc://" in host_log, host_log[:400]
     tmux.keys("a")
     tmux.wait_for(lambda s: f"type {group} to confirm" in s, "the confirm dialog")
     tmux.keys("BTab")  # from Cancel to the group name box
@@ -67,9 +75,11 @@ def apply_and_report(tmux: Tmux, group: str, workspace: Path) -> Path:
     return report
 
 
-def test_drain_a_flood_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: Path) -> None:
+def test_drain_a_flood_at_80x24(
+    sandbox: Sandbox, tmux: Tmux, warm_cli: ConnectServer, tmp_path: Path
+) -> None:
     group, before = asyncio.run(_new_group(sandbox))
-    start(tmux, sandbox, tmp_path, group, "drain-flood")
+    start(tmux, sandbox, warm_cli, tmp_path, group, "drain-flood")
     tmux.wait_for(lambda s: "Skip up to where?" in s, "the first question")
     tmux.keys("Enter")  # the default: latest
     tmux.wait_for(lambda s: "never delivered" in s and "Which topics?" in s, "the skip's span")
@@ -80,13 +90,15 @@ def test_drain_a_flood_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: Path) ->
     assert all(held[q] is not None and held[q] > before[q] for q in before)  # type: ignore[operator]
 
 
-def test_skip_a_retry_backlog_at_80x24(sandbox: Sandbox, tmux: Tmux, tmp_path: Path) -> None:
+def test_skip_a_retry_backlog_at_80x24(
+    sandbox: Sandbox, tmux: Tmux, warm_cli: ConnectServer, tmp_path: Path
+) -> None:
     async def setup() -> tuple[str, int]:
         async with AdminClient([sandbox.namesrv_addr], timeout=10) as admin:
             return await group_with_retry_backlog(sandbox, admin)
 
     group, _ = asyncio.run(setup())
-    start(tmux, sandbox, tmp_path, group, "retry-backlog")
+    start(tmux, sandbox, warm_cli, tmp_path, group, "retry-backlog")
     tmux.wait_for(lambda s: "Replay or skip the retry backlog?" in s, "the question")
     tmux.text("9")
     tmux.keys("Enter")

@@ -14,6 +14,7 @@ from pyspark.testing import assertDataFrameEqual
 from console.domain.job_requests import PlanRequest
 from console.domain.plan import PlanHeader
 from jobs.run import read_plan_rows, run_plan
+from tests.connect import QUICK_EXECUTORS
 from tests.spark.standalone import SPARK_HOME, standalone_cluster
 from tests.support.standalone import synthetic, to_group_request
 
@@ -49,6 +50,11 @@ def test_standalone_cluster_gives_the_identical_plan(spark: SparkSession, tmp_pa
                 "spark.executor.memory=512m",
                 "--conf",
                 "spark.executor.cores=2",
+                *(
+                    arg
+                    for key, value in QUICK_EXECUTORS.items()
+                    for arg in ("--conf", f"{key}={value}")
+                ),
                 "--py-files",
                 str(package),
                 str(ROOT / "jobs" / "__main__.py"),

@@ -17,6 +17,7 @@ from console.services.infra import connect_server
 from console.services.infra.connect_server import ServerHome
 from console.services.infra.spark_runner import SparkRunner
 from jobs.run import read_plan_rows, run_plan
+from tests.connect import QUICK_EXECUTORS
 from tests.spark.standalone import standalone_cluster
 from tests.support.standalone import synthetic, to_group_request
 
@@ -42,6 +43,7 @@ def test_a_plan_through_connect_on_a_standalone_cluster(
                 "spark.driver.memory": "512m",
                 "spark.executor.memory": "512m",
                 "spark.executor.cores": "2",
+                **QUICK_EXECUTORS,
             },
             env=cluster.env,
         )

@@ -94,7 +94,8 @@ async def reset_a_popping_group(
         assert "popped and not acked still come back" in writes.path.reason
         journal = result.journal
         assert journal is not None, result.refused
-        assert {q.state for q in journal.queues} == {QueueState.VERIFIED}
+        unverified = [(q.broker, q.queue_id, q.state.value, q.detail) for q in journal.queues]
+        assert {q.state for q in journal.queues} == {QueueState.VERIFIED}, unverified
         targets = {(q.broker, q.queue_id): q.target for q in journal.queues}
         again = await redelivered_from(consumer.log, seen_from, targets, topic)
         assert again == targets

@@ -9,12 +9,16 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from console.config import Config
+from console.locations import CACHE_ENV
 from console.services.infra import connect_server as server
+from console.services.infra import spark_runner
 from console.services.infra.connect_server import (
     JavaMissing,
     PortBusy,
@@ -24,6 +28,7 @@ from console.services.infra.connect_server import (
     public_url,
 )
 from console.services.infra.spark_engine import EngineUnavailable, choose_engine
+from console.services.plan.preview_planners import console_runner
 
 
 def record(pid: int, port: int = 15002) -> ServerRecord:
@@ -170,3 +175,32 @@ def test_a_configured_server_that_does_not_answer(home: ServerHome) -> None:
     assert "does not answer" in fallback.note
     assert "secret" not in fallback.note
     assert choose_engine(None, url, home=home, answers=always).master == url
+
+
+def test_the_console_previews_on_the_running_server_as_the_cli_plans(
+    tmp_path: Path,
+    home: ServerHome,
+    sleeper: subprocess.Popen[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[tuple[str, Mapping[str, str] | None]] = []
+
+    def shared(master: str, log: Path, conf: object = None, env: Any = None) -> object:
+        asked.append((master, env))
+        return object()
+
+    monkeypatch.setattr(spark_runner, "shared_runner", shared)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # where `spark up` keeps its record: `home`
+    config = Config(workspace=str(tmp_path / "ws"), spark_master="local[1]")
+    console_runner(config)  # no server: the configured master, no token
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        home.prepare()
+        port = listener.getsockname()[1]
+        home.write(record(sleeper.pid, port=port))
+        console_runner(config)
+    assert asked == [
+        ("local[1]", None),
+        (f"sc://localhost:{port}", {"SPARK_CONNECT_AUTHENTICATE_TOKEN": "t0k"}),
+    ]

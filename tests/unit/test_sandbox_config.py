@@ -112,6 +112,15 @@ def test_java_command_line(tmp_path: Path) -> None:
     assert argv[-5:] == ["-cp", "/cache/lib/*", "org.example.Main", "-c", "x.conf"]
     opens = argv.index(JDK_OPENS[0])
     assert tuple(argv[opens : opens + len(JDK_OPENS)]) == JDK_OPENS
+    assert "-XX:TieredStopAtLevel=1" in argv
+
+
+def test_a_benchmark_cluster_runs_both_jit_compilers(tmp_path: Path) -> None:
+    setup = ClusterSetup(tmp_path, free_ports(["broker-a"])).with_peak_jit()
+    for options in (setup.namesrv_jvm, setup.broker_jvm, setup.proxy_jvm):
+        argv = java_argv(Path("java"), "cp", "Main", [], options=options, home=tmp_path)
+        assert not any(arg.startswith("-XX:TieredStopAtLevel") for arg in argv)
+    assert setup.broker_jvm.heap_mb == ClusterSetup(tmp_path, setup.ports).broker_jvm.heap_mb
 
 
 def test_jvm_env_scrubs_a_real_cluster_address(tmp_path: Path) -> None:

@@ -60,6 +60,15 @@ def test_brokers_run_the_timer_wheel_as_real_ones_do(tmp_path: Path) -> None:
     assert "metricsExporterType" not in props
 
 
+def test_a_cluster_no_pop_consumer_reaches_runs_no_timer_or_pop_services(tmp_path: Path) -> None:
+    setup = ClusterSetup(tmp_path, default_ports(BROKER_NAMES), serves_pop=False)
+    props = broker_properties(setup, "broker-a")
+    assert (props["timerWheelEnable"], props["popConsumerFSServiceInit"]) == ("false", "false")
+    assert "mappedFileSizeTimerLog" not in props
+    served = broker_properties(ClusterSetup(tmp_path, setup.ports), "broker-a")
+    assert "popConsumerFSServiceInit" not in served
+
+
 def test_with_the_proxy_the_brokers_export_their_metrics_on_loopback(tmp_path: Path) -> None:
     config = ClusterSetup(tmp_path, default_ports(BROKER_NAMES, proxy=True))
     props = broker_properties(config, "broker-b")

@@ -38,19 +38,27 @@ def test_the_seconds_of_each_integration_file_are_summed_from_the_reports(
     }
 
 
-def test_apart_starts_at_its_measured_seconds(
+def test_the_unit_ui_and_spark_directories_are_shared_out_as_files_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The unit, UI and Spark tests, measured at more than every integration file together,
-    leave `apart` no integration file; measured at nothing, it takes some."""
+    """Each directory of tests that take no cluster is one group of its measured seconds: three
+    measured longer than every integration file together run in three streams, each alone;
+    measured at nothing, they join one stream."""
     files = sorted(streams.INTEGRATION.glob("test_*.py"))
     measured = tmp_path / "durations.json"
     spread = {p.name: 10.0 for p in files}
     monkeypatch.setattr(streams, "DURATIONS", measured)
     measured.write_text(json.dumps({**spread, **dict.fromkeys(streams.APART_DIRS, 5_000.0)}))
-    assert streams.streams()["apart"] == list(streams.APART_DIRS)
+    alone = [paths for paths in streams.streams().values() if set(paths) & set(streams.APART_DIRS)]
+    assert sorted(p for paths in alone for p in paths if p in streams.APART_DIRS) == sorted(
+        streams.APART_DIRS
+    )
+    assert all(len(paths) == 1 for paths in alone[:2]), alone
     measured.write_text(json.dumps({**spread, **dict.fromkeys(streams.APART_DIRS, 0.0)}))
-    assert len(streams.streams()["apart"]) > len(streams.APART_DIRS)
+    (together,) = [
+        paths for paths in streams.streams().values() if set(paths) & set(streams.APART_DIRS)
+    ]
+    assert set(streams.APART_DIRS) <= set(together)
 
 
 def test_the_sandbox_streams_are_balanced_by_the_measured_seconds(
@@ -70,7 +78,8 @@ def test_the_sandbox_streams_are_balanced_by_the_measured_seconds(
     assert split["sandbox-1"] == [f"tests/integration/{longest}"]
     # Every other file that takes the main sandbox runs in the other sandbox stream.
     assert {f"tests/integration/{f}" for f in main if f != longest} <= set(split["sandbox-2"])
-    assert split["apart"][:3] == ["tests/unit", "tests/ui", "tests/spark"]
+    # The unit, UI and Spark tests run beside the sandbox streams, not in them.
+    assert not set(streams.APART_DIRS) & set(split["sandbox-1"] + split["sandbox-2"])
 
 
 def test_files_sharing_a_cluster_run_in_one_stream() -> None:

@@ -262,18 +262,25 @@ _shared_lock = threading.Lock()
 
 
 def shared_runner(
-    master: str, log_path: Path, conf: Mapping[str, str] | None = None
+    master: str,
+    log_path: Path,
+    conf: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> SparkRunner:
     """The console process's warm session, started on first use and kept for every preview.
-    Asking for another master replaces it. Stopped at exit (the host also stops by itself
-    when the console's end of the socket closes)."""
+    Asking for another master, or for a host with another environment (a server's token),
+    replaces it. Stopped at exit (the host also stops by itself when the console's end of the
+    socket closes)."""
     global _shared
+    host_env = None if env is None else {**os.environ, **env}
     with _shared_lock:
-        if _shared is not None and (_shared.master != master or _shared.failed):
+        if _shared is not None and (
+            _shared.master != master or _shared.failed or _shared.env != host_env
+        ):
             _shared.close()
             _shared = None
         if _shared is None:
-            _shared = SparkRunner(master, log_path=log_path, conf=conf)
+            _shared = SparkRunner(master, log_path=log_path, conf=conf, env=host_env)
             _shared.start()
             atexit.register(close_shared_runner)
         return _shared

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from console.services.infra.spark_jobs import JobProgress
-    from console.services.infra.spark_runner import JobHandle
+    from console.services.infra.spark_runner import JobHandle, SparkRunner
     from console.services.infra.workspace import SnapshotRef
     from console.services.plan.planner import Planner, PlanResult
 
@@ -65,11 +65,7 @@ class ClusterPlanners:
     from the config, and the console's shared warm Spark session."""
 
     def warm(self, config: Config) -> None:
-        # deferred: the Spark host and its client start when a preview opens, not with the
-        # console (which imports this module at start-up)
-        from console.services.infra.spark_runner import shared_runner
-
-        shared_runner(config.spark_master, _log_path(config))
+        console_runner(config)
 
     @asynccontextmanager
     async def open(self, session: ClusterSession, config: Config) -> AsyncIterator[Any]:
@@ -81,18 +77,29 @@ class ClusterPlanners:
 def console_planner(cluster: ClusterConfig, config: Config, reader: ClusterReader) -> Planner:
     """A planner that reads through `reader` and plans on the console's shared warm Spark
     session, into the workspace of `config`."""
-    # deferred: pyarrow and the planner, and the Spark host's client
-    from console.services.infra.spark_runner import shared_runner
+    # deferred: pyarrow and the planner
     from console.services.plan.planner import Planner
 
-    runner = shared_runner(config.spark_master, _log_path(config))
     return Planner(
         Workspace(config.workspace_path),
-        runner,
+        console_runner(config),
         reader=reader,
         cluster=cluster.name,
         client_offset_dirs=config.client_offset_dirs,
     )
+
+
+def console_runner(config: Config) -> SparkRunner:
+    """The console's shared warm session, on the engine the CLI's `plan` would choose (a
+    server started by `spark up`, with its token, before a local `spark_master`);
+    EngineUnavailable when the Connect server the config names does not answer."""
+    # deferred: the Spark host and its client start when a preview opens, not with the
+    # console (which imports this module at start-up)
+    from console.services.infra.spark_engine import choose_engine
+    from console.services.infra.spark_runner import shared_runner
+
+    engine = choose_engine(None, config.spark_master)
+    return shared_runner(engine.master, _log_path(config), env=engine.env or None)
 
 
 def _log_path(config: Config) -> Path:
