@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
-from console.locations import CACHE_ENV
 from console.sandbox import scenario
 from console.sandbox.acl import AclSandbox
 from tests.connect import ConnectServer
@@ -44,11 +41,7 @@ def test_keys_only_open_a_group_and_read_its_offsets(
 ) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(f"workspace: {tmp_path / 'ws'}\n")
-    console = Path(sys.executable).with_name("rmq-console")
-    tmux.start(
-        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
-        f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
-    )
+    tmux.start_console(config, "--namesrv", sandbox.namesrv_addr)
     tmux.wait_for(lambda s: "broker-a" in s and "broker-b" in s, "the cluster overview")
     tmux.keys("g")
     tmux.wait_for(lambda s: GROUP in s and "refreshed" in s, "the group list")
@@ -90,12 +83,7 @@ def test_the_reset_form_shows_what_is_typed_while_typing(
     Spark as it opens: the session's Connect server, found as after `spark up`."""
     config = tmp_path / "config.yaml"
     config.write_text(f"workspace: {tmp_path / 'ws'}\nspark_master: local[1]\n")
-    console = Path(sys.executable).with_name("rmq-console")
-    tmux.start(
-        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
-        f"{CACHE_ENV}={shlex.quote(str(warm_cli.cache))} "
-        f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
-    )
+    tmux.start_console(config, "--namesrv", sandbox.namesrv_addr, spark_cache=warm_cli.cache)
     group = scenario.GROUP_OFFLINE
     tmux.wait_for(lambda s: "broker-a" in s and "broker-b" in s, "the cluster overview")
     tmux.keys("g")
@@ -149,11 +137,7 @@ def test_a_refused_signature_is_named_and_readable_at_80x24(
         f"      access_key: file:{ak}\n"
         f"      secret_key: file:{sk}\n"
     )
-    console = Path(sys.executable).with_name("rmq-console")
-    tmux.start(
-        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
-        f"{shlex.quote(str(console))} --cluster acl"
-    )
+    tmux.start_console(config, "--cluster", "acl")
     (broker,) = acl_cluster.broker_addrs
     screen = tmux.wait_for(
         lambda s: "AUTH REFUSED" in s and "check the secret" in s, "the refused signature"

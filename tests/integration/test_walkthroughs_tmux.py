@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
-import sys
 from pathlib import Path
 
-from console.locations import CACHE_ENV
 from console.rocketmq.admin import AdminClient
 from console.rocketmq.topics import retry_topic
 from console.sandbox.runner import Sandbox
@@ -29,12 +26,7 @@ def start(
     config.write_text(
         f"workspace: {tmp_path / 'ws'}\nspark_master: local[1]\nwalkthrough_watch: 1\n"
     )
-    console = Path(sys.executable).with_name("rmq-console")
-    tmux.start(
-        f"env RMQ_CONSOLE_CONFIG={shlex.quote(str(config))} NO_COLOR=1 "
-        f"{CACHE_ENV}={shlex.quote(str(server.cache))} "
-        f"{shlex.quote(str(console))} --namesrv {sandbox.namesrv_addr}"
-    )
+    tmux.start_console(config, "--namesrv", sandbox.namesrv_addr, spark_cache=server.cache)
     tmux.wait_for(lambda s: "broker-a" in s and "broker-b" in s, "the cluster overview")
     tmux.keys("g")
     tmux.wait_for(lambda s: "refreshed" in s, "the group list")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shlex
 import subprocess
 import sys
 import termios
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from console.locations import CACHE_ENV
 from console.sandbox.runner import Sandbox
 
 DEADLINE = 60.0
@@ -31,6 +33,15 @@ class Tmux:
 
     def _tmux(self, *args: str) -> list[str]:
         return ["tmux", "-L", self.name, *args]
+
+    def start_console(self, config: Path, *args: str, spark_cache: Path | None = None) -> None:
+        """`rmq-console ARGS` reading `config`, without colour; with `spark_cache`, it finds the
+        Spark Connect server kept there, as after `spark up`."""
+        console = Path(sys.executable).with_name("rmq-console")
+        env = [f"RMQ_CONSOLE_CONFIG={shlex.quote(str(config))}", "NO_COLOR=1"]
+        if spark_cache is not None:
+            env.append(f"{CACHE_ENV}={shlex.quote(str(spark_cache))}")
+        self.start(" ".join(["env", *env, shlex.quote(str(console)), *args]))
 
     def start(self, command: str, size: tuple[int, int] = (80, 24)) -> None:
         cols, rows = size

@@ -258,6 +258,8 @@ class SparkRunner:
 # ---- the console's one warm session --------------------------------------------------------
 
 _shared: SparkRunner | None = None
+#: What `_shared` was asked to add to this process's environment (a server's token).
+_shared_env: dict[str, str] | None = None
 _shared_lock = threading.Lock()
 
 
@@ -271,16 +273,18 @@ def shared_runner(
     Asking for another master, or for a host with another environment (a server's token),
     replaces it. Stopped at exit (the host also stops by itself when the console's end of the
     socket closes)."""
-    global _shared
-    host_env = None if env is None else {**os.environ, **env}
+    global _shared, _shared_env
+    wanted = dict(env) if env else None
     with _shared_lock:
         if _shared is not None and (
-            _shared.master != master or _shared.failed or _shared.env != host_env
+            _shared.master != master or _shared.failed or _shared_env != wanted
         ):
             _shared.close()
             _shared = None
         if _shared is None:
+            host_env = None if wanted is None else {**os.environ, **wanted}
             _shared = SparkRunner(master, log_path=log_path, conf=conf, env=host_env)
+            _shared_env = wanted
             _shared.start()
             atexit.register(close_shared_runner)
         return _shared
