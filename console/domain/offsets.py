@@ -263,6 +263,13 @@ class GroupOffsets:
     #: A lite group's lag as its brokers count it (None: not a lite group). Its lite topics'
     #: queues are not in `queues`: this is their lag, counted once.
     lite: LiteLag | None = None
+    #: `tally()` and `topic_queues`, worked out once each: the list of 10,000 groups reads a
+    #: group's totals for its row, its sample and its status, each a walk of its queues. Not
+    #: copied by `replace` (a replaced group has them worked out again).
+    _tally: Tally | None = field(default=None, init=False, repr=False, compare=False)
+    _topic_queues: tuple[QueueOffsets, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def online(self) -> bool:
@@ -285,7 +292,11 @@ class GroupOffsets:
 
     @property
     def topic_queues(self) -> tuple[QueueOffsets, ...]:
-        return tuple(q for q in self.queues if not is_retry_topic(q.topic))
+        queues = self._topic_queues
+        if queues is None:
+            queues = tuple(q for q in self.queues if not is_retry_topic(q.topic))
+            object.__setattr__(self, "_topic_queues", queues)
+        return queues
 
     @property
     def retry_queues(self) -> tuple[QueueOffsets, ...]:
@@ -320,6 +331,13 @@ class GroupOffsets:
     def tally(self) -> Tally:
         """The group's queues summed up in one pass (a listing of 10,000 groups shows each
         group's totals side by side)."""
+        tally = self._tally
+        if tally is None:
+            tally = self._count()
+            object.__setattr__(self, "_tally", tally)
+        return tally
+
+    def _count(self) -> Tally:
         lag = retry = unknown = below_min = 0
         for q in self.queues:
             committed = q.committed

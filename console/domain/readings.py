@@ -83,21 +83,21 @@ class Sample(Reading):
     def of(cls, offsets: GroupOffsets) -> Sample:
         # One pass: a refresh of 10,000 groups makes 10,000 of these, 160,000 queues.
         points: dict[QueueKey, tuple[int, int]] = {}
-        topic_queues = 0
-        for q in offsets.queues:
-            if is_retry_topic(q.topic):
-                continue
-            topic_queues += 1
+        topic_queues = offsets.topic_queues  # worked out once: its row reads them too
+        for q in topic_queues:
             committed = q.committed
             if committed is not None:
-                points[q.key] = (committed, max(q.max_offset - committed, 0))
+                points[(q.topic, q.broker, q.queue_id)] = (
+                    committed,
+                    max(q.max_offset - committed, 0),
+                )
         return cls(
             taken_at_ms=offsets.taken_at_ms,
             total_lag=offsets.total_lag,
             points=points,
             coverage=(frozenset(points), frozenset(missing(offsets))),
             online=offsets.online,
-            topic_queues=topic_queues,
+            topic_queues=len(topic_queues),
             client_local=offsets.client_local,
             offsets=offsets,
         )

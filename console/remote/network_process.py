@@ -64,11 +64,14 @@ def handlers(backend: ClusterOperations) -> dict[str, AsyncHandler]:
         method = getattr(backend, op.name)
 
         async def handle(reply: Reply, *args: Any) -> Any:
+            callbacks: dict[str, Any] = {}
             if op.reports_progress:
-                answer = await method(*args, progress=Cadence(reply.progress, PROGRESS_INTERVAL))
-            else:
-                answer = await method(*args)
-            return _portable_values(answer)
+                callbacks["progress"] = Cadence(reply.progress, PROGRESS_INTERVAL)
+            if op.hands_parts:
+                # Always in parts: the parent gives them with the answer to a caller who takes
+                # none (Call.answered).
+                callbacks["parts"] = lambda part: reply.part(_portable_values(part))
+            return _portable_values(await method(*args, **callbacks))
 
         return handle
 

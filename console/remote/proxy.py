@@ -20,6 +20,7 @@ from console.services.read.source import (
     OPERATIONS,
     ClusterSource,
     Operation,
+    Parts,
     Progress,
     SourceFactory,
 )
@@ -37,9 +38,16 @@ class RemoteSource:
             "console.remote.network_process", name=NETWORK_PROCESS, hello=(cluster, config)
         )
 
-    async def call(self, operation: str, *args: Any, progress: Progress | None = None) -> Any:
+    async def call(
+        self,
+        operation: str,
+        *args: Any,
+        progress: Progress | None = None,
+        parts: Parts | None = None,
+    ) -> Any:
         """One operation in the network process, by name."""
-        return await self._child.call(operation, *args, on_progress=progress).wait()
+        call = self._child.call(operation, *args, on_progress=progress, on_part=parts)
+        return await call.wait()
 
     def close(self) -> None:
         self._child.close(timeout=3.0)
@@ -52,7 +60,10 @@ def _forwarder(op: Operation) -> Callable[..., Awaitable[Any]]:
         values = dict(bound.arguments)
         del values["self"]
         progress = values.pop("progress", None) if op.reports_progress else None
-        return await self.call(op.name, *map(_plain, values.values()), progress=progress)
+        parts = values.pop("parts", None) if op.hands_parts else None
+        return await self.call(
+            op.name, *map(_plain, values.values()), progress=progress, parts=parts
+        )
 
     forward.__name__ = forward.__qualname__ = op.name
     forward.__doc__ = op.doc

@@ -83,12 +83,32 @@ def comparable(name: str, answer: Any) -> Any:
     if name == "group_offsets":
         return [(q.key, q.committed, q.min_offset) for q in answer.queues], answer.dlq_messages
     if name == "read_groups":
-        return {g: comparable("group_offsets", o) for g, o in answer.items()}
+        return {
+            g: type(o).__name__ if isinstance(o, Exception) else comparable("group_offsets", o)
+            for g, o in answer.items()
+        }
     if name in ("consume_delays", "assignments"):
         return sorted(answer)  # the queues, not the milliseconds or who holds them now
     if name == "read_delays":
         return {g: sorted(d) for g, d in answer.items()}
     return answer
+
+
+async def test_a_refresh_taken_in_parts_holds_every_group_once_as_read_in_process(
+    source: ClusterSource, backend: ReaderSource
+) -> None:
+    """What the group list does: the reads handed over as they come, the answer holding what
+    no part carried (here none); together, the same groups and offsets as read in process."""
+    names = [STATIC_GROUP, scenario.GROUP_CAUGHT_UP, dlq_topic(STATIC_GROUP), "no-such-group"]
+    parts: list[dict[str, Any]] = []
+    answer = await source.read_groups(names, None, lambda part: parts.append(dict(part)))
+    handed = [name for part in parts for name in part]
+    assert answer == {}
+    assert sorted(handed) == sorted(names)  # each once, the one that fails too
+    whole = {name: read for part in parts for name, read in part.items()}
+    assert isinstance(whole["no-such-group"], Exception)
+    local = await backend.read_groups(names)
+    assert comparable("read_groups", whole) == comparable("read_groups", local)
 
 
 async def test_a_broker_error_crosses_with_its_code_and_address(

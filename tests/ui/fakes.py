@@ -18,9 +18,9 @@ from console.domain.offsets import Client, GroupOffsets, QueueOffsets
 from console.domain.triage import QueueKey
 from console.rocketmq.errors import AccessDenied, ConnectError
 from console.rocketmq.models import MessageQueue, QueueStats
-from console.services.infra.fanout import gather_bounded
+from console.services.infra.fanout import gather_bounded, gather_handing_over
 from console.services.read.routes import BrokerHealth
-from console.services.read.source import ClusterSource, Progress
+from console.services.read.source import ClusterSource, Parts, Progress
 from console.ui.app import ConsoleApp, make_app
 from console.ui.services import ConsoleServices
 from console.ui.themes import PROJECT_THEMES
@@ -258,9 +258,9 @@ class FakeSource:
         )
 
     async def read_groups(
-        self, groups: Sequence[str], progress: Progress | None = None
+        self, groups: Sequence[str], progress: Progress | None = None, parts: Parts | None = None
     ) -> dict[str, GroupOffsets | Exception]:
-        return await gather_bounded(self.group_offsets, groups, on_done=progress)
+        return await gather_handing_over(self.group_offsets, groups, on_done=progress, parts=parts)
 
     async def read_delays(
         self, wanted: Mapping[str, Mapping[str, Sequence[str]]], progress: Progress | None = None

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
+from console.domain.offsets import GroupOffsets
 from console.rocketmq.errors import BrokerError
+from console.services.read.source import Parts, Progress
 from console.ui.screens.dialogs import ErrorDialog
 from console.ui.screens.overview import OverviewScreen
 
-from .fakes import FakeCluster, fake_app, unreachable
+from .fakes import FakeCluster, FakeSource, fake_app, unreachable
 from .helpers import settle, shown, status, text_of
 
 
@@ -116,3 +122,40 @@ async def test_time_behind_unavailable_leaves_it_unknown() -> None:
         assert rows["billing"]["behind"] == "?"
         assert rows["search"]["behind"] == "0s"
         assert rows["shadow"]["behind"] == "-"
+
+
+async def test_reads_taken_in_parts_show_every_group_and_one_that_never_came_as_err(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The list takes a refresh's reads as the network process hands them over, in parts; a
+    group listed whose read came neither in a part nor in the answer is a row that says so,
+    never left out (and never lag 0)."""
+    whole = FakeSource.read_groups
+    handed: list[str] = []
+
+    async def in_parts(
+        source: FakeSource,
+        groups: Sequence[str],
+        progress: Progress | None = None,
+        parts: Parts | None = None,
+    ) -> dict[str, GroupOffsets | Exception]:
+        assert parts is not None  # the screen takes them as they come
+        read = await whole(source, groups, progress)
+        for name in [g for g in groups if g != "audit"]:
+            handed.append(name)
+            parts({name: read[name]})  # a part each; audit's never comes
+        return {}
+
+    monkeypatch.setattr(FakeSource, "read_groups", in_parts)
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        rows = {r["group"]: r for r in shown(app)}
+        assert set(rows) == {"audit", "search", "billing", "shadow"}
+        assert sorted(handed) == ["billing", "search", "shadow"]
+        assert (rows["audit"]["status"], rows["audit"]["lag"]) == ("ERR", "?")
+        assert all(rows[g]["status"] != "ERR" for g in handed)
+        assert "1 group(s) unreadable" in status(app)
+        assert text_of(app, "#notes").startswith("1 group(s) not read (audit): ")

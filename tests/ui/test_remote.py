@@ -70,6 +70,7 @@ def test_the_protocol_lists_the_operations_the_backend_and_proxy_have() -> None:
         "read_groups",
         "read_delays",
     ]
+    assert [op.name for op in OPERATIONS.values() if op.hands_parts] == ["read_groups"]
     assert "close" not in OPERATIONS
     assert hasattr(ClusterSource, "close")
     assert not hasattr(ClusterOperations, "close")

@@ -1,5 +1,5 @@
 """A child process for tests/unit/test_rpc.py: the real RPC child side, with handlers that
-echo, raise what they are given, report progress, wait to be cancelled, or crash.
+echo, raise what they are given, report progress, answer in parts, wait to be cancelled, or crash.
 
 The hello says how to serve: "threads" (serve_threads) or "async" (serve_async).
 """
@@ -53,6 +53,14 @@ def count(reply: Reply, n: int) -> int:
     return n
 
 
+def squares(reply: Reply, n: int, per_part: int) -> dict[int, int]:
+    """i -> i*i for i < n: in parts of `per_part` first, the rest in the answer."""
+    whole = n - n % per_part
+    for start in range(0, whole, per_part):
+        reply.part({i: i * i for i in range(start, start + per_part)})
+    return {i: i * i for i in range(whole, n)}
+
+
 def block(reply: Reply) -> None:
     """Waits for the cancel; says it started by a progress report."""
     reply.on_cancel(count_cancel)
@@ -76,6 +84,7 @@ THREADED = {
     "fail_unpicklably": fail_unpicklably,
     "answer_unpicklably": answer_unpicklably,
     "count": count,
+    "squares": squares,
     "block": block,
     "cancelled": cancelled,
     "crash": crash,

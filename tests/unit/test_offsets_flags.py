@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -75,3 +78,18 @@ def test_the_tally_sums_what_each_queue_says(qs: list[QueueOffsets], popped: int
     )
     assert (group.total_lag, group.retry_backlog) == group.tally()[:2]
     assert (group.unknown_queues, group.below_min_queues) == group.tally()[2:]
+
+
+def test_a_group_made_again_with_other_queues_totals_those_not_the_ones_before() -> None:
+    """The totals and topic queues are worked out once per group value: a copy with other
+    queues (`replace`, as a read accounted for a missing broker is) must not carry them."""
+    group = GroupOffsets("g", NOW, (queue(0, 0, 100), queue(1, 0, 200)))
+    assert (group.total_lag, len(group.topic_queues)) == (700, 2)
+    fewer = replace(group, queues=(queue(0, 0, 450),))
+    assert (fewer.total_lag, len(fewer.topic_queues)) == (50, 1)
+    assert (group.total_lag, len(group.topic_queues)) == (700, 2)
+    # Sent to the console's UI process, a group arrives with what it worked out and the same
+    # value: equal to one that did not work it out yet.
+    arrived = pickle.loads(pickle.dumps(group))
+    assert arrived.total_lag == 700
+    assert arrived == GroupOffsets("g", NOW, (queue(0, 0, 100), queue(1, 0, 200)))

@@ -9,7 +9,7 @@ import inspect
 import pickle
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +263,40 @@ def test_progress_arrives_in_order_before_the_answer(served: ChildProcess) -> No
     call = served.call("count", 5, on_progress=lambda done, total: seen.append((done, total)))
     assert call.result(WAIT) == 5
     assert seen == [(i, 5) for i in range(1, 6)]
+
+
+def test_parts_of_an_answer_reach_the_taker_in_order_before_the_rest(
+    served: ChildProcess,
+) -> None:
+    parts: list[dict[int, int]] = []
+    answer = served.call("squares", 10, 4, on_part=lambda part: parts.append(dict(part)))
+    assert answer.result(WAIT) == {8: 64, 9: 81}
+    assert parts == [{i: i * i for i in range(4)}, {i: i * i for i in range(4, 8)}]
+
+
+def test_parts_nobody_takes_come_with_the_answer_in_the_order_sent(
+    served: ChildProcess,
+) -> None:
+    answer = served.call("squares", 10, 4).result(WAIT)
+    assert answer == {i: i * i for i in range(10)}
+    assert list(answer) == list(range(10))
+
+
+def test_a_part_whose_taker_raises_comes_with_the_answer_instead(
+    served: ChildProcess,
+) -> None:
+    taken: list[dict[int, int]] = []
+
+    def fails_once(part: Mapping[int, int]) -> None:
+        if not taken:
+            taken.append({})
+            raise RuntimeError("a broken callback")
+        taken.append(dict(part))
+
+    answer = served.call("squares", 14, 4, on_part=fails_once).result(WAIT)
+    assert taken[1:] == [{i: i * i for i in range(4, 8)}, {i: i * i for i in range(8, 12)}]
+    assert answer == {0: 0, 1: 1, 2: 4, 3: 9, 12: 144, 13: 169}
+    assert served.call("echo", "next").result(WAIT) == ("next",)
 
 
 def test_a_cancelled_call_stops_in_the_child_which_keeps_serving(child: ChildProcess) -> None:

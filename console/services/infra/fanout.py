@@ -12,7 +12,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from console.rocketmq.errors import RocketMQError
 
@@ -87,8 +87,10 @@ async def gather_bounded(
     *,
     limit: int = GROUP_CONCURRENCY,
     on_done: Callable[[int, int], None] | None = None,
+    on_each: Callable[[K, V | Exception], None] | None = None,
 ) -> dict[K, V | Exception]:
     """fn(item) for every item with at most `limit` running; failures come back as values.
+    `on_each(item, answer)` hears of each as it comes, before `on_done` counts it.
 
     Cancelling the caller cancels every read still running (a superseded refresh stops).
     """
@@ -101,10 +103,14 @@ async def gather_bounded(
     async def worker() -> None:
         nonlocal done
         for item in queue:
+            answer: V | Exception
             try:
-                results[item] = await fn(item)
+                answer = await fn(item)
             except Exception as exc:  # one group failing must not sink the other 499
-                results[item] = exc
+                answer = exc
+            results[item] = answer
+            if on_each is not None:
+                on_each(item, answer)
             done += 1
             if on_done is not None:
                 on_done(done, len(items))
@@ -115,6 +121,23 @@ async def gather_bounded(
         for _ in range(min(limit, len(items))):
             tg.create_task(worker())
     return {item: results[item] for item in items}
+
+
+async def gather_handing_over(
+    fn: Callable[[K], Awaitable[V]],
+    items: Sequence[K],
+    *,
+    on_done: Callable[[int, int], None] | None = None,
+    parts: Callable[[dict[K, V | Exception]], None] | None = None,
+) -> dict[K, V | Exception]:
+    """`gather_bounded`, with `parts`: each answer is handed to it as it comes (a Handover's
+    parts), and what is returned holds only those it was not handed (none)."""
+    if parts is None:
+        return await gather_bounded(fn, items, on_done=on_done)
+    handover = Handover[K, V | Exception](parts)
+    await gather_bounded(fn, items, on_done=on_done, on_each=handover.add)
+    handover.flush()
+    return {}
 
 
 async def gather_answers(
@@ -129,6 +152,35 @@ async def gather_answers(
             raise answer
         out[item] = answer
     return out
+
+
+class Handover(Generic[K, V]):
+    """Collects answers as they come and hands them on several at a time: at most every
+    `interval` seconds, and what is left at `flush`. One part per answer would be 10,000
+    messages for a refresh of 10,000 groups; one at the end, nothing handed until then."""
+
+    def __init__(
+        self,
+        hand: Callable[[dict[K, V]], None],
+        interval: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._hand = hand
+        self._interval = interval
+        self._clock = clock
+        self._waiting: dict[K, V] = {}
+        self._last = clock()
+
+    def add(self, key: K, value: V) -> None:
+        self._waiting[key] = value
+        if self._clock() - self._last >= self._interval:
+            self.flush()
+
+    def flush(self) -> None:
+        self._last = self._clock()
+        if self._waiting:
+            part, self._waiting = self._waiting, {}
+            self._hand(part)
 
 
 class Cadence:

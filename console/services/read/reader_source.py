@@ -22,13 +22,13 @@ from console.rocketmq.errors import RocketMQError
 from console.rocketmq.models import ConsumeTimeSpan, QueueStats
 from console.rocketmq.running_info import consumer_running_info
 from console.services.infra.access import open_admin
-from console.services.infra.fanout import gather_bounded
+from console.services.infra.fanout import gather_bounded, gather_handing_over
 from console.services.read.boundary import read_boundaries
 from console.services.read.client_offset_files import with_client_stores
 from console.services.read.open_reader import reader_for
 from console.services.read.replication import read_replication, with_replication
 from console.services.read.routes import BrokerHealth
-from console.services.read.source import Progress
+from console.services.read.source import Parts, Progress
 
 #: How long one name-server answer about brokers serves the many group reads of a refresh.
 BROKERS_TTL = 1.0
@@ -76,16 +76,20 @@ class ReaderSource:
         return await with_client_stores(self.reader, offsets, self.client_offset_dirs)
 
     async def read_groups(
-        self, groups: Sequence[str], progress: Progress | None = None
+        self, groups: Sequence[str], progress: Progress | None = None, parts: Parts | None = None
     ) -> dict[str, GroupOffsets | Exception]:
         batch = await self.reader.batch()
         batch.expect(len(groups))
-        read = await gather_bounded(
-            lambda g: self.reader.group_offsets(g, batch=batch), groups, on_done=progress
-        )
-        self._last_read = {g: o for g, o in read.items() if isinstance(o, GroupOffsets)}
+        kept: dict[str, GroupOffsets] = {}
+
+        async def read(group: str) -> GroupOffsets:
+            kept[group] = offsets = await self.reader.group_offsets(group, batch=batch)
+            return offsets
+
+        answer = await gather_handing_over(read, groups, on_done=progress, parts=parts)
+        self._last_read = kept
         self.next_store_times.forget_except(groups)
-        return read
+        return answer
 
     async def consume_delays(
         self, group: str, topics_by_broker: Mapping[str, Sequence[str]]

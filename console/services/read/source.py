@@ -55,11 +55,14 @@ class ClusterOperations(Protocol):
     async def group_offsets(self, group: str) -> GroupOffsets: ...
 
     async def read_groups(
-        self, groups: Sequence[str], progress: Progress | None = None
+        self, groups: Sequence[str], progress: Progress | None = None, parts: Parts | None = None
     ) -> dict[str, GroupOffsets | Exception]:
         """Many groups' offsets in one call, each a value or the error reading it.
 
         `progress(done, total)` may be called from another thread (it must be thread-safe).
+        With `parts`, the reads are handed to it as they complete, several at a time and each
+        once (from another thread too), and the answer holds only those it was not handed:
+        the caller works on a refresh of 10,000 groups while it is still being read.
         """
         ...
 
@@ -99,6 +102,8 @@ class ClusterSource(ClusterOperations, Protocol):
 
 SourceFactory = Callable[[ClusterConfig], ClusterSource]
 Progress = Callable[[int, int], None]
+#: Reads handed over as they complete (see `ClusterOperations.read_groups`).
+Parts = Callable[[Mapping[str, GroupOffsets | Exception]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,11 @@ class Operation:
     @property
     def reports_progress(self) -> bool:
         return "progress" in self.signature.parameters
+
+    @property
+    def hands_parts(self) -> bool:
+        """Whether its answer may come in parts before the rest (a `parts` parameter)."""
+        return "parts" in self.signature.parameters
 
 
 def operations_of(protocol: type) -> dict[str, Operation]:

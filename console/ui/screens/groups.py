@@ -7,10 +7,11 @@ A group whose read lacks parts shows its lag as a lower bound (`≥1980`), its t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Iterator
 
 from textual.app import App, ComposeResult
 
-from console.domain import lag_trend, mqadmin, readings, triage
+from console.domain import mqadmin, readings, triage
 from console.domain.offsets import GroupOffsets, QueueKey
 from console.domain.triage import GroupSummary, Status, rank
 from console.redact import redact_text
@@ -25,6 +26,7 @@ from console.ui.messages import (
     LagHistoryFailed,
 )
 from console.ui.screens.base import DataScreen
+from console.ui.screens.groups_intake import RefreshIntake
 from console.ui.tones import status_text, toned
 from console.ui.widgets.dataview import DataView
 from console.ui.widgets.rowtable import RowTable
@@ -179,22 +181,27 @@ class GroupsScreen(DataScreen):
         def progressed(done: int, total: int) -> None:
             self.post_message(GroupsProgressed(done, total))  # thread-safe
 
-        read = await source.read_groups(names, Cadence(progressed))
-        # Working through 500 groups takes long enough to hold up a key press; on a thread it
-        # only shares the interpreter with the UI, which gets it back every switch interval.
-        latest, windows, wanted = await asyncio.to_thread(self._record, names, read)
+        # The reads are worked on as they come (groups_intake), the first refresh's rows made
+        # too; what the answer still holds is taken last.
+        app = self.app
+        first = not self.summaries
+        intake = RefreshIntake(
+            self.cluster_session,
+            (lambda s: summary_row(app, s, asking_behind=True)) if first else None,
+        )
+
+        answer = await source.read_groups(names, Cadence(progressed), intake.take)
+        wanted, errors = await asyncio.to_thread(self._record, names, intake, answer)
+        latest, windows = list(intake.latest.values()), intake.windows
         if self.console.config.snapshot_on_refresh:
-            await asyncio.to_thread(self._snapshot, read)
-        errors = {n: redact_text(str(e)) for n, e in read.items() if isinstance(e, Exception)}
-        if wanted and not self.summaries:
+            await asyncio.to_thread(self._snapshot, intake.read)
+        if wanted and first:
             # The first refresh shows the lags before the time behind: that is one more request
             # per lagging group and broker (20,000 for 10,000 groups on two brokers), and the
             # lags, the statuses and the order do not depend on it. Later refreshes ask only
             # what moved, and keep the rows on screen until they are done.
-            summaries, rows = await asyncio.to_thread(
-                self._digest, windows, {}, errors, asking_behind=True
-            )
-            self.post_message(GroupsRefreshed(summaries, errors, rows, asking_behind=True))
+            shown, rows = await asyncio.to_thread(self._ranked, intake.first.values(), errors)
+            self.post_message(GroupsRefreshed(shown, errors, rows, asking_behind=True))
         # The lag history is written while the time behind is asked: for 10,000 groups it is
         # 10,000 appends, which the rows need not wait for.
         kept = asyncio.create_task(asyncio.to_thread(self._keep_history, latest))
@@ -204,23 +211,21 @@ class GroupsScreen(DataScreen):
 
         behind = await source.read_delays(wanted, Cadence(behind_progressed))
         await kept
-        summaries, rows = await asyncio.to_thread(self._digest, windows, behind, errors)
-        self.post_message(GroupsRefreshed(summaries, errors, rows))
+        judged, rows = await asyncio.to_thread(self._digest, windows, behind, errors)
+        self.post_message(GroupsRefreshed(judged, errors, rows))
 
     def _record(
-        self, names: list[str], read: dict[str, GroupOffsets | Exception]
-    ) -> tuple[
-        list[GroupOffsets],
-        dict[str, tuple[readings.Sample, ...]],
-        dict[str, dict[str, tuple[str, ...]]],
-    ]:
-        session = self.cluster_session
-        refreshes = session.refreshes
-        latest = {n: session.account(o) for n, o in read.items() if isinstance(o, GroupOffsets)}
-        windows = {n: refreshes.add(o) for n, o in latest.items()}
-        refreshes.retain(names)
-        wanted = {n: lag_trend.lagging_topics(w[-1]) for n, w in windows.items() if w[-1].total_lag}
-        return list(latest.values()), windows, wanted
+        self,
+        names: list[str],
+        intake: RefreshIntake,
+        answer: dict[str, GroupOffsets | Exception],
+    ) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, str]]:
+        """The lagging groups' topics by broker (their time behind is asked next), and why each
+        group not read was not."""
+        intake.take(answer)  # what no part carried (a source that hands none: everything)
+        self.cluster_session.refreshes.retain(names)
+        errors = {n: redact_text(str(e)) for n, e in intake.unread(names).items()}
+        return intake.lagging(), errors
 
     def _keep_history(self, latest: list[GroupOffsets]) -> None:
         problem = self.cluster_session.record_lag(latest, self.console.clock_ms())
@@ -245,27 +250,40 @@ class GroupsScreen(DataScreen):
         windows: dict[str, tuple[readings.Sample, ...]],
         behind: dict[str, dict[QueueKey, int] | Exception],
         errors: dict[str, str],
-        *,
-        asking_behind: bool = False,
     ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:
-        summaries = triage.worst_first(
+        summaries = (
             triage.summarize(w, _value_or_empty(behind.get(n))) for n, w in windows.items()
         )
-        return tuple(summaries), self._rows(summaries, errors, asking_behind=asking_behind)
+        return self._ranked(self._made(summaries), errors)
 
     def _rows(
-        self, summaries: list[GroupSummary], errors: dict[str, str], *, asking_behind: bool = False
+        self,
+        summaries: Iterable[GroupSummary],
+        errors: dict[str, str],
+        *,
+        asking_behind: bool = False,
     ) -> tuple[Row, ...]:
+        return self._ranked(self._made(summaries, asking_behind=asking_behind), errors)[1]
+
+    def _made(
+        self, summaries: Iterable[GroupSummary], *, asking_behind: bool = False
+    ) -> Iterator[tuple[GroupSummary, Row]]:
         app = self.app
-        ranked = [
-            (
-                rank(s.verdict.status, s.offsets.total_lag, s.group),
-                summary_row(app, s, asking_behind=asking_behind),
-            )
-            for s in summaries
+        return ((s, summary_row(app, s, asking_behind=asking_behind)) for s in summaries)
+
+    def _ranked(
+        self, made: Iterable[tuple[GroupSummary, Row]], errors: dict[str, str]
+    ) -> tuple[tuple[GroupSummary, ...], tuple[Row, ...]]:
+        """The summaries worst first, and their rows in that order with a row for each group
+        that could not be read (`triage.worst_first`'s order, sorted once for both)."""
+        app = self.app
+        ranked: list[tuple[tuple[int, int, str], GroupSummary | None, Row]] = [
+            (rank(s.verdict.status, s.offsets.total_lag, s.group), s, row) for s, row in made
         ]
-        ranked += [(rank(Status.ERR, None, g), unread_row(app, g)) for g in errors]
-        return tuple(row for _, row in sorted(ranked, key=lambda kv: kv[0]))
+        ranked += [(rank(Status.ERR, None, g), None, unread_row(app, g)) for g in errors]
+        ranked.sort(key=lambda kv: kv[0])
+        summaries = tuple(s for _, s, _ in ranked if s is not None)
+        return summaries, tuple(row for _, _, row in ranked)
 
     def on_groups_listed(self, message: GroupsListed) -> None:
         self.query_one(DataView).set_rows([pending_row(g) for g in message.groups])
@@ -278,6 +296,7 @@ class GroupsScreen(DataScreen):
         self.errors = dict(message.errors)
         self.asking_behind = message.asking_behind
         self.query_one(DataView).set_rows(message.rows)
+
         count = len(message.errors)
         partial = sum(1 for s in message.summaries if s.partial)
         notes = [f"{count} group(s) unreadable"] if count else []

@@ -72,7 +72,8 @@ def link_to_parent(argv: Sequence[str] | None = None) -> Link:
 
 
 class Reply:
-    """One call as the child serves it: report progress, answer once, hear of a cancel."""
+    """One call as the child serves it: report progress, send parts of the answer, answer once,
+    hear of a cancel."""
 
     def __init__(
         self,
@@ -99,6 +100,15 @@ class Reply:
         if not self._answered:
             with contextlib.suppress(OSError):
                 self._link.send(("progress", self.call_id, values))
+
+    def part(self, part: Mapping[Any, Any]) -> None:
+        """Send part of a mapping answer now; the parent has it before the answer, which need
+        not carry it again (Call.answered puts them together for a caller who takes no parts).
+        A refresh of 10,000 groups sent whole is pickled after the last read and unpickled
+        after that; in parts, both ends do it while the reads go on."""
+        if not self._answered:
+            with contextlib.suppress(OSError):
+                self._link.send(("part", self.call_id, part))
 
     def on_cancel(self, fn: Callable[[], None]) -> None:
         """Call `fn()` when the parent cancels the call (at once if it has)."""

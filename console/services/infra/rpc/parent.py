@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 EXIT_CODE_WAIT_S = 1.0
 
 ProgressSink = Callable[..., None]
+PartSink = Callable[[Mapping[Any, Any]], None]
 
 
 class Call(Pending[Any]):
@@ -39,15 +40,38 @@ class Call(Pending[Any]):
         call_id: int,
         method: str,
         on_progress: ProgressSink | None,
+        on_part: PartSink | None = None,
     ) -> None:
         super().__init__(cancel, what=f"{method} (call {call_id})")
         self.call_id = call_id
         self.method = method
         self._on_progress = on_progress
+        self._on_part = on_part
+        #: Parts of the answer nobody takes as they come: the answer is given with them.
+        self._parts: dict[Any, Any] = {}
 
     def progressed(self, values: Sequence[Any]) -> None:
         if self._on_progress is not None and not self.done():
             self._on_progress(*values)
+
+    def parted(self, part: Mapping[Any, Any]) -> None:
+        """A part of a mapping answer, sent before the rest (see Reply.part)."""
+        if self.done():
+            return
+        if self._on_part is None:
+            self._parts.update(part)
+            return
+        try:
+            self._on_part(part)
+        except Exception:
+            self._parts.update(part)  # not lost: it comes with the answer
+            raise
+
+    def answered(self, value: Any) -> None:
+        if self._parts and isinstance(value, Mapping):
+            value = {**self._parts, **value}  # in the order the parts came, the rest last
+        self._parts = {}
+        self.settle(value, None)
 
 
 class Peer:
@@ -70,12 +94,22 @@ class Peer:
         """Why the other end is gone, once it is."""
         return self._exited
 
-    def call(self, method: str, *args: Any, on_progress: ProgressSink | None = None) -> Call:
-        """Send a call; the answer settles the returned handle. `on_progress(*values)` runs on
-        the reader thread. Raises ChildExited at once if the other end is gone already."""
+    def call(
+        self,
+        method: str,
+        *args: Any,
+        on_progress: ProgressSink | None = None,
+        on_part: PartSink | None = None,
+    ) -> Call:
+        """Send a call; the answer settles the returned handle. `on_progress(*values)` and
+        `on_part(part)` run on the reader thread; without `on_part`, the parts of an answer sent
+        in parts are given with the answer. Raises ChildExited at once if the other end is gone
+        already."""
         call_id = next(self._ids)
         frame = Link.encode(("call", call_id, method, args))  # an unpicklable argument: raised here
-        call = Call(lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress)
+        call = Call(
+            lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress, on_part
+        )
         with self._lock:
             if self._exited is not None:
                 raise self._exited.with_traceback(None)  # raised again: no growing trace
@@ -118,7 +152,7 @@ class Peer:
     def _dispatch(self, message: tuple[Any, ...]) -> None:
         kind, call_id = message[0], message[1]
         with self._lock:
-            if kind == "progress":
+            if kind in ("progress", "part"):
                 call = self._calls.get(call_id)
             else:
                 call = self._calls.pop(call_id, None)
@@ -129,8 +163,13 @@ class Peer:
                 call.progressed(message[2])
             except Exception:  # a caller's callback must not stop every other call's answers
                 log.exception("the progress callback of %s failed", call.method)
+        elif kind == "part":
+            try:
+                call.parted(message[2])
+            except Exception:  # as for progress: the other calls' answers still come
+                log.exception("the part callback of %s failed", call.method)
         elif kind == "ok":
-            call.settle(message[2], None)
+            call.answered(message[2])
         else:
             call.settle(None, message[2])
 
