@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import partial
 from typing import NamedTuple
 
 from console.domain.gaps import Gap, Part
@@ -271,6 +273,13 @@ class GroupOffsets:
         default=None, init=False, repr=False, compare=False
     )
 
+    def __reduce__(self) -> tuple[Callable[..., GroupOffsets], tuple[object, ...]]:
+        # A refresh of 10,000 groups crosses to the console's UI process: its 160,000 queues
+        # as plain tuples, made queues again in C (each one's own pickling is a call into
+        # Python at both ends: 0.3 s and 0.5 s for a refresh, against 0.05 s each).
+        state = tuple(getattr(self, name) for name in _GROUP_STATE)
+        return (_group_from, (state, tuple(map(tuple, self.queues))))
+
     @property
     def online(self) -> bool:
         return bool(self.clients)
@@ -354,6 +363,22 @@ class GroupOffsets:
                 below_min += 1
         lite = self.lite.total if self.lite is not None else 0
         return Tally(lag + self.popped_unacked + lite, retry, unknown, below_min)
+
+
+#: What a GroupOffsets pickles besides its queues (its topic queues are worked out again).
+_GROUP_STATE = tuple(
+    f.name for f in fields(GroupOffsets) if f.name not in ("queues", "_topic_queues")
+)
+_QUEUE_FROM_VALUES = partial(tuple.__new__, QueueOffsets)
+
+
+def _group_from(state: tuple[object, ...], queues: tuple[tuple[object, ...], ...]) -> GroupOffsets:
+    group = object.__new__(GroupOffsets)
+    for name, value in zip(_GROUP_STATE, state, strict=True):
+        object.__setattr__(group, name, value)
+    object.__setattr__(group, "queues", tuple(map(_QUEUE_FROM_VALUES, queues)))
+    object.__setattr__(group, "_topic_queues", None)
+    return group
 
 
 class Tally(NamedTuple):

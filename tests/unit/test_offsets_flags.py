@@ -93,3 +93,22 @@ def test_a_group_made_again_with_other_queues_totals_those_not_the_ones_before()
     arrived = pickle.loads(pickle.dumps(group))
     assert arrived.total_lag == 700
     assert arrived == GroupOffsets("g", NOW, (queue(0, 0, 100), queue(1, 0, 200)))
+    assert all(type(q) is QueueOffsets for q in arrived.queues)
+    assert arrived.queues[1].lag == 300
+
+
+def test_a_group_pickles_as_the_same_value_whatever_it_holds() -> None:
+    group = GroupOffsets(
+        "g",
+        NOW,
+        (queue(0, 0, 100), QueueOffsets("%RETRY%g", "broker-b", 0, 0, 9, 3, 4, NOW, "c1")),
+        clients=(),
+        message_model="CLUSTERING",
+        dlq_messages=4,
+        unreachable_brokers=("broker-c",),
+        pop_in_flight=(PopInFlight("orders", "broker-a", 2, "brokers"),),
+    )
+    arrived = pickle.loads(pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL))
+    assert arrived == group
+    assert arrived.tally() == group.tally()
+    assert arrived.retry_queues == group.retry_queues
