@@ -67,9 +67,7 @@ def handlers(backend: ClusterOperations) -> dict[str, AsyncHandler]:
             callbacks: dict[str, Any] = {}
             if op.reports_progress:
                 callbacks["progress"] = Cadence(reply.progress, PROGRESS_INTERVAL)
-            if op.hands_parts:
-                # Always in parts: the parent gives them with the answer to a caller who takes
-                # none (Call.answered).
+            if op.hands_parts and reply.takes_parts:
                 callbacks["parts"] = lambda part: reply.part(_portable_values(part))
             return _portable_values(await method(*args, **callbacks))
 

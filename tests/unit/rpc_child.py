@@ -61,6 +61,10 @@ def squares(reply: Reply, n: int, per_part: int) -> dict[int, int]:
     return {i: i * i for i in range(whole, n)}
 
 
+def takes_parts(reply: Reply) -> bool:
+    return reply.takes_parts
+
+
 def block(reply: Reply) -> None:
     """Waits for the cancel; says it started by a progress report."""
     reply.on_cancel(count_cancel)
@@ -85,6 +89,7 @@ THREADED = {
     "answer_unpicklably": answer_unpicklably,
     "count": count,
     "squares": squares,
+    "takes_parts": takes_parts,
     "block": block,
     "cancelled": cancelled,
     "crash": crash,

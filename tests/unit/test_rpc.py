@@ -282,6 +282,11 @@ def test_parts_nobody_takes_come_with_the_answer_in_the_order_sent(
     assert list(answer) == list(range(10))
 
 
+def test_the_child_hears_whether_the_caller_takes_parts(served: ChildProcess) -> None:
+    assert served.call("takes_parts", on_part=lambda part: None).result(WAIT) is True
+    assert served.call("takes_parts").result(WAIT) is False
+
+
 def test_a_part_whose_taker_raises_comes_with_the_answer_instead(
     served: ChildProcess,
 ) -> None:

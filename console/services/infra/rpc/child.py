@@ -89,6 +89,8 @@ class Reply:
         self.args = args
         #: Set once the parent cancelled the call (the handler may poll it).
         self.cancelled = threading.Event()
+        #: Whether the caller takes parts of the answer as they come (see `part`).
+        self.takes_parts = False
         self._link = link
         self._portable = portable
         self._finished = finished
@@ -103,7 +105,8 @@ class Reply:
 
     def part(self, part: Mapping[Any, Any]) -> None:
         """Send part of a mapping answer now; the parent has it before the answer, which need
-        not carry it again (Call.answered puts them together for a caller who takes no parts).
+        not carry it again. For a caller who `takes_parts`; for another, Call.answered puts
+        them together (each sent and read as the reads go on, for nothing).
         A refresh of 10,000 groups sent whole is pickled after the last read and unpickled
         after that; in parts, both ends do it while the reads go on."""
         if not self._answered:
@@ -187,8 +190,9 @@ def _serve(
                 continue
             if message[0] != "call":
                 continue
-            _, call_id, method, args = message
+            _, call_id, method, args, takes_parts = message
             reply = Reply(link, call_id, method, tuple(args), portable, finished)
+            reply.takes_parts = takes_parts
             handler = handlers.get(method)
             if handler is None:
                 reply.fail(RemoteError("UnknownOperation", f"no such operation: {method}"))

@@ -102,11 +102,12 @@ class Peer:
         on_part: PartSink | None = None,
     ) -> Call:
         """Send a call; the answer settles the returned handle. `on_progress(*values)` and
-        `on_part(part)` run on the reader thread; without `on_part`, the parts of an answer sent
-        in parts are given with the answer. Raises ChildExited at once if the other end is gone
-        already."""
+        `on_part(part)` run on the reader thread; without `on_part`, the child is told not to
+        send parts (those it sends anyway are given with the answer). Raises ChildExited at
+        once if the other end is gone already."""
         call_id = next(self._ids)
-        frame = Link.encode(("call", call_id, method, args))  # an unpicklable argument: raised here
+        # An unpicklable argument is raised here.
+        frame = Link.encode(("call", call_id, method, args, on_part is not None))
         call = Call(
             lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress, on_part
         )
