@@ -19,6 +19,12 @@
   same machine at the same load; `fleet_10k_floor_s`, the requests at that rate: what the scan
   would take if it cost no more than its requests; `fleet_10k_vs_floor`: `fleet_10k_groups_s`
   over it (goal: at most 2). Absolute seconds move with the machine; that ratio much less.
+- `fleet_10k_requests_alone_s`: the scan's own 30,000 requests (2 consume stats and 1
+  connection list a group) sent and decoded with nothing else, 256 in flight, in turns with the
+  scans (`requests_alone`); `fleet_10k_requests_alone_vs_floor`: it over the floor. The floor's
+  GET_MAX_OFFSET asks a broker for one number; a consume stats asks it for 8 queues' offsets and
+  the store time of each one's last consumed message, and its answer is a body to decode: on
+  two cores shared with the brokers, these requests alone came to 1.8x the floor (below).
 - `mqadmin_fleet_10k_groups_s`: **scaled**, five times `mqadmin_fleet_2000_groups_s`, not run:
   one run on the 10,000 takes over a minute. mqadmin asks each group without a topic, and a
   broker answers that by walking its whole offset table, so the real figure grows faster than
@@ -102,6 +108,18 @@ sandbox of `make bench`, on this 2-core machine shared with a test run):
   (20,000 consume stats, 10,000 connection lists, 66 others); where the brokers list a proxy,
   a group no broker lists a client for is no longer asked of the brokers again after the proxy
   is found (a third request each).
+- what the floor leaves room for (one 10,000-group sandbox of `make bench`'s shape, load ~3, two
+  cores): at 40,700 GET_MAX_OFFSET a second the scan's floor is 0.74 s, and 2x it 1.47 s. The
+  scan's 30,000 requests alone, 256 in flight, took 1.03 s sent and answered (0.75 s of client
+  CPU) and 1.36 s decoded as the scan decodes them (1.2 s of client CPU, 1.84x the floor; the
+  name server's and brokers' JVMs ~1 s of CPU beside it), twice each. The command's start
+  (~0.12 s: `cli_startup_s`), the group list and the two offset tables come on top, before any
+  group is read: with the reads of 10,000 groups costing nothing, the scan would still be ~2.1x
+  the floor. The scan itself: 4.4-5.2 s (4.0 s of CPU), 6.5x. Most of the gap is the group read
+  above the wire (its awaits, the slave, POP, proxy and DLQ checks each group passes through,
+  building its queues); reading a fleet's consume stats per topic instead of per group (the
+  offset tables hold every committed offset) would cut the broker's part too, and the floor with
+  it.
 """
 
 from __future__ import annotations
@@ -116,11 +134,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from console.rocketmq.admin import AdminClient
 from console.sandbox.cache import Distribution, cache_root
 from console.sandbox.jvm import jvm_env
 from console.sandbox.mqadmin_oracle import Mqadmin, parse_group_list
 from console.sandbox.toolchain import find_tools
-from tests.benchmarks.fleet_seed import fleet, seed
+from tests.benchmarks.fleet_seed import TOPIC, fleet, seed
 from tests.benchmarks.stats import RUNS, median_of
 from tests.benchmarks.wire import rpc_rate
 
@@ -157,12 +176,14 @@ def run() -> dict[str, float]:
     started = time.perf_counter()
     expected_10k = asyncio.run(seed(namesrv, fleet(GROUPS_10K))).expected
     seeded_10k = time.perf_counter() - started
-    scans, rates = [], []
+    scans, rates, alone = [], [], []
     for _ in range(RUNS_10K):  # in turns: the rate and the scans see the same machine
         rates.append(asyncio.run(rpc_rate(namesrv, 256)))
+        alone.append(asyncio.run(requests_alone(namesrv, list(expected_10k), 256)))
         scans.append(_timed_scan(argv, expected_10k, partial, "10k"))
     rates.append(asyncio.run(rpc_rate(namesrv, 256)))
     fleet_10k, rate = statistics.median(scans), statistics.median(rates)
+    requests_alone_s = statistics.median(alone)
     requests = _requests_of(argv)
     return {
         "fleet_2000_seed_s": seeded,
@@ -179,6 +200,8 @@ def run() -> dict[str, float]:
         "fleet_rpc_per_s_inflight_256": rate,
         "fleet_10k_floor_s": requests / rate,
         "fleet_10k_vs_floor": fleet_10k / (requests / rate),
+        "fleet_10k_requests_alone_s": requests_alone_s,
+        "fleet_10k_requests_alone_vs_floor": requests_alone_s / (requests / rate),
         "mqadmin_fleet_10k_groups_s": mqadmin * GROUPS_10K / GROUPS,  # scaled: see above
     }
 
@@ -205,6 +228,35 @@ def _timed_scan(
         raise RuntimeError(f"{marked} rows partial: the {mode} scan must read every row")
     partial[mode] = max(partial[mode], marked)
     return elapsed
+
+
+async def requests_alone(namesrv: str, groups: Sequence[str], inflight: int) -> float:
+    """Seconds the scan's own requests take with nothing else done: each group's consume stats
+    on each broker (its topic given, as a batch asks them) and one connection list, `inflight`
+    at a time, decoded by the wire client as the scan's are. What the scan would take if the
+    rest of it cost nothing: the floor its answers put under it on this machine."""
+    async with AdminClient(namesrv) as client:
+        brokers = sorted((await client.master_addrs()).values())
+        for addr in brokers:  # connected outside the timed part
+            await client.max_offset(addr, "TBW102", 0)
+        asked: list[tuple[str, str, str | None]] = []
+        for i, group in enumerate(groups):
+            asked += [(addr, group, TOPIC) for addr in brokers]
+            asked.append((brokers[i % len(brokers)], group, None))
+        todo = iter(asked)
+
+        async def worker() -> None:
+            for addr, group, topic in todo:
+                if topic is None:
+                    await client.consumer_connections(addr, group)
+                else:
+                    stats = await client.consume_stats(addr, group, topic)
+                    if not stats.queues:
+                        raise RuntimeError(f"{group} has no queue on {addr}")
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(inflight)))
+        return time.perf_counter() - started
 
 
 def _requests_of(argv: Sequence[str]) -> int:

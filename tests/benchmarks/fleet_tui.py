@@ -38,6 +38,20 @@ queues where one line a group is shown; they now judge into a Judgement (its sta
 facts) and write the worst queue's reason only (console/domain/triage.py): 38 -> 10 us of CPU
 for a group of 16 queues nobody consumes (best of 5 over 2,000 groups, twice each, interleaved
 with the code before, at a load of ~29), ~0.3 s less for the 10,000.
+The list's first refresh then waited, after the network process's last read, for: the read
+pickled there (0.30 s), unpickled here (~0.2 s; 0.5 s on the interpreter's own collection
+schedule), each group's sample (~0.2 s), its status (~0.2 s) and its row (0.58 s: a row read the
+group's totals four times, each a walk of its queues). Now the network process hands the reads
+of the first refresh over as they come (ClusterOperations.read_groups' `parts`, every 0.25 s;
+console/ui/screens/groups_intake.py), and this process samples, judges and makes each row while
+the others are read; a group's totals and topic queues are worked out once (0.58 -> 0.26 s for
+the rows); a group crosses with its queues as plain tuples (pickled in 0.19 s instead of 0.30).
+After the last read, 0.08 s pass until the rows are posted (0.2 s with the two sorts of
+before). Interleaved with the checkout before on one sandbox of the 10,000 (load ~3): lags on
+screen 6.58 and 6.79 s before, 5.70-5.78 s after; the command line's scan of the same sandbox
+4.4-5.2 s. Later refreshes keep their rows on screen while reading and still take the reads
+whole: taken in parts, the UI process's work ran beside every key press, and the filter's 95th
+percentile went from 44-47 ms to 55-83 ms; as it is, 40-57 ms.
 
 - `tui_10k_console_mb`, `tui_10k_network_mb`: the most memory (VmHWM) the console's process
   and its network process held, after the key presses (target < 400 for the console).
