@@ -61,6 +61,20 @@ def squares(reply: Reply, n: int, per_part: int) -> dict[int, int]:
     return {i: i * i for i in range(whole, n)}
 
 
+def parts_until_cancelled(reply: Reply) -> None:
+    """A part, then waits for the cancel, then another part (nobody's by then)."""
+    reply.part({0: 0})
+    reply.progress("started")
+    reply.cancelled.wait(60)
+    reply.part({1: 1})
+    raise RuntimeError("stopped")
+
+
+def part_unpicklably(reply: Reply) -> dict[int, int]:
+    reply.part({0: threading.Lock()})
+    return {1: 1}
+
+
 def takes_parts(reply: Reply) -> bool:
     return reply.takes_parts
 
@@ -90,6 +104,8 @@ THREADED = {
     "count": count,
     "squares": squares,
     "takes_parts": takes_parts,
+    "parts_until_cancelled": parts_until_cancelled,
+    "part_unpicklably": part_unpicklably,
     "block": block,
     "cancelled": cancelled,
     "crash": crash,
@@ -112,9 +128,20 @@ async def async_block(reply: Reply) -> None:
         raise
 
 
+async def async_parts_until_cancelled(reply: Reply) -> None:
+    reply.part({0: 0})
+    reply.progress("started")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        reply.part({1: 1})
+        raise
+
+
 async def serve_on_loop(link: Link) -> None:
     handlers = {name: asynchronous(fn) for name, fn in THREADED.items()}
     handlers["block"] = async_block
+    handlers["parts_until_cancelled"] = async_parts_until_cancelled
     await serve_async(link, handlers)
 
 

@@ -10,25 +10,17 @@ from console.rocketmq.errors import RequestTimeout
 from console.services.infra.fanout import Handover, gather_handing_over
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_answers_go_on_at_most_every_interval_and_the_rest_at_the_flush() -> None:
     parts: list[dict[str, int]] = []
-    clock = Clock()
-    handover = Handover[str, int](parts.append, interval=1.0, clock=clock)
+    now = [0.0]
+    handover = Handover[str, int](parts.append, interval=1.0, clock=lambda: now[0])
     handover.add("a", 1)
     handover.add("b", 2)
     assert parts == []  # not a message per answer
-    clock.now = 1.0
+    now[0] = 1.0
     handover.add("c", 3)
     assert parts == [{"a": 1, "b": 2, "c": 3}]
-    clock.now = 1.5
+    now[0] = 1.5
     handover.add("d", 4)
     handover.flush()
     handover.flush()  # nothing waits: no empty part

@@ -37,6 +37,7 @@ from console.services.infra.rpc import (
     ChildExited,
     ChildProcess,
     Link,
+    Peer,
     Pending,
     RemoteError,
     portable_error,
@@ -285,6 +286,44 @@ def test_parts_nobody_takes_come_with_the_answer_in_the_order_sent(
 def test_the_child_hears_whether_the_caller_takes_parts(served: ChildProcess) -> None:
     assert served.call("takes_parts", on_part=lambda part: None).result(WAIT) is True
     assert served.call("takes_parts").result(WAIT) is False
+
+
+def test_parts_that_come_after_the_caller_gave_up_are_dropped(child: ChildProcess) -> None:
+    taken: list[dict[int, int]] = []
+    started = threading.Event()
+    call = child.call(
+        "parts_until_cancelled",
+        on_progress=lambda *_: started.set(),
+        on_part=lambda part: taken.append(dict(part)),
+    )
+    assert started.wait(WAIT)
+    call.cancel()
+    with pytest.raises(CallCancelled):
+        call.result(WAIT)
+    assert taken == [{0: 0}]
+
+
+def test_a_part_that_does_not_pickle_fails_the_call_saying_so(served: ChildProcess) -> None:
+    with pytest.raises(RemoteError, match="a part of the answer to part_unpicklably") as failed:
+        served.call("part_unpicklably", on_part=lambda part: None).result(WAIT)
+    assert failed.value.kind in ("TypeError", "PicklingError")
+    assert served.call("echo", "next").result(WAIT) == ("next",)
+
+
+def test_a_call_taking_no_parts_is_the_four_values_a_child_of_before_reads(
+    pair: tuple[Link, Link],
+) -> None:
+    """A warm Spark host started by `spark up` before parts existed still reads the calls."""
+    left, right = pair
+    peer = Peer(left, name="a child", hello="hi", reader_name="test reader")
+    try:
+        assert right.receive() == ("hello", "hi")
+        peer.call("plan", 1)
+        assert right.receive() == ("call", 1, "plan", (1,))
+        peer.call("read_groups", ["g"], on_part=lambda part: None)
+        assert right.receive() == ("call", 2, "read_groups", (["g"],), True)
+    finally:
+        peer.close(timeout=1.0)
 
 
 def test_a_part_whose_taker_raises_comes_with_the_answer_instead(

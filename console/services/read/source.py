@@ -60,9 +60,10 @@ class ClusterOperations(Protocol):
         """Many groups' offsets in one call, each a value or the error reading it.
 
         `progress(done, total)` may be called from another thread (it must be thread-safe).
-        With `parts`, the reads are handed to it as they complete, several at a time and each
-        once (from another thread too), and the answer holds only those it was not handed:
-        the caller works on a refresh of 10,000 groups while it is still being read.
+        With `parts`, the reads are handed to it as they complete, several at a time (from
+        another thread too), and the answer holds only those it was not handed: the caller
+        works on a refresh of 10,000 groups while it is still being read. A part whose taker
+        raised comes again with the answer: taking a group's read twice must be harmless.
         """
         ...
 

@@ -11,12 +11,13 @@ Frames are a 4-byte big-endian length and a pickle. Both ends are this module an
 one we spawned, so nothing else ever writes what is unpickled.
 
     parent -> child   ("hello", value) once, first; then
-                      ("call", id, method, args, takes_parts) | ("cancel", id) | ("close",)
+                      ("call", id, method, args[, True]) | ("cancel", id) | ("close",)
     child -> parent   ("progress", id, values) | ("part", id, mapping) | ("ok", id, value)
                       | ("err", id, exception)
 
 A mapping answer may come in parts before the rest, when the caller takes them as they come
-(`takes_parts`): the group list works on a refresh's reads while the others are still read.
+(a call ending in True: `Reply.takes_parts`): the group list works on a refresh's reads while
+the others are still read. A call that takes none is the four values it always was.
 
 A process serving on a Unix socket (the warm Spark host of `spark up`) speaks the same frames
 to every peer that connects (`serve_listener`), and a caller reaches it with `SocketPeer`. The

@@ -109,9 +109,20 @@ class Reply:
         them together (each sent and read as the reads go on, for nothing).
         A refresh of 10,000 groups sent whole is pickled after the last read and unpickled
         after that; in parts, both ends do it while the reads go on."""
-        if not self._answered:
-            with contextlib.suppress(OSError):
-                self._link.send(("part", self.call_id, part))
+        if self._answered:
+            return
+        try:
+            frame = Link.encode(("part", self.call_id, part))
+        except Exception as exc:  # a read that does not pickle: the call fails saying so, now
+            self.fail(
+                RemoteError(
+                    type(exc).__name__,
+                    f"a part of the answer to {self.method} could not be sent: {exc}",
+                )
+            )
+            return
+        with contextlib.suppress(OSError):
+            self._link.send_frame(frame)
 
     def on_cancel(self, fn: Callable[[], None]) -> None:
         """Call `fn()` when the parent cancels the call (at once if it has)."""
@@ -190,9 +201,9 @@ def _serve(
                 continue
             if message[0] != "call":
                 continue
-            _, call_id, method, args, takes_parts = message
+            _, call_id, method, args, *takes_parts = message
             reply = Reply(link, call_id, method, tuple(args), portable, finished)
-            reply.takes_parts = takes_parts
+            reply.takes_parts = bool(takes_parts and takes_parts[0])
             handler = handlers.get(method)
             if handler is None:
                 reply.fail(RemoteError("UnknownOperation", f"no such operation: {method}"))

@@ -49,6 +49,12 @@ class Call(Pending[Any]):
         self._on_part = on_part
         #: Parts of the answer nobody takes as they come: the answer is given with them.
         self._parts: dict[Any, Any] = {}
+        #: Set when the caller gave up: parts still on their way are nobody's.
+        self._given_up = False
+
+    def cancel(self) -> None:
+        self._given_up = True
+        super().cancel()
 
     def progressed(self, values: Sequence[Any]) -> None:
         if self._on_progress is not None and not self.done():
@@ -56,7 +62,7 @@ class Call(Pending[Any]):
 
     def parted(self, part: Mapping[Any, Any]) -> None:
         """A part of a mapping answer, sent before the rest (see Reply.part)."""
-        if self.done():
+        if self.done() or self._given_up:
             return
         if self._on_part is None:
             self._parts.update(part)
@@ -106,8 +112,10 @@ class Peer:
         send parts (those it sends anyway are given with the answer). Raises ChildExited at
         once if the other end is gone already."""
         call_id = next(self._ids)
-        # An unpicklable argument is raised here.
-        frame = Link.encode(("call", call_id, method, args, on_part is not None))
+        # An unpicklable argument is raised here. A call that takes parts says so; the others
+        # are the four values a child of before parts (a warm Spark host) still reads.
+        message = ("call", call_id, method, args) + ((True,) if on_part is not None else ())
+        frame = Link.encode(message)
         call = Call(
             lambda: self._send_quietly(("cancel", call_id)), call_id, method, on_progress, on_part
         )
