@@ -87,10 +87,7 @@ class Sample(Reading):
         for q in topic_queues:
             committed = q.committed
             if committed is not None:
-                points[(q.topic, q.broker, q.queue_id)] = (
-                    committed,
-                    max(q.max_offset - committed, 0),
-                )
+                points[q.key] = (committed, max(q.max_offset - committed, 0))
         return cls(
             taken_at_ms=offsets.taken_at_ms,
             total_lag=offsets.total_lag,

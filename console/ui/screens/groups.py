@@ -196,7 +196,8 @@ class GroupsScreen(DataScreen):
             names, Cadence(progressed), intake.take if first else None
         )
         wanted, errors = await asyncio.to_thread(self._record, names, intake, answer)
-        latest, windows = list(intake.latest.values()), intake.windows
+        windows = intake.windows
+        latest = [w[-1].offsets for w in windows.values()]
         if self.console.config.snapshot_on_refresh:
             await asyncio.to_thread(self._snapshot, intake.read)
         if wanted and first:

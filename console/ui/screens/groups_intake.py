@@ -33,8 +33,8 @@ class RefreshIntake:
         self._first_row = first_row
         #: Every group's read or the error reading it, as taken.
         self.read: dict[str, GroupOffsets | Exception] = {}
-        #: The reads as accounted (see ClusterSession.account).
-        self.latest: dict[str, GroupOffsets] = {}
+        #: Each group's refresh window, its last sample the read as accounted (see
+        #: ClusterSession.account).
         self.windows: dict[str, tuple[readings.Sample, ...]] = {}
         #: With `first_row`: each group's summary (no time behind yet) and its row.
         self.first: dict[str, tuple[GroupSummary, Row]] = {}
@@ -46,8 +46,7 @@ class RefreshIntake:
             self.read[name] = answer
             if not isinstance(answer, GroupOffsets):
                 continue
-            offsets = self.latest[name] = session.account(answer)
-            window = self.windows[name] = session.refreshes.add(offsets)
+            window = self.windows[name] = session.refreshes.add(session.account(answer))
             if self._first_row is not None:
                 summary = triage.summarize(window, {})
                 self.first[name] = (summary, self._first_row(summary))

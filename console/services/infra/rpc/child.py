@@ -83,6 +83,7 @@ class Reply:
         args: tuple[Any, ...],
         portable: Portable,
         finished: Callable[[Reply], None],
+        takes_parts: bool = False,
     ) -> None:
         self.call_id = call_id
         self.method = method
@@ -90,7 +91,7 @@ class Reply:
         #: Set once the parent cancelled the call (the handler may poll it).
         self.cancelled = threading.Event()
         #: Whether the caller takes parts of the answer as they come (see `part`).
-        self.takes_parts = False
+        self.takes_parts = takes_parts
         self._link = link
         self._portable = portable
         self._finished = finished
@@ -201,9 +202,8 @@ def _serve(
                 continue
             if message[0] != "call":
                 continue
-            _, call_id, method, args, *takes_parts = message
-            reply = Reply(link, call_id, method, tuple(args), portable, finished)
-            reply.takes_parts = bool(takes_parts and takes_parts[0])
+            _, call_id, method, args, *parts = message  # parts: (True,) or, before, nothing
+            reply = Reply(link, call_id, method, tuple(args), portable, finished, bool(parts))
             handler = handlers.get(method)
             if handler is None:
                 reply.fail(RemoteError("UnknownOperation", f"no such operation: {method}"))
